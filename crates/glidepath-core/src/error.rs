@@ -1,0 +1,132 @@
+//! Typed errors, one enum per service, variants named after the HLA exceptions.
+
+use thiserror::Error;
+
+use crate::types::{FederateHandle, LogicalTime, ObjectInstanceHandle};
+use crate::{AttributeHandle, InteractionClassHandle, ObjectClassHandle, ParameterHandle};
+
+/// Federation management (create, join, resign, synchronization points).
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum FederationError {
+    #[error("federation execution `{0}` already exists")]
+    FederationExecutionAlreadyExists(String),
+    #[error("federation execution `{0}` does not exist")]
+    FederationExecutionDoesNotExist(String),
+    #[error("federation execution `{name}` still has {count} joined federate(s)")]
+    FederatesCurrentlyJoined { name: String, count: usize },
+    #[error("federate name `{0}` is already in use in this federation")]
+    FederateNameAlreadyInUse(String),
+    #[error("the federate is not joined to a federation execution")]
+    FederateNotExecutionMember,
+    #[error("the federate is already joined to a federation execution")]
+    FederateAlreadyExecutionMember,
+    #[error("the federate still owns {0} object instance(s); resign with a delete or divest action")]
+    FederateOwnsAttributes(usize),
+    #[error("synchronization point `{0}` is not announced to this federate")]
+    SynchronizationPointLabelNotAnnounced(String),
+    #[error("the FOM could not be loaded: {0}")]
+    ErrorReadingFdd(String),
+    #[error("the FOM modules given do not match the federation's: {0}")]
+    InconsistentFdd(String),
+}
+
+/// Declaration management (publish and subscribe).
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum DeclarationError {
+    #[error("object class {0} is not defined in the FOM")]
+    ObjectClassNotDefined(ObjectClassHandle),
+    #[error("attribute {attribute} is not an attribute of object class {class}")]
+    AttributeNotDefined { class: ObjectClassHandle, attribute: AttributeHandle },
+    #[error("interaction class {0} is not defined in the FOM")]
+    InteractionClassNotDefined(InteractionClassHandle),
+    #[error(transparent)]
+    Federation(#[from] FederationError),
+}
+
+/// Object management (names, registration, updates, interactions, deletion).
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum ObjectError {
+    #[error("object class {0} is not defined in the FOM")]
+    ObjectClassNotDefined(ObjectClassHandle),
+    #[error("object class {0} is not published by this federate")]
+    ObjectClassNotPublished(ObjectClassHandle),
+    #[error("attribute {attribute} is not an attribute of object class {class}")]
+    AttributeNotDefined { class: ObjectClassHandle, attribute: AttributeHandle },
+    #[error("attribute {0} is not published by this federate for the instance's class")]
+    AttributeNotOwned(AttributeHandle),
+    #[error("object instance {0} is not known to this federate")]
+    ObjectInstanceNotKnown(ObjectInstanceHandle),
+    #[error("object instance {0} is not owned by this federate")]
+    DeletePrivilegeNotHeld(ObjectInstanceHandle),
+    #[error("object instance name `{0}` is not reserved by this federate")]
+    ObjectInstanceNameNotReserved(String),
+    #[error("object instance name `{0}` is already in use")]
+    ObjectInstanceNameInUse(String),
+    #[error("`{0}` is not a legal object instance name (empty, or starts with `HLA`)")]
+    IllegalName(String),
+    #[error("interaction class {0} is not defined in the FOM")]
+    InteractionClassNotDefined(InteractionClassHandle),
+    #[error("interaction class {0} is not published by this federate")]
+    InteractionClassNotPublished(InteractionClassHandle),
+    #[error("parameter {parameter} is not a parameter of interaction class {class}")]
+    InteractionParameterNotDefined { class: InteractionClassHandle, parameter: ParameterHandle },
+    #[error("time stamp {time} is earlier than this federate may send ({earliest}: logical time plus lookahead)")]
+    InvalidLogicalTime { time: LogicalTime, earliest: LogicalTime },
+    #[error(transparent)]
+    Federation(#[from] FederationError),
+}
+
+/// Time management.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum TimeError {
+    #[error("time regulation is already enabled")]
+    TimeRegulationAlreadyEnabled,
+    #[error("a request to enable time regulation is pending")]
+    RequestForTimeRegulationPending,
+    #[error("time regulation is not enabled")]
+    TimeRegulationIsNotEnabled,
+    #[error("time constrained is already enabled")]
+    TimeConstrainedAlreadyEnabled,
+    #[error("a request to enable time constrained is pending")]
+    RequestForTimeConstrainedPending,
+    #[error("time constrained is not enabled")]
+    TimeConstrainedIsNotEnabled,
+    #[error("the federate is already advancing time; wait for the grant")]
+    InTimeAdvancingState,
+    #[error("lookahead must be a finite number >= 0, got {0}")]
+    InvalidLookahead(f64),
+    #[error("requested time {requested} is before the federate's logical time {current}")]
+    LogicalTimeAlreadyPassed { requested: LogicalTime, current: LogicalTime },
+    #[error("`{0}` is not a valid logical time")]
+    InvalidLogicalTime(f64),
+    #[error(transparent)]
+    Federation(#[from] FederationError),
+}
+
+/// Any RTI error, for callers that do not care which service raised it.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum RtiError {
+    #[error(transparent)]
+    Federation(#[from] FederationError),
+    #[error(transparent)]
+    Declaration(#[from] DeclarationError),
+    #[error(transparent)]
+    Object(#[from] ObjectError),
+    #[error(transparent)]
+    Time(#[from] TimeError),
+    #[error("transport failure: {0}")]
+    Transport(String),
+}
+
+/// A peer sent something this federate cannot use. Never fatal: counted and dropped.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum PeerError {
+    #[error("{sender} sent a message for unknown object class {class}")]
+    UnknownObjectClass { sender: FederateHandle, class: ObjectClassHandle },
+    #[error("{sender} sent a message for unknown interaction class {class}")]
+    UnknownInteractionClass { sender: FederateHandle, class: InteractionClassHandle },
+    #[error("{sender} sent seq {seq} after {last}: per-sender order broken by the transport")]
+    OutOfOrder { sender: FederateHandle, seq: u64, last: u64 },
+    #[error("{sender} sent a time-stamped message at {time}, earlier than its promise {promise}")]
+    BrokenPromise { sender: FederateHandle, time: LogicalTime, promise: LogicalTime },
+}

@@ -1,0 +1,139 @@
+//! What travels between federates: topics, the envelope, and the time status that
+//! carries each regulating federate's promise on the same ordered path as its data.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::exec::Notification;
+use crate::types::{FederateHandle, LogicalTime, LogicalTimeInterval, ObjectInstanceHandle};
+use crate::{AttributeHandle, InteractionClassHandle, ObjectClassHandle, OrderType, ParameterHandle, TransportationType};
+
+/// A publish/subscribe topic inside one federation execution.
+///
+/// Data travels on class topics, so a transport routes it straight from sender to
+/// subscribers without any relay. A subscriber to a class subscribes the topics of the
+/// class and all its subclasses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Topic {
+    /// Registrations, updates, deletions and update requests of one object class.
+    ObjectClass(ObjectClassHandle),
+    /// Interactions of one interaction class.
+    InteractionClass(InteractionClassHandle),
+    /// Time statuses of every federate; everyone subscribes.
+    Time,
+    /// Notifications of the federation execution; everyone subscribes.
+    Federation,
+    /// Messages addressed to one federate (for example provide-update requests).
+    Federate(FederateHandle),
+}
+
+/// One message on the wire, before encoding.
+///
+/// `seq` numbers every envelope a federate sends, on every topic, from 1 upward. A
+/// transport must deliver one sender's envelopes to one receiver in `seq` order
+/// (per-sender FIFO across topics); the time management algorithm relies on it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Envelope {
+    pub sender: FederateHandle,
+    pub seq: u64,
+    /// Wall-clock publication time in nanoseconds, stamped by the driver (the core has no clock).
+    pub publish_time_ns: u64,
+    pub body: Body,
+}
+
+/// Attribute or parameter values: handle and opaque encoded bytes (cheap to clone).
+pub type Values<H> = Arc<[(H, Bytes)]>;
+
+/// The content of an [`Envelope`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    /// A new object instance (leads to discovery at subscribers).
+    Register { instance: ObjectInstanceHandle, class: ObjectClassHandle, name: Arc<str> },
+    /// New values for some attributes of an instance.
+    Update {
+        instance: ObjectInstanceHandle,
+        class: ObjectClassHandle,
+        values: Values<AttributeHandle>,
+        tag: Bytes,
+        order: OrderType,
+        transport: TransportationType,
+        time: Option<LogicalTime>,
+    },
+    /// An interaction.
+    Interaction {
+        class: InteractionClassHandle,
+        values: Values<ParameterHandle>,
+        tag: Bytes,
+        order: OrderType,
+        transport: TransportationType,
+        time: Option<LogicalTime>,
+    },
+    /// An instance was deleted.
+    Delete { instance: ObjectInstanceHandle, class: ObjectClassHandle, tag: Bytes, order: OrderType, time: Option<LogicalTime> },
+    /// A request that owners provide current values.
+    RequestUpdate { instance: Option<ObjectInstanceHandle>, class: ObjectClassHandle, attributes: Arc<[AttributeHandle]>, tag: Bytes },
+    /// The sender's time status.
+    TimeStatus(TimeStatus),
+    /// A notification from the federation execution.
+    Exec(Notification),
+}
+
+impl Body {
+    /// True for messages that go through the time-stamp-order queue when sent TSO.
+    pub fn tso_time(&self) -> Option<LogicalTime> {
+        match self {
+            Body::Update { order: OrderType::TimeStamp, time, .. }
+            | Body::Interaction { order: OrderType::TimeStamp, time, .. }
+            | Body::Delete { order: OrderType::TimeStamp, time, .. } => *time,
+            _ => None,
+        }
+    }
+}
+
+/// A federate's regulation state as seen by others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Regulation {
+    Off,
+    /// Enabling: every member must answer with its own status before the federate
+    /// may send time-stamped messages.
+    Pending,
+    On,
+}
+
+/// The advance a federate is waiting for, if any.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Advance {
+    /// Granted, not advancing.
+    Idle,
+    /// Time advance request (or TARA when `available`).
+    Tar { time: LogicalTime, available: bool },
+    /// Next message request (or NERA when `available`); `next` is the earlier of the
+    /// requested time and the earliest queued time-stamped message when this status was sent.
+    Ner { time: LogicalTime, next: LogicalTime, available: bool },
+}
+
+/// A federate's time status.
+///
+/// It travels on the sender's ordered path, after every message it sent before, so
+/// a receiver that has it knows every earlier time-stamped message from that sender
+/// has already arrived: GALT needs no separate exchange (see [`crate::galt_bound`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimeStatus {
+    pub regulation: Regulation,
+    pub constrained: bool,
+    pub logical_time: LogicalTime,
+    /// Whether the last grant was one of the "available" variants (messages at
+    /// `logical_time` may still arrive).
+    pub last_grant_available: bool,
+    pub lookahead: LogicalTimeInterval,
+    /// Unconditional lower bound on the time stamp of anything the sender will send.
+    pub promise: LogicalTime,
+    pub advance: Advance,
+    /// `seq` of the sender's most recent time-stamped data message (0 if none).
+    pub last_tso_seq: u64,
+    /// For each peer, the `seq` of the last envelope the sender has processed from it.
+    pub seen: Arc<[(FederateHandle, u64)]>,
+    /// The sender is resigning: it sends nothing after this status.
+    pub resigned: bool,
+}
