@@ -113,6 +113,8 @@ struct TimeState {
     constrained: Constrained,
     advance: Advance,
     last_grant_available: bool,
+    /// Largest time stamp delivered in time-stamp order.
+    delivered_up_to: LogicalTime,
     /// Highest promise ever published: promises never move backwards.
     promise_floor: LogicalTime,
     last_tso_seq: u64,
@@ -124,8 +126,8 @@ struct TimeState {
     awaited_regulators: BTreeSet<FederateHandle>,
     queue: BinaryHeap<Reverse<Queued>>,
     pending_regulation: Option<PendingRegulation>,
-    /// Pending-regulation statuses we have acknowledged: peer -> its status seq.
-    acked: HashMap<FederateHandle, u64>,
+    /// Peers whose pending regulation we have acknowledged.
+    acked: HashSet<FederateHandle>,
 }
 
 /// One federate's local RTI component. No I/O: every effect goes through the [`Link`]
@@ -222,7 +224,9 @@ impl LocalRti {
                 regulation: Regulation::Off,
                 constrained: Constrained::Off,
                 advance: Advance::Idle,
-                last_grant_available: false,
+                // Nothing has been granted yet: time 0 is open to messages at 0.
+                last_grant_available: true,
+                delivered_up_to: LogicalTime::NEG_INFINITY,
                 promise_floor: LogicalTime::NEG_INFINITY,
                 last_tso_seq: 0,
                 published_seen: HashMap::new(),
@@ -230,7 +234,7 @@ impl LocalRti {
                 awaited_regulators: regulators.into_iter().filter(|r| *r != federate).collect(),
                 queue: BinaryHeap::new(),
                 pending_regulation: None,
-                acked: HashMap::new(),
+                acked: HashSet::new(),
             },
             callbacks: VecDeque::new(),
             stats: LocalStats::default(),
@@ -905,7 +909,9 @@ impl LocalRti {
             self.deliver_tso(q);
         }
         let grant = grant.max(self.time.logical_time);
-        self.grant(link, grant, false);
+        // GALT may equal the grant, so messages at exactly the grant time can still
+        // arrive: this grant behaves like an "available" one.
+        self.grant(link, grant, true);
         Ok(())
     }
 
@@ -924,6 +930,30 @@ impl LocalRti {
     /// True when constrained is enabled (not pending).
     pub fn is_constrained(&self) -> bool {
         self.time.constrained == Constrained::On
+    }
+    /// How many time-stamped messages wait in the queue.
+    pub fn queued_tso(&self) -> usize {
+        self.time.queue.len()
+    }
+    /// The earliest time stamp this federate may send in time-stamp order now (its
+    /// logical time, or requested time while advancing, plus lookahead, never below a
+    /// promise already made). `None` when not regulating.
+    pub fn earliest_tso_send_time(&self) -> Option<LogicalTime> {
+        (self.time.regulation == Regulation::On).then(|| self.earliest_send_time())
+    }
+    /// A one-line description of the time state, for diagnostics.
+    pub fn describe_time_state(&self) -> String {
+        format!(
+            "lt {} regulation {:?} constrained {:?} advance {:?} galt {} promise {} queued {} pending-regulation {:?}",
+            self.time.logical_time,
+            self.time.regulation,
+            self.time.constrained,
+            self.time.advance,
+            self.galt(),
+            self.promise(),
+            self.time.queue.len(),
+            self.time.pending_regulation.as_ref().map(|p| (p.earliest, p.waiting.iter().copied().collect::<Vec<_>>())),
+        )
     }
     /// True while a time advance is pending.
     pub fn is_advancing(&self) -> bool {
@@ -1007,7 +1037,11 @@ impl LocalRti {
         let la = self.time.lookahead;
         let p = match (self.time.regulation, self.time.advance) {
             (Regulation::Off, _) => LogicalTime::INFINITY,
-            (Regulation::Pending, _) | (Regulation::On, Advance::Idle) => self.time.logical_time.plus(la),
+            (Regulation::Pending, _) => {
+                let earliest = self.time.pending_regulation.as_ref().map_or(self.time.logical_time, |p| p.earliest);
+                self.time.logical_time.max(earliest).plus(la)
+            }
+            (Regulation::On, Advance::Idle) => self.time.logical_time.plus(la),
             (Regulation::On, Advance::Tar { time, .. }) => time.plus(la),
             (Regulation::On, Advance::Ner { time, .. }) => {
                 if self.time.constrained == Constrained::On {
@@ -1061,6 +1095,7 @@ impl LocalRti {
             logical_time: self.time.logical_time,
             last_grant_available: self.time.last_grant_available,
             lookahead: self.time.lookahead,
+            delivered_up_to: self.time.delivered_up_to,
             promise,
             advance,
             last_tso_seq: self.time.last_tso_seq,
@@ -1090,6 +1125,9 @@ impl LocalRti {
         let galt = self.galt();
         if self.time.constrained == Constrained::Pending && galt >= self.time.logical_time {
             self.time.constrained = Constrained::On;
+            // Enabled once GALT reached our time: a message at exactly that time may
+            // still come, as after an "available" grant.
+            self.time.last_grant_available = true;
             self.callbacks.push_back(Callback::TimeConstrainedEnabled { time: self.time.logical_time });
             if self.time.regulation != Regulation::Off {
                 self.publish_status(link, false);
@@ -1144,6 +1182,7 @@ impl LocalRti {
         let Some(p) = &mut self.time.pending_regulation else { return };
         let status_seq = p.status_seq;
         let statuses = &self.time.statuses;
+        let before = p.earliest;
         let mut earliest = p.earliest;
         let me = self.me;
         p.waiting.retain(|f| {
@@ -1156,23 +1195,48 @@ impl LocalRti {
                 return true;
             }
             if s.constrained {
-                earliest = earliest.max(s.logical_time);
+                earliest = earliest.max(s.logical_time).max(s.delivered_up_to);
             }
             false
         });
+        let waiting = !p.waiting.is_empty();
+        if !waiting {
+            // With zero lookahead a message at `earliest` would land in the past of a
+            // peer whose last grant was not an "available" one, or behind messages it
+            // already delivered there: start just after it.
+            let lt = self.time.logical_time.max(earliest);
+            if self.time.lookahead == LogicalTimeInterval::ZERO
+                && statuses
+                    .values()
+                    .any(|(_, s)| s.constrained && ((!s.last_grant_available && s.logical_time == lt) || s.delivered_up_to == lt))
+            {
+                earliest = lt.next_after();
+            }
+        }
         p.earliest = earliest;
-        if !p.waiting.is_empty() {
+        if earliest > before {
+            // We will start no earlier than this: promise it now, so regulators behind
+            // us are not held back by our old time.
+            self.publish_status(link, false);
+        }
+        if waiting {
             return;
         }
-        let p = self.time.pending_regulation.take().expect("pending");
-        let mut lt = self.time.logical_time.max(p.earliest);
-        // With zero lookahead a message at `lt` would land in the past of a peer whose
-        // last grant was not an "available" one: start just after it.
-        if self.time.lookahead == LogicalTimeInterval::ZERO
-            && self.time.statuses.values().any(|(_, s)| s.constrained && !s.last_grant_available && s.logical_time == lt && lt > self.time.logical_time)
-        {
-            lt = lt.next_after();
+        let lt = self.time.logical_time.max(earliest);
+        if self.time.constrained == Constrained::On && lt > self.time.logical_time {
+            // Jumping forward is a time advance for a constrained federate: wait until
+            // nothing earlier can arrive, and deliver what is queued before `lt`.
+            let galt = self.galt();
+            while self.queue_head().is_some_and(|h| h < lt && h < galt) {
+                let Reverse(q) = self.time.queue.pop().expect("head");
+                self.deliver_tso(q);
+            }
+            if galt < lt {
+                return;
+            }
+            self.time.last_grant_available = true;
         }
+        self.time.pending_regulation = None;
         self.time.logical_time = lt;
         self.time.regulation = Regulation::On;
         self.publish_status(link, false);
@@ -1260,8 +1324,11 @@ impl LocalRti {
     fn handle_status(&mut self, link: &mut impl Link, sender: FederateHandle, seq: u64, status: TimeStatus) -> bool {
         let mut republish = false;
         // A peer becoming regulating waits for everybody's status: answer once.
-        if status.regulation == Regulation::Pending && self.time.acked.get(&sender) != Some(&seq) {
-            self.time.acked.insert(sender, seq);
+        // Once per enabling episode: two pending federates would otherwise answer each
+        // other's answers forever.
+        if status.regulation != Regulation::Pending {
+            self.time.acked.remove(&sender);
+        } else if self.time.acked.insert(sender) {
             self.time.statuses.insert(sender, (seq, status.clone()));
             self.time.awaited_regulators.remove(&sender);
             self.publish_status(link, false);
@@ -1319,6 +1386,7 @@ impl LocalRti {
     }
 
     fn deliver_tso(&mut self, q: Queued) {
+        self.time.delivered_up_to = self.time.delivered_up_to.max(q.time);
         self.deliver(q.sender, q.seq, q.publish_time_ns, q.body, OrderType::TimeStamp);
     }
 

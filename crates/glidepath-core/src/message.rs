@@ -127,6 +127,10 @@ pub struct TimeStatus {
     /// `logical_time` may still arrive).
     pub last_grant_available: bool,
     pub lookahead: LogicalTimeInterval,
+    /// The largest time stamp the sender has delivered in time-stamp order (it may
+    /// be past `logical_time` while an advance is in progress). A federate enabling
+    /// regulation starts after it, so nothing it sends lands behind delivered messages.
+    pub delivered_up_to: LogicalTime,
     /// Unconditional lower bound on the time stamp of anything the sender will send.
     pub promise: LogicalTime,
     pub advance: Advance,

@@ -29,12 +29,20 @@ pub struct FomError {
 impl FomError {
     /// An error at `location` in `file`.
     pub fn new(file: impl Into<String>, location: SourceLocation, kind: FomErrorKind) -> Self {
-        FomError { file: file.into(), line: location.line, column: location.column, kind }
+        FomError {
+            file: file.into(),
+            line: location.line,
+            column: location.column,
+            kind,
+        }
     }
 
     /// The position as a [`SourceLocation`].
     pub fn location(&self) -> SourceLocation {
-        SourceLocation { line: self.line, column: self.column }
+        SourceLocation {
+            line: self.line,
+            column: self.column,
+        }
     }
 }
 
@@ -133,7 +141,9 @@ pub enum FomErrorKind {
         first: String,
     },
     /// An attribute is declared by two modules with different definitions.
-    #[error("attribute `{attribute}` of `{class}` differs from its declaration at {first}: {detail}")]
+    #[error(
+        "attribute `{attribute}` of `{class}` differs from its declaration at {first}: {detail}"
+    )]
     InconsistentAttribute {
         /// The class's qualified name.
         class: String,
@@ -145,7 +155,9 @@ pub enum FomErrorKind {
         first: String,
     },
     /// A parameter is declared by two modules with different definitions.
-    #[error("parameter `{parameter}` of `{class}` differs from its declaration at {first}: {detail}")]
+    #[error(
+        "parameter `{parameter}` of `{class}` differs from its declaration at {first}: {detail}"
+    )]
     InconsistentParameter {
         /// The interaction class's qualified name.
         class: String,
@@ -174,12 +186,19 @@ pub enum FomErrorKind {
 impl FomErrorKind {
     /// A [`FomErrorKind::MissingElement`].
     pub(crate) fn missing(element: &str, parent: &str) -> Self {
-        FomErrorKind::MissingElement { element: element.to_owned(), parent: parent.to_owned() }
+        FomErrorKind::MissingElement {
+            element: element.to_owned(),
+            parent: parent.to_owned(),
+        }
     }
 
     /// A [`FomErrorKind::InvalidValue`].
     pub(crate) fn invalid(element: &str, value: &str, expected: &str) -> Self {
-        FomErrorKind::InvalidValue { element: element.to_owned(), value: value.to_owned(), expected: expected.to_owned() }
+        FomErrorKind::InvalidValue {
+            element: element.to_owned(),
+            value: value.to_owned(),
+            expected: expected.to_owned(),
+        }
     }
 }
 
@@ -189,7 +208,14 @@ mod tests {
 
     #[test]
     fn display_is_file_line_column_message() {
-        let e = FomError::new("a.xml", SourceLocation { line: 12, column: 5 }, FomErrorKind::missing("name", "objectClass"));
+        let e = FomError::new(
+            "a.xml",
+            SourceLocation {
+                line: 12,
+                column: 5,
+            },
+            FomErrorKind::missing("name", "objectClass"),
+        );
         assert_eq!(e.to_string(), "a.xml:12:5: <objectClass> has no <name>");
     }
 
@@ -198,8 +224,14 @@ mod tests {
         let e = FomError::new(
             "missing.xml",
             SourceLocation::NONE,
-            FomErrorKind::Io { kind: std::io::ErrorKind::NotFound, message: "No such file".into() },
+            FomErrorKind::Io {
+                kind: std::io::ErrorKind::NotFound,
+                message: "No such file".into(),
+            },
         );
-        assert_eq!(e.to_string(), "missing.xml: cannot read FOM module: No such file");
+        assert_eq!(
+            e.to_string(),
+            "missing.xml: cannot read FOM module: No such file"
+        );
     }
 }

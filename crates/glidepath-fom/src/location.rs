@@ -48,7 +48,12 @@ impl<'a> LineIndex<'a> {
     /// Indexes `text`. Lines end at `\n`; a `\r` before it is part of the old line.
     pub(crate) fn new(text: &'a str) -> Self {
         let mut line_starts = vec![0];
-        line_starts.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
+        line_starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
         LineIndex { text, line_starts }
     }
 
@@ -62,11 +67,15 @@ impl<'a> LineIndex<'a> {
         // The last line whose start is at or before `offset`.
         let line = self.line_starts.partition_point(|start| *start <= offset) - 1;
         let start = self.line_starts[line];
+        // Characters that end at or before `offset` come before it.
         let column = self.text[start..]
             .char_indices()
-            .take_while(|(i, _)| start + i < offset)
+            .take_while(|(i, c)| start + i + c.len_utf8() <= offset)
             .count();
-        SourceLocation { line: to_u32(line + 1), column: to_u32(column + 1) }
+        SourceLocation {
+            line: to_u32(line + 1),
+            column: to_u32(column + 1),
+        }
     }
 }
 

@@ -62,11 +62,13 @@ pub enum OrderType {
 /// An object class.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ObjectClass {
+    /// Its handle; `object_classes[handle.index()]` is this class.
     pub handle: ObjectClassHandle,
     /// The simple name, e.g. `Aircraft`.
     pub name: String,
     /// The dotted name from the root, e.g. `HLAobjectRoot.Aircraft`.
     pub qualified_name: String,
+    /// The superclass; `None` only for `HLAobjectRoot`.
     pub parent: Option<ObjectClassHandle>,
     /// Attributes declared by this class itself (not inherited).
     pub own_attributes: Vec<AttributeHandle>,
@@ -77,71 +79,144 @@ pub struct ObjectClass {
 /// An attribute of an object class.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Attribute {
+    /// Its handle, unique in the whole FOM.
     pub handle: AttributeHandle,
+    /// The name, unique along its class hierarchy.
     pub name: String,
     /// The class that declares it.
     pub class: ObjectClassHandle,
     /// The name of its data type (resolved in [`Fom::data_types`]).
     pub data_type: String,
+    /// The delivery guarantee, resolved from the FOM's transportation name.
     pub transportation: TransportationType,
+    /// The delivery order the FOM asks for.
     pub order: OrderType,
+    /// The DDM dimensions its values can be filtered on.
     pub dimensions: Vec<DimensionHandle>,
 }
 
 /// An interaction class.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InteractionClass {
+    /// Its handle; `interaction_classes[handle.index()]` is this class.
     pub handle: InteractionClassHandle,
+    /// The simple name, e.g. `Track`.
     pub name: String,
+    /// The dotted name from the root, e.g. `HLAinteractionRoot.Track`.
     pub qualified_name: String,
+    /// The superclass; `None` only for `HLAinteractionRoot`.
     pub parent: Option<InteractionClassHandle>,
+    /// Parameters declared by this class itself (not inherited).
     pub own_parameters: Vec<ParameterHandle>,
+    /// Own plus inherited parameters, root first.
     pub all_parameters: Vec<ParameterHandle>,
+    /// The delivery guarantee; a class whose modules never state one takes its parent's.
     pub transportation: TransportationType,
+    /// The delivery order; a class whose modules never state one takes its parent's.
     pub order: OrderType,
+    /// The DDM dimensions sent interactions can be filtered on.
     pub dimensions: Vec<DimensionHandle>,
 }
 
 /// A parameter of an interaction class.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parameter {
+    /// Its handle, unique in the whole FOM.
     pub handle: ParameterHandle,
+    /// The name, unique along its class hierarchy.
     pub name: String,
+    /// The class that declares it.
     pub class: InteractionClassHandle,
+    /// The name of its data type (resolved in [`Fom::data_types`]).
     pub data_type: String,
 }
 
 /// A DDM dimension.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dimension {
+    /// Its handle; `dimensions[handle.index()]` is this dimension.
     pub handle: DimensionHandle,
+    /// The name, e.g. `FlightLevel`.
     pub name: String,
+    /// The data type named by the FOM (informative; the RTI works on normalised values).
     pub data_type: String,
+    /// Normalised region bounds on this dimension lie in `[0, upper_bound)`.
     pub upper_bound: u64,
 }
 
 /// Endianness of a basic data representation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Endian {
+    /// Most significant byte first (network order, the HLA default).
     Big,
+    /// Least significant byte first.
     Little,
 }
 
 /// One data type of the OMT's data type tables.
+///
+/// Names of other data types are kept as written; [`Fom::merge`] has checked that
+/// each resolves in [`Fom::data_types`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum DataType {
     /// `basicData`: size in bits and endianness.
-    Basic { name: String, size_bits: u32, endian: Endian },
+    Basic {
+        /// The type's name.
+        name: String,
+        /// Size of one value in bits.
+        size_bits: u32,
+        /// Byte order of one value.
+        endian: Endian,
+    },
     /// `simpleData`: a named alias of a basic representation.
-    Simple { name: String, representation: String },
+    Simple {
+        /// The type's name.
+        name: String,
+        /// The basic data representation it aliases.
+        representation: String,
+    },
     /// `enumeratedData`: named enumerators over a representation.
-    Enumerated { name: String, representation: String, enumerators: Vec<(String, Vec<String>)> },
+    Enumerated {
+        /// The type's name.
+        name: String,
+        /// The basic data representation the values are encoded with.
+        representation: String,
+        /// Each enumerator's name and its value(s), as written.
+        enumerators: Vec<(String, Vec<String>)>,
+    },
     /// `arrayData`: an element type and a cardinality (`Dynamic` or a number / range text).
-    Array { name: String, element: String, cardinality: String, encoding: String },
+    Array {
+        /// The type's name.
+        name: String,
+        /// The element data type.
+        element: String,
+        /// `Dynamic`, a count, or a range, as written.
+        cardinality: String,
+        /// `HLAfixedArray`, `HLAvariableArray` or a FOM-specific encoding name.
+        encoding: String,
+    },
     /// `fixedRecordData`: named fields in order.
-    FixedRecord { name: String, fields: Vec<(String, String)>, encoding: String },
+    FixedRecord {
+        /// The type's name.
+        name: String,
+        /// Each field's name and data type, in encoding order.
+        fields: Vec<(String, String)>,
+        /// `HLAfixedRecord` or a FOM-specific encoding name.
+        encoding: String,
+    },
     /// `variantRecordData`: a discriminant and alternatives.
-    VariantRecord { name: String, discriminant: String, data_type: String, alternatives: Vec<(String, String, String)>, encoding: String },
+    VariantRecord {
+        /// The type's name.
+        name: String,
+        /// The discriminant's name.
+        discriminant: String,
+        /// The discriminant's data type (an enumeration).
+        data_type: String,
+        /// Each alternative's enumerator(s), name and data type (`NA` for no data).
+        alternatives: Vec<(String, String, String)>,
+        /// `HLAvariantRecord` or a FOM-specific encoding name.
+        encoding: String,
+    },
 }
 
 impl DataType {
@@ -159,14 +234,26 @@ impl DataType {
 }
 
 /// Counts printed by `glidepath fom check`.
+///
+/// `modules` counts the modules given to [`Fom::merge`], not the built-in MIM;
+/// every other count covers the whole merged FOM, MIM included: the two root
+/// classes, `HLAprivilegeToDeleteObject`, and the MIM's
+/// [`MIM_DATA_TYPE_COUNT`](crate::MIM_DATA_TYPE_COUNT) data types.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FomSummary {
+    /// Modules merged, not counting the MIM.
     pub modules: usize,
+    /// Object classes, `HLAobjectRoot` included.
     pub object_classes: usize,
+    /// Attributes, `HLAprivilegeToDeleteObject` included.
     pub attributes: usize,
+    /// Interaction classes, `HLAinteractionRoot` included.
     pub interaction_classes: usize,
+    /// Parameters.
     pub parameters: usize,
+    /// Dimensions.
     pub dimensions: usize,
+    /// Data types, the MIM's included.
     pub data_types: usize,
 }
 
@@ -175,14 +262,23 @@ pub struct FomSummary {
 /// Index tables are dense: `object_classes[h.index()]` is the class of handle `h`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Fom {
+    /// The merged modules' names in merge order (the MIM is implicit and not listed).
     pub module_names: Vec<String>,
+    /// Object classes by handle.
     pub object_classes: Vec<ObjectClass>,
+    /// Attributes by handle.
     pub attributes: Vec<Attribute>,
+    /// Interaction classes by handle.
     pub interaction_classes: Vec<InteractionClass>,
+    /// Parameters by handle.
     pub parameters: Vec<Parameter>,
+    /// Dimensions by handle.
     pub dimensions: Vec<Dimension>,
+    /// All data types, the MIM's first, then each module's new ones in order.
     pub data_types: Vec<DataType>,
+    /// Object classes by dotted name from the root, e.g. `HLAobjectRoot.Aircraft`.
     pub object_class_by_qname: HashMap<String, ObjectClassHandle>,
+    /// Interaction classes by dotted name from the root, e.g. `HLAinteractionRoot.Track`.
     pub interaction_class_by_qname: HashMap<String, InteractionClassHandle>,
 }
 
@@ -214,27 +310,49 @@ impl Fom {
         if let Some(h) = self.object_class_by_qname.get(name) {
             return Some(*h);
         }
-        self.object_class_by_qname.get(&format!("HLAobjectRoot.{name}")).copied()
+        self.object_class_by_qname
+            .get(&format!("HLAobjectRoot.{name}"))
+            .copied()
     }
     /// Looks an interaction class up by its dotted name, with or without the `HLAinteractionRoot.` prefix.
     pub fn interaction_class_by_name(&self, name: &str) -> Option<InteractionClassHandle> {
         if let Some(h) = self.interaction_class_by_qname.get(name) {
             return Some(*h);
         }
-        self.interaction_class_by_qname.get(&format!("HLAinteractionRoot.{name}")).copied()
+        self.interaction_class_by_qname
+            .get(&format!("HLAinteractionRoot.{name}"))
+            .copied()
     }
     /// An attribute of `class` (own or inherited) by name.
-    pub fn attribute_by_name(&self, class: ObjectClassHandle, name: &str) -> Option<AttributeHandle> {
+    pub fn attribute_by_name(
+        &self,
+        class: ObjectClassHandle,
+        name: &str,
+    ) -> Option<AttributeHandle> {
         let c = self.object_class(class)?;
-        c.all_attributes.iter().copied().find(|a| self.attributes[a.index()].name == name)
+        c.all_attributes
+            .iter()
+            .copied()
+            .find(|a| self.attributes[a.index()].name == name)
     }
     /// A parameter of `class` (own or inherited) by name.
-    pub fn parameter_by_name(&self, class: InteractionClassHandle, name: &str) -> Option<ParameterHandle> {
+    pub fn parameter_by_name(
+        &self,
+        class: InteractionClassHandle,
+        name: &str,
+    ) -> Option<ParameterHandle> {
         let c = self.interaction_class(class)?;
-        c.all_parameters.iter().copied().find(|p| self.parameters[p.index()].name == name)
+        c.all_parameters
+            .iter()
+            .copied()
+            .find(|p| self.parameters[p.index()].name == name)
     }
     /// True when `class` is `ancestor` or descends from it.
-    pub fn is_object_subclass_of(&self, class: ObjectClassHandle, ancestor: ObjectClassHandle) -> bool {
+    pub fn is_object_subclass_of(
+        &self,
+        class: ObjectClassHandle,
+        ancestor: ObjectClassHandle,
+    ) -> bool {
         let mut c = Some(class);
         while let Some(h) = c {
             if h == ancestor {
@@ -245,25 +363,43 @@ impl Fom {
         false
     }
     /// True when `class` is `ancestor` or descends from it.
-    pub fn is_interaction_subclass_of(&self, class: InteractionClassHandle, ancestor: InteractionClassHandle) -> bool {
+    pub fn is_interaction_subclass_of(
+        &self,
+        class: InteractionClassHandle,
+        ancestor: InteractionClassHandle,
+    ) -> bool {
         let mut c = Some(class);
         while let Some(h) = c {
             if h == ancestor {
                 return true;
             }
-            c = self.interaction_classes.get(h.index()).and_then(|x| x.parent);
+            c = self
+                .interaction_classes
+                .get(h.index())
+                .and_then(|x| x.parent);
         }
         false
     }
     /// `class` and all its descendants.
     pub fn object_class_and_descendants(&self, class: ObjectClassHandle) -> Vec<ObjectClassHandle> {
-        self.object_classes.iter().map(|c| c.handle).filter(|h| self.is_object_subclass_of(*h, class)).collect()
+        self.object_classes
+            .iter()
+            .map(|c| c.handle)
+            .filter(|h| self.is_object_subclass_of(*h, class))
+            .collect()
     }
     /// `class` and all its descendants.
-    pub fn interaction_class_and_descendants(&self, class: InteractionClassHandle) -> Vec<InteractionClassHandle> {
-        self.interaction_classes.iter().map(|c| c.handle).filter(|h| self.is_interaction_subclass_of(*h, class)).collect()
+    pub fn interaction_class_and_descendants(
+        &self,
+        class: InteractionClassHandle,
+    ) -> Vec<InteractionClassHandle> {
+        self.interaction_classes
+            .iter()
+            .map(|c| c.handle)
+            .filter(|h| self.is_interaction_subclass_of(*h, class))
+            .collect()
     }
-    /// Counts for a summary.
+    /// Counts for a summary; see [`FomSummary`] for what each includes.
     pub fn summary(&self) -> FomSummary {
         FomSummary {
             modules: self.module_names.len(),

@@ -34,13 +34,19 @@ impl Element {
     }
 
     /// All child elements called `name`.
-    pub(crate) fn children_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> + 'a {
+    pub(crate) fn children_named<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a Element> + 'a {
         self.children.iter().filter(move |c| c.name == name)
     }
 
     /// The value of the XML attribute called `name`.
     pub(crate) fn attribute(&self, name: &str) -> Option<&str> {
-        self.attributes.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.attributes
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The element's text with surrounding white space removed.
@@ -71,7 +77,10 @@ pub(crate) fn parse_document(text: &str) -> Result<Element, XmlFailure> {
         let offset = to_usize(reader.buffer_position());
         let event = reader.read_event().map_err(|e| {
             let message = e.to_string();
-            (to_usize(reader.error_position()), FomErrorKind::Xml { message })
+            (
+                to_usize(reader.error_position()),
+                FomErrorKind::Xml { message },
+            )
         })?;
         match event {
             Event::Start(start) => {
@@ -84,16 +93,33 @@ pub(crate) fn parse_document(text: &str) -> Result<Element, XmlFailure> {
             Event::End(_) => {
                 // quick-xml has already checked that the end tag matches.
                 let element = stack.pop().ok_or_else(|| {
-                    (offset, FomErrorKind::Xml { message: "end tag without a matching start tag".into() })
+                    (
+                        offset,
+                        FomErrorKind::Xml {
+                            message: "end tag without a matching start tag".into(),
+                        },
+                    )
                 })?;
                 attach(&mut stack, &mut root, element)?;
             }
             Event::Text(t) => {
                 if let Some(top) = stack.last_mut() {
-                    let s = t.unescape().map_err(|e| (offset, FomErrorKind::Xml { message: e.to_string() }))?;
+                    let s = t.unescape().map_err(|e| {
+                        (
+                            offset,
+                            FomErrorKind::Xml {
+                                message: e.to_string(),
+                            },
+                        )
+                    })?;
                     top.text.push_str(&s);
                 } else if !t.iter().all(u8::is_ascii_whitespace) && !is_bom(&t) {
-                    return Err((offset, FomErrorKind::Xml { message: "text outside the root element".into() }));
+                    return Err((
+                        offset,
+                        FomErrorKind::Xml {
+                            message: "text outside the root element".into(),
+                        },
+                    ));
                 }
             }
             Event::CData(c) => {
@@ -114,16 +140,32 @@ pub(crate) fn parse_document(text: &str) -> Result<Element, XmlFailure> {
             },
         ));
     }
-    root.ok_or_else(|| (text.len(), FomErrorKind::Xml { message: "the document has no root element".into() }))
+    root.ok_or_else(|| {
+        (
+            text.len(),
+            FomErrorKind::Xml {
+                message: "the document has no root element".into(),
+            },
+        )
+    })
 }
 
 /// Adds a finished element to its parent, or makes it the document's root.
-fn attach(stack: &mut [Element], root: &mut Option<Element>, element: Element) -> Result<(), XmlFailure> {
+fn attach(
+    stack: &mut [Element],
+    root: &mut Option<Element>,
+    element: Element,
+) -> Result<(), XmlFailure> {
     if let Some(parent) = stack.last_mut() {
         parent.children.push(element);
         Ok(())
     } else if root.is_some() {
-        Err((element.offset, FomErrorKind::Xml { message: "more than one root element".into() }))
+        Err((
+            element.offset,
+            FomErrorKind::Xml {
+                message: "more than one root element".into(),
+            },
+        ))
     } else {
         *root = Some(element);
         Ok(())
@@ -134,15 +176,35 @@ fn element_from_start(start: &BytesStart<'_>, offset: usize) -> Result<Element, 
     let name = String::from_utf8_lossy(start.local_name().as_ref()).into_owned();
     let mut attributes = Vec::new();
     for attribute in start.attributes() {
-        let attribute = attribute.map_err(|e| (offset, FomErrorKind::Xml { message: e.to_string() }))?;
+        let attribute = attribute.map_err(|e| {
+            (
+                offset,
+                FomErrorKind::Xml {
+                    message: e.to_string(),
+                },
+            )
+        })?;
         let key = String::from_utf8_lossy(attribute.key.local_name().as_ref()).into_owned();
         let value = attribute
             .unescape_value()
-            .map_err(|e| (offset, FomErrorKind::Xml { message: e.to_string() }))?
+            .map_err(|e| {
+                (
+                    offset,
+                    FomErrorKind::Xml {
+                        message: e.to_string(),
+                    },
+                )
+            })?
             .into_owned();
         attributes.push((key, value));
     }
-    Ok(Element { name, attributes, children: Vec::new(), text: String::new(), offset })
+    Ok(Element {
+        name,
+        attributes,
+        children: Vec::new(),
+        text: String::new(),
+        offset,
+    })
 }
 
 /// A UTF-8 byte order mark before the declaration arrives as text; it is not content.

@@ -1,0 +1,832 @@
+//! Reading one IEEE 1516-2010 OMT XML module into a [`FomModule`]: the class trees,
+//! dimensions, transportation table and data types it declares, each with its
+//! position in the file.
+//!
+//! A module on its own is not a FOM: it may extend classes and use data types that
+//! other modules declare. So this step checks only what one file can show (well
+//! formed XML, required elements present, values from the allowed sets, no
+//! duplicate siblings); references across modules are checked by
+//! [`crate::Fom::merge`].
+//!
+//! Two layouts are accepted for every property: the 1516-2010 one, where it is a
+//! child element (`<name>Aircraft</name>`, which may carry `notes="..."`), and the
+//! older one, where it is an XML attribute (`<objectClass name="Aircraft">`). Tables
+//! the RTI does not use (model identification, notes, semantics, switches, time,
+//! tags, synchronizations, update rates, ...) are skipped.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::error::{FomError, FomErrorKind};
+use crate::location::{LineIndex, SourceLocation};
+use crate::model::{DataType, Endian, OrderType};
+use crate::xml::{parse_document, Element};
+
+/// A value read from a module together with where it was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located<T> {
+    /// The value.
+    pub value: T,
+    /// Where it is in the module's file.
+    pub location: SourceLocation,
+}
+
+/// One parsed FOM module, not yet merged with the MIM or other modules.
+///
+/// Modules are parsed independently (so they can be checked on their own and
+/// reported on per file) and combined by [`crate::Fom::merge`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct FomModule {
+    /// A short designator: the file name for [`FomModule::load`], the label given to
+    /// [`FomModule::parse_str`]. This is what [`crate::Fom::module_names`] lists.
+    pub name: String,
+    /// Where the module came from, used in error messages: the path as given to
+    /// [`FomModule::load`], or the label given to [`FomModule::parse_str`].
+    pub source: String,
+    /// `<modelIdentification><name>`, when present.
+    pub model_name: Option<String>,
+    /// The object class tree, starting at `HLAobjectRoot`, if the module has one.
+    pub object_root: Option<ModuleObjectClass>,
+    /// The interaction class tree, starting at `HLAinteractionRoot`, if any.
+    pub interaction_root: Option<ModuleInteractionClass>,
+    /// The dimensions table.
+    pub dimensions: Vec<ModuleDimension>,
+    /// The transportation table (names other than `HLAreliable`/`HLAbestEffort`
+    /// that attributes and interactions may use).
+    pub transportations: Vec<ModuleTransportation>,
+    /// All data types, in document order within each table.
+    pub data_types: Vec<ModuleDataType>,
+}
+
+/// An object class as one module declares it: possibly only scaffolding (a name
+/// that places subclasses in the tree), possibly with attributes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleObjectClass {
+    /// The simple name.
+    pub name: String,
+    /// Where the `<objectClass>` element starts.
+    pub location: SourceLocation,
+    /// Attributes declared here, in document order.
+    pub attributes: Vec<ModuleAttribute>,
+    /// Direct subclasses, in document order.
+    pub subclasses: Vec<ModuleObjectClass>,
+}
+
+/// An attribute as one module declares it.
+///
+/// Properties are optional because a module may restate an attribute that another
+/// module defines with its name only; the merge step requires them on the first
+/// declaration and checks that later ones agree.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleAttribute {
+    /// The attribute name.
+    pub name: String,
+    /// Where the `<attribute>` element starts.
+    pub location: SourceLocation,
+    /// `<dataType>`.
+    pub data_type: Option<Located<String>>,
+    /// `<transportation>`, as written (resolved against transportation tables at merge).
+    pub transportation: Option<Located<String>>,
+    /// `<order>`.
+    pub order: Option<Located<OrderType>>,
+    /// `<dimensions>`: `None` when absent, an empty list for `<dimensions/>` or `NA`.
+    pub dimensions: Option<Vec<Located<String>>>,
+}
+
+/// An interaction class as one module declares it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleInteractionClass {
+    /// The simple name.
+    pub name: String,
+    /// Where the `<interactionClass>` element starts.
+    pub location: SourceLocation,
+    /// `<transportation>`, as written; scaffolding declarations often omit it.
+    pub transportation: Option<Located<String>>,
+    /// `<order>`; scaffolding declarations often omit it.
+    pub order: Option<Located<OrderType>>,
+    /// `<dimensions>`: `None` when absent.
+    pub dimensions: Option<Vec<Located<String>>>,
+    /// Parameters declared here, in document order.
+    pub parameters: Vec<ModuleParameter>,
+    /// Direct subclasses, in document order.
+    pub subclasses: Vec<ModuleInteractionClass>,
+}
+
+/// A parameter as one module declares it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleParameter {
+    /// The parameter name.
+    pub name: String,
+    /// Where the `<parameter>` element starts.
+    pub location: SourceLocation,
+    /// `<dataType>`; optional for the same reason as [`ModuleAttribute::data_type`].
+    pub data_type: Option<Located<String>>,
+}
+
+/// A row of the dimensions table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleDimension {
+    /// The dimension name.
+    pub name: String,
+    /// Where the `<dimension>` element starts.
+    pub location: SourceLocation,
+    /// `<dataType>`. Not checked against the data type tables: modules commonly
+    /// name a dimension type from a module the federation does not load (the
+    /// standard's own restaurant example does), and the RTI never encodes it.
+    pub data_type: String,
+    /// `<upperBound>`. `None` only for the MIM's `HLAfederate`, whose bound the
+    /// standard leaves to the RTI.
+    pub upper_bound: Option<u64>,
+}
+
+/// A row of the transportation table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleTransportation {
+    /// The transportation name.
+    pub name: String,
+    /// Where the `<transportation>` element starts.
+    pub location: SourceLocation,
+    /// `<reliable>Yes|No</reliable>`; `None` when the table does not say, in which
+    /// case the name cannot be mapped to a delivery guarantee and using it is an error.
+    pub reliable: Option<bool>,
+}
+
+/// A data type as one module declares it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleDataType {
+    /// The definition, as stored in the merged FOM.
+    pub definition: DataType,
+    /// Where its element (`<basicData>`, `<arrayData>`, ...) starts.
+    pub location: SourceLocation,
+    /// The data types this definition names, with where each is named.
+    pub(crate) references: Vec<TypeReference>,
+}
+
+/// One use of a data type name inside a data type definition.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TypeReference {
+    /// The data type named.
+    pub(crate) name: String,
+    /// What names it, for messages: `element type of array X`, `field f of record R`.
+    pub(crate) referenced_by: String,
+    pub(crate) location: SourceLocation,
+}
+
+impl FomModule {
+    /// Parses a module from text. `source_name` labels it in errors and in
+    /// [`crate::Fom::module_names`] (use the file name when there is one).
+    pub fn parse_str(source_name: &str, xml: &str) -> Result<FomModule, FomError> {
+        Self::parse_with_name(source_name, source_name, xml)
+    }
+
+    /// Reads and parses a module file. Errors name the path as given.
+    pub fn load(path: &Path) -> Result<FomModule, FomError> {
+        let source = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            FomError::new(
+                &source,
+                SourceLocation::NONE,
+                FomErrorKind::Io {
+                    kind: e.kind(),
+                    message: e.to_string(),
+                },
+            )
+        })?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| source.clone());
+        Self::parse_with_name(&name, &source, &text)
+    }
+
+    fn parse_with_name(name: &str, source: &str, xml: &str) -> Result<FomModule, FomError> {
+        let lines = LineIndex::new(xml);
+        let reader = ModuleReader {
+            source,
+            lines: &lines,
+        };
+        let root = parse_document(xml)
+            .map_err(|(offset, kind)| FomError::new(source, lines.locate(offset), kind))?;
+        reader.module(name, &root)
+    }
+}
+
+/// Interprets an element tree as an OMT module, turning offsets into positions.
+struct ModuleReader<'a> {
+    source: &'a str,
+    lines: &'a LineIndex<'a>,
+}
+
+/// One OMT property read from either a child element or an XML attribute.
+struct Field<'e> {
+    text: &'e str,
+    location: SourceLocation,
+}
+
+impl ModuleReader<'_> {
+    fn loc(&self, element: &Element) -> SourceLocation {
+        self.lines.locate(element.offset)
+    }
+
+    fn error(&self, location: SourceLocation, kind: FomErrorKind) -> FomError {
+        FomError::new(self.source, location, kind)
+    }
+
+    fn at(&self, location: SourceLocation) -> String {
+        format!("{}:{}", self.source, location)
+    }
+
+    /// The property `name` of `element`: the trimmed text of its first `<name>` child,
+    /// else its `name="..."` attribute. Absent and empty are both `None`.
+    fn field<'e>(&self, element: &'e Element, name: &str) -> Option<Field<'e>> {
+        if let Some(child) = element.child(name) {
+            let text = child.trimmed_text();
+            return (!text.is_empty()).then(|| Field {
+                text,
+                location: self.loc(child),
+            });
+        }
+        let text = element.attribute(name)?.trim();
+        (!text.is_empty()).then(|| Field {
+            text,
+            location: self.loc(element),
+        })
+    }
+
+    fn required<'e>(&self, element: &'e Element, name: &str) -> Result<Field<'e>, FomError> {
+        self.field(element, name).ok_or_else(|| {
+            self.error(
+                self.loc(element),
+                FomErrorKind::missing(name, &element.name),
+            )
+        })
+    }
+
+    fn located_string(&self, element: &Element, name: &str) -> Option<Located<String>> {
+        self.field(element, name).map(|f| Located {
+            value: f.text.to_owned(),
+            location: f.location,
+        })
+    }
+
+    fn module(&self, name: &str, root: &Element) -> Result<FomModule, FomError> {
+        if root.name != "objectModel" {
+            return Err(self.error(
+                self.loc(root),
+                FomErrorKind::UnexpectedElement {
+                    expected: "objectModel".into(),
+                    found: root.name.clone(),
+                },
+            ));
+        }
+        let model_name = root
+            .child("modelIdentification")
+            .and_then(|m| self.field(m, "name"))
+            .map(|f| f.text.to_owned())
+            .or_else(|| root.attribute("name").map(str::to_owned));
+
+        let object_root = match root.child("objects") {
+            Some(objects) => self.class_root(objects, "objectClass", "HLAobjectRoot", |e| {
+                self.object_class(e)
+            })?,
+            None => None,
+        };
+        let interaction_root = match root.child("interactions") {
+            Some(interactions) => self.class_root(
+                interactions,
+                "interactionClass",
+                "HLAinteractionRoot",
+                |e| self.interaction_class(e),
+            )?,
+            None => None,
+        };
+
+        let mut dimensions = Vec::new();
+        if let Some(table) = root.child("dimensions") {
+            let mut seen = HashMap::new();
+            for element in table.children_named("dimension") {
+                let dimension = self.dimension(element)?;
+                self.check_unique(&mut seen, "dimension", &dimension.name, dimension.location)?;
+                dimensions.push(dimension);
+            }
+        }
+
+        let mut transportations = Vec::new();
+        if let Some(table) = root.child("transportations") {
+            let mut seen = HashMap::new();
+            for element in table.children_named("transportation") {
+                let transportation = self.transportation(element)?;
+                self.check_unique(
+                    &mut seen,
+                    "transportation",
+                    &transportation.name,
+                    transportation.location,
+                )?;
+                transportations.push(transportation);
+            }
+        }
+
+        let mut data_types = Vec::new();
+        if let Some(tables) = root.child("dataTypes") {
+            let mut seen = HashMap::new();
+            for table in &tables.children {
+                for element in &table.children {
+                    let Some(data_type) = self.data_type(element)? else {
+                        continue;
+                    };
+                    self.check_unique(
+                        &mut seen,
+                        "data type",
+                        data_type.definition.name(),
+                        data_type.location,
+                    )?;
+                    data_types.push(data_type);
+                }
+            }
+        }
+
+        Ok(FomModule {
+            name: name.to_owned(),
+            source: self.source.to_owned(),
+            model_name,
+            object_root,
+            interaction_root,
+            dimensions,
+            transportations,
+            data_types,
+        })
+    }
+
+    /// Records `name` as declared at `location`, failing if it already was.
+    fn check_unique(
+        &self,
+        seen: &mut HashMap<String, SourceLocation>,
+        what: &str,
+        name: &str,
+        location: SourceLocation,
+    ) -> Result<(), FomError> {
+        if let Some(first) = seen.insert(name.to_owned(), location) {
+            return Err(self.error(
+                location,
+                FomErrorKind::DuplicateName {
+                    what: what.into(),
+                    name: name.into(),
+                    first: self.at(first),
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// The single root class of a class table, which must carry the standard root name.
+    fn class_root<T>(
+        &self,
+        table: &Element,
+        tag: &str,
+        root_name: &str,
+        read: impl Fn(&Element) -> Result<(T, SourceLocation), FomError>,
+    ) -> Result<Option<T>, FomError> {
+        let mut roots = table.children_named(tag);
+        let Some(first) = roots.next() else {
+            return Ok(None);
+        };
+        if let Some(second) = roots.next() {
+            return Err(self.error(
+                self.loc(second),
+                FomErrorKind::DuplicateName {
+                    what: tag.into(),
+                    name: root_name.into(),
+                    first: self.at(self.loc(first)),
+                },
+            ));
+        }
+        let name = self.required(first, "name")?;
+        if name.text != root_name {
+            return Err(self.error(
+                name.location,
+                FomErrorKind::invalid(
+                    "name",
+                    name.text,
+                    &format!("{root_name}, the root of every {tag} tree"),
+                ),
+            ));
+        }
+        read(first).map(|(class, _)| Some(class))
+    }
+
+    fn object_class(
+        &self,
+        element: &Element,
+    ) -> Result<(ModuleObjectClass, SourceLocation), FomError> {
+        let location = self.loc(element);
+        let name = self.required(element, "name")?.text.to_owned();
+
+        let mut attributes = Vec::new();
+        let mut seen = HashMap::new();
+        for a in element.children_named("attribute") {
+            let attribute = self.attribute(a)?;
+            self.check_unique(
+                &mut seen,
+                "attribute",
+                &format!("{name}.{}", attribute.name),
+                attribute.location,
+            )?;
+            attributes.push(attribute);
+        }
+
+        let mut subclasses = Vec::new();
+        let mut seen = HashMap::new();
+        for c in element.children_named("objectClass") {
+            let (class, class_location) = self.object_class(c)?;
+            self.check_unique(
+                &mut seen,
+                "object class",
+                &format!("{name}.{}", class.name),
+                class_location,
+            )?;
+            subclasses.push(class);
+        }
+        Ok((
+            ModuleObjectClass {
+                name,
+                location,
+                attributes,
+                subclasses,
+            },
+            location,
+        ))
+    }
+
+    fn attribute(&self, element: &Element) -> Result<ModuleAttribute, FomError> {
+        Ok(ModuleAttribute {
+            name: self.required(element, "name")?.text.to_owned(),
+            location: self.loc(element),
+            data_type: self.located_string(element, "dataType"),
+            transportation: self.located_string(element, "transportation"),
+            order: self.order(element)?,
+            dimensions: self.dimension_list(element),
+        })
+    }
+
+    fn interaction_class(
+        &self,
+        element: &Element,
+    ) -> Result<(ModuleInteractionClass, SourceLocation), FomError> {
+        let location = self.loc(element);
+        let name = self.required(element, "name")?.text.to_owned();
+
+        let mut parameters = Vec::new();
+        let mut seen = HashMap::new();
+        for p in element.children_named("parameter") {
+            let parameter = ModuleParameter {
+                name: self.required(p, "name")?.text.to_owned(),
+                location: self.loc(p),
+                data_type: self.located_string(p, "dataType"),
+            };
+            self.check_unique(
+                &mut seen,
+                "parameter",
+                &format!("{name}.{}", parameter.name),
+                parameter.location,
+            )?;
+            parameters.push(parameter);
+        }
+
+        let mut subclasses = Vec::new();
+        let mut seen = HashMap::new();
+        for c in element.children_named("interactionClass") {
+            let (class, class_location) = self.interaction_class(c)?;
+            self.check_unique(
+                &mut seen,
+                "interaction class",
+                &format!("{name}.{}", class.name),
+                class_location,
+            )?;
+            subclasses.push(class);
+        }
+        let class = ModuleInteractionClass {
+            name,
+            location,
+            transportation: self.located_string(element, "transportation"),
+            order: self.order(element)?,
+            dimensions: self.dimension_list(element),
+            parameters,
+            subclasses,
+        };
+        Ok((class, location))
+    }
+
+    fn order(&self, element: &Element) -> Result<Option<Located<OrderType>>, FomError> {
+        let Some(field) = self.field(element, "order") else {
+            return Ok(None);
+        };
+        let value = match field.text {
+            "Receive" => OrderType::Receive,
+            "TimeStamp" => OrderType::TimeStamp,
+            other => {
+                return Err(self.error(
+                    field.location,
+                    FomErrorKind::invalid("order", other, "Receive or TimeStamp"),
+                ))
+            }
+        };
+        Ok(Some(Located {
+            value,
+            location: field.location,
+        }))
+    }
+
+    /// `<dimensions><dimension>D</dimension>...</dimensions>`, or the older
+    /// `dimensions="D1 D2"` attribute. `NA` means none.
+    fn dimension_list(&self, element: &Element) -> Option<Vec<Located<String>>> {
+        if let Some(list) = element.child("dimensions") {
+            let names = list
+                .children_named("dimension")
+                .map(|d| Located {
+                    value: d.trimmed_text().to_owned(),
+                    location: self.loc(d),
+                })
+                .filter(|d| !d.value.is_empty() && d.value != "NA")
+                .collect();
+            return Some(names);
+        }
+        let text = element.attribute("dimensions")?;
+        let location = self.loc(element);
+        Some(
+            text.split(|c: char| c.is_whitespace() || c == ',')
+                .filter(|s| !s.is_empty() && *s != "NA")
+                .map(|s| Located {
+                    value: s.to_owned(),
+                    location,
+                })
+                .collect(),
+        )
+    }
+
+    fn dimension(&self, element: &Element) -> Result<ModuleDimension, FomError> {
+        let name = self.required(element, "name")?.text.to_owned();
+        let data_type = self.required(element, "dataType")?.text.to_owned();
+        let upper_bound = match self.field(element, "upperBound") {
+            Some(f) => Some(f.text.parse::<u64>().map_err(|_| {
+                self.error(
+                    f.location,
+                    FomErrorKind::invalid("upperBound", f.text, "a non-negative integer"),
+                )
+            })?),
+            // The standard leaves only the federate dimension's bound to the RTI.
+            None if name == "HLAfederate" => None,
+            None => {
+                return Err(self.error(
+                    self.loc(element),
+                    FomErrorKind::missing("upperBound", "dimension"),
+                ))
+            }
+        };
+        Ok(ModuleDimension {
+            name,
+            location: self.loc(element),
+            data_type,
+            upper_bound,
+        })
+    }
+
+    fn transportation(&self, element: &Element) -> Result<ModuleTransportation, FomError> {
+        let name = self.required(element, "name")?.text.to_owned();
+        let reliable = match self.field(element, "reliable") {
+            None => None,
+            Some(f) if f.text.eq_ignore_ascii_case("yes") => Some(true),
+            Some(f) if f.text.eq_ignore_ascii_case("no") => Some(false),
+            Some(f) => {
+                return Err(self.error(
+                    f.location,
+                    FomErrorKind::invalid("reliable", f.text, "Yes or No"),
+                ))
+            }
+        };
+        Ok(ModuleTransportation {
+            name,
+            location: self.loc(element),
+            reliable,
+        })
+    }
+
+    /// One entry of a data type table; `None` for elements that are not data types
+    /// (tool-specific extensions), which are skipped like other unknown content.
+    fn data_type(&self, element: &Element) -> Result<Option<ModuleDataType>, FomError> {
+        let location = self.loc(element);
+        let name = || self.required(element, "name").map(|f| f.text.to_owned());
+        let mut references = Vec::new();
+        let mut refer = |field: &Field<'_>, referenced_by: String| {
+            references.push(TypeReference {
+                name: field.text.to_owned(),
+                referenced_by,
+                location: field.location,
+            });
+        };
+
+        let definition = match element.name.as_str() {
+            "basicData" => {
+                let name = name()?;
+                let size = self.required(element, "size")?;
+                let size_bits = size.text.parse::<u32>().map_err(|_| {
+                    self.error(
+                        size.location,
+                        FomErrorKind::invalid("size", size.text, "a size in bits"),
+                    )
+                })?;
+                let endian = self.required(element, "endian")?;
+                let endian = match endian.text {
+                    "Big" => Endian::Big,
+                    "Little" => Endian::Little,
+                    other => {
+                        return Err(self.error(
+                            endian.location,
+                            FomErrorKind::invalid("endian", other, "Big or Little"),
+                        ))
+                    }
+                };
+                DataType::Basic {
+                    name,
+                    size_bits,
+                    endian,
+                }
+            }
+            "simpleData" => {
+                let name = name()?;
+                let representation = self.required(element, "representation")?;
+                refer(&representation, format!("simple data type {name}"));
+                DataType::Simple {
+                    name,
+                    representation: representation.text.to_owned(),
+                }
+            }
+            "enumeratedData" => {
+                let name = name()?;
+                let representation = self.required(element, "representation")?;
+                refer(&representation, format!("enumerated data type {name}"));
+                let mut enumerators = Vec::new();
+                for e in element.children_named("enumerator") {
+                    let enumerator = self.required(e, "name")?.text.to_owned();
+                    let mut values: Vec<String> = e
+                        .children_named("value")
+                        .map(|v| v.trimmed_text().to_owned())
+                        .filter(|v| !v.is_empty())
+                        .collect();
+                    if values.is_empty() {
+                        // The older layout: values="1" or values="1, 2".
+                        if let Some(text) = e.attribute("values") {
+                            values = text
+                                .split(',')
+                                .map(|v| v.trim().to_owned())
+                                .filter(|v| !v.is_empty())
+                                .collect();
+                        }
+                    }
+                    if values.is_empty() {
+                        return Err(
+                            self.error(self.loc(e), FomErrorKind::missing("value", "enumerator"))
+                        );
+                    }
+                    enumerators.push((enumerator, values));
+                }
+                if enumerators.is_empty() {
+                    return Err(self.error(
+                        location,
+                        FomErrorKind::missing("enumerator", "enumeratedData"),
+                    ));
+                }
+                DataType::Enumerated {
+                    name,
+                    representation: representation.text.to_owned(),
+                    enumerators,
+                }
+            }
+            "arrayData" => {
+                let name = name()?;
+                let element_type = self.required(element, "dataType")?;
+                refer(&element_type, format!("array data type {name}"));
+                let cardinality = self.required(element, "cardinality")?.text.to_owned();
+                let encoding = self.required(element, "encoding")?.text.to_owned();
+                DataType::Array {
+                    name,
+                    element: element_type.text.to_owned(),
+                    cardinality,
+                    encoding,
+                }
+            }
+            "fixedRecordData" => {
+                let name = name()?;
+                let encoding = self.required(element, "encoding")?.text.to_owned();
+                let mut fields = Vec::new();
+                for f in element.children_named("field") {
+                    let field_name = self.required(f, "name")?.text.to_owned();
+                    let field_type = self.required(f, "dataType")?;
+                    refer(
+                        &field_type,
+                        format!("field {field_name} of fixed record {name}"),
+                    );
+                    fields.push((field_name, field_type.text.to_owned()));
+                }
+                DataType::FixedRecord {
+                    name,
+                    fields,
+                    encoding,
+                }
+            }
+            "variantRecordData" => {
+                let name = name()?;
+                let discriminant = self.required(element, "discriminant")?.text.to_owned();
+                let discriminant_type = self.required(element, "dataType")?;
+                refer(
+                    &discriminant_type,
+                    format!("discriminant of variant record {name}"),
+                );
+                let encoding = self.required(element, "encoding")?.text.to_owned();
+                let mut alternatives = Vec::new();
+                for a in element.children_named("alternative") {
+                    let enumerator = self.required(a, "enumerator")?.text.to_owned();
+                    let alternative_name = self.required(a, "name")?.text.to_owned();
+                    let alternative_type = self.required(a, "dataType")?;
+                    // `NA` marks an alternative that carries no data.
+                    if alternative_type.text != "NA" {
+                        refer(
+                            &alternative_type,
+                            format!("alternative {alternative_name} of variant record {name}"),
+                        );
+                    }
+                    alternatives.push((
+                        enumerator,
+                        alternative_name,
+                        alternative_type.text.to_owned(),
+                    ));
+                }
+                DataType::VariantRecord {
+                    name,
+                    discriminant,
+                    data_type: discriminant_type.text.to_owned(),
+                    alternatives,
+                    encoding,
+                }
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(ModuleDataType {
+            definition,
+            location,
+            references,
+        }))
+    }
+}
+
+impl ModuleDataType {
+    /// A data type with no place in a file (the built-in MIM), whose references are
+    /// derived from the definition itself.
+    pub(crate) fn builtin(definition: DataType) -> Self {
+        let name = definition.name().to_owned();
+        let mut names: Vec<(String, String)> = Vec::new();
+        match &definition {
+            DataType::Basic { .. } => {}
+            DataType::Simple { representation, .. }
+            | DataType::Enumerated { representation, .. } => {
+                names.push((representation.clone(), format!("data type {name}")));
+            }
+            DataType::Array { element, .. } => {
+                names.push((element.clone(), format!("array data type {name}")))
+            }
+            DataType::FixedRecord { fields, .. } => {
+                for (field, ty) in fields {
+                    names.push((ty.clone(), format!("field {field} of fixed record {name}")));
+                }
+            }
+            DataType::VariantRecord {
+                data_type,
+                alternatives,
+                ..
+            } => {
+                names.push((
+                    data_type.clone(),
+                    format!("discriminant of variant record {name}"),
+                ));
+                for (_, alternative, ty) in alternatives.iter().filter(|(_, _, ty)| ty != "NA") {
+                    names.push((
+                        ty.clone(),
+                        format!("alternative {alternative} of variant record {name}"),
+                    ));
+                }
+            }
+        }
+        let references = names
+            .into_iter()
+            .map(|(name, referenced_by)| TypeReference {
+                name,
+                referenced_by,
+                location: SourceLocation::NONE,
+            })
+            .collect();
+        ModuleDataType {
+            definition,
+            location: SourceLocation::NONE,
+            references,
+        }
+    }
+}
