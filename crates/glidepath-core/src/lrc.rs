@@ -103,6 +103,7 @@ struct KnownInstance {
 
 struct OwnedInstance {
     class: ObjectClassHandle,
+    name: String,
 }
 
 /// Time management state of one federate.
@@ -434,9 +435,9 @@ impl LocalRti {
         let reply = expect_ok(link.request(ExecRequest::ListInstances { federation: self.federation, federate: self.me, classes })?)?;
         let ExecReply::Instances(list) = reply else { return Err(unexpected(&reply)) };
         for info in list {
-            if let Some(owner) = info.owner {
-                self.discover(info.instance, info.class, &info.name, owner);
-            }
+            // Divested instances have no owner but still exist: discover them too.
+            let producer = info.owner.unwrap_or(FederateHandle::EXECUTIVE);
+            self.discover(info.instance, info.class, &info.name, producer);
         }
         Ok(())
     }
@@ -577,7 +578,7 @@ impl LocalRti {
             name: name.map(str::to_string),
         })?)?;
         let ExecReply::Registered { instance, name } = reply else { return Err(unexpected(&reply)) };
-        self.owned.insert(instance, OwnedInstance { class });
+        self.owned.insert(instance, OwnedInstance { class, name: name.clone() });
         self.send(link, Topic::ObjectClass(class), Body::Register { instance, class, name: name.into() });
         Ok(instance)
     }
@@ -759,7 +760,10 @@ impl LocalRti {
 
     /// The instance's name, when this federate knows or owns it.
     pub fn object_instance_name(&self, instance: ObjectInstanceHandle) -> Option<&str> {
-        self.known.get(&instance).map(|k| k.name.as_str())
+        match self.owned.get(&instance) {
+            Some(o) => Some(o.name.as_str()),
+            None => self.known.get(&instance).map(|k| k.name.as_str()),
+        }
     }
 
     // ----- time management ----------------------------------------------------------

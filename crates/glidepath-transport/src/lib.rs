@@ -1,1 +1,123 @@
-//! placeholder
+//! The transport seam ("Messaging Support"): how federates' envelopes and the
+//! executive's requests travel, behind one trait with several backends.
+//!
+//! A [`Transport`] is a backend chosen by configuration (`inproc` today; NATS and
+//! shared memory later). Each federate opens one [`Endpoint`] from it and drives its
+//! [`glidepath_core::LocalRti`] through that endpoint. Backends never look inside an
+//! [`Envelope`]: routing is by `(FederationId, Topic)` only.
+//!
+//! # The contract
+//!
+//! Every backend guarantees the following; [`conformance`] checks each point and
+//! every backend runs it (`tests/conformance_*.rs`).
+//!
+//! 1. **Per-sender FIFO across topics.** Envelopes one endpoint publishes reach each
+//!    receiving endpoint in publication order, across all topics of a federation,
+//!    without loss or duplication. Time management relies on this: a federate's time
+//!    status travels behind every message it sent before.
+//! 2. **No self-delivery.** An endpoint never receives an envelope it published, even
+//!    on a topic it subscribes.
+//! 3. **Subscriptions take effect when the call returns.** Every envelope published on
+//!    `(federation, topic)` after [`Endpoint::subscribe`] returns is delivered to the
+//!    subscriber; nothing published after [`Endpoint::unsubscribe`] returns is.
+//!    Subscribing twice is the same as subscribing once. Topics of different
+//!    federations are unrelated.
+//! 4. **Requests reach the executive.** [`Endpoint::request`] is answered by the
+//!    [`glidepath_core::Executive`] hosting the federation. The notifications a
+//!    request causes are published on that federation's [`Topic::Federation`], with
+//!    sender [`FederateHandle::EXECUTIVE`] and a `seq` that increases per federation,
+//!    before the reply returns: a subscriber receives them before anything that any
+//!    endpoint publishes after seeing the reply. A refusal by the executive is an
+//!    `Ok` reply ([`ExecReply::FederationError`], ...); `Err` means the transport failed.
+//! 5. **Publication time.** An envelope published with `publish_time_ns == 0` is
+//!    stamped with [`monotonic_now_ns`]; other values are delivered unchanged.
+//! 6. **Close drains.** When [`Endpoint::close`] returns, every envelope the endpoint
+//!    published before is on its way to its subscribers and will be delivered (no
+//!    reliable message is ever lost at shutdown). Afterwards `publish`, `subscribe`,
+//!    `unsubscribe` and `request` fail with [`TransportError::Closed`], the endpoint
+//!    receives nothing new, and its inbox yields what had arrived and then reports
+//!    disconnection. Closing twice is harmless; dropping an endpoint closes it.
+//!
+//! The `inproc` backend ([`InprocTransport`]) is the embedded default: all federates
+//! in one process, envelopes moved (their payloads are reference-counted [`bytes::Bytes`]),
+//! never serialised.
+
+#![warn(missing_docs)]
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Receiver;
+use glidepath_core::{Envelope, ExecReply, ExecRequest, FederationId, Topic};
+
+#[cfg(doc)]
+use glidepath_core::FederateHandle;
+
+pub mod conformance;
+mod inproc;
+
+pub use inproc::{InprocEndpoint, InprocTransport};
+
+/// Why a transport operation failed.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum TransportError {
+    /// The endpoint was closed; it can do nothing more.
+    #[error("the endpoint is closed")]
+    Closed,
+    /// The executive did not answer in time.
+    #[error("no answer from the executive within {0:?}")]
+    Timeout(Duration),
+    /// The backend failed (connection lost, server refused, ...); the text says how.
+    #[error("transport backend failure: {0}")]
+    Backend(String),
+}
+
+/// A messaging backend: opens endpoints, one per federate (or per admin client).
+///
+/// Implementations are cheap to share (`Arc<dyn Transport>`) and must satisfy the
+/// contract in the [crate documentation](crate).
+pub trait Transport: Send + Sync {
+    /// Opens a new endpoint with no subscriptions and an empty inbox.
+    fn open(&self) -> Result<Box<dyn Endpoint>, TransportError>;
+    /// The backend's name as used in configuration (`"inproc"`, `"nats"`, ...).
+    fn name(&self) -> &'static str;
+}
+
+/// One participant's connection to a transport.
+///
+/// All methods take `&self` so a federate's RTI thread and its user threads can share
+/// the endpoint. See the [crate documentation](crate) for the ordering, subscription,
+/// request and close guarantees every implementation gives.
+pub trait Endpoint: Send + Sync {
+    /// Publishes an envelope on a topic of a federation (stamping `publish_time_ns`
+    /// when it is 0). Returns once the envelope is handed to the backend.
+    fn publish(
+        &self,
+        federation: FederationId,
+        topic: Topic,
+        envelope: Envelope,
+    ) -> Result<(), TransportError>;
+    /// Starts receiving a topic of a federation; effective when it returns.
+    fn subscribe(&self, federation: FederationId, topic: Topic) -> Result<(), TransportError>;
+    /// Stops receiving a topic of a federation; effective when it returns.
+    fn unsubscribe(&self, federation: FederationId, topic: Topic) -> Result<(), TransportError>;
+    /// Asks the executive and blocks until it answers; its notifications are
+    /// published before this returns.
+    fn request(&self, request: ExecRequest) -> Result<ExecReply, TransportError>;
+    /// Envelopes delivered to this endpoint, in arrival order. A receiver, so a driver
+    /// can `select!` over it and its own wake-up channel.
+    fn inbox(&self) -> &Receiver<Envelope>;
+    /// Drains what this endpoint published, stops receiving and releases the backend's
+    /// resources. Idempotent.
+    fn close(&self);
+}
+
+/// Nanoseconds since a process-wide epoch taken on first use, from a monotonic clock.
+///
+/// Never returns 0, so a stamped envelope can be told from an unstamped one.
+pub fn monotonic_now_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    let epoch = *EPOCH.get_or_init(Instant::now);
+    let ns = u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    ns.max(1)
+}

@@ -1,1 +1,100 @@
-//! placeholder
+//! glidepath: an HLA run-time infrastructure (RTI) for distributed simulation.
+//!
+//! This crate is the public API; the command-line tool and language bindings use
+//! nothing else. An [`Rti`] runs over a transport (the in-process bus by default)
+//! and hosts federation executions; each [`Federate`] joined to one offers the HLA
+//! services as methods and delivers callbacks to a [`FederateAmbassador`], either
+//! inside the evoke calls ([`ProcessModel::Evoked`]) or on its own RTI thread as soon
+//! as they happen ([`ProcessModel::Immediate`]).
+//!
+//! Two federates, one sending an interaction to the other:
+//!
+//! ```
+//! use std::time::Duration;
+//! use glidepath::{Bytes, Callback, Fom, FomModule, JoinOptions, ResignAction, Rti};
+//!
+//! const FOM: &str = r#"<?xml version="1.0"?>
+//! <objectModel xmlns="http://standards.ieee.org/IEEE1516-2010">
+//!   <modelIdentification><name>greetings</name><type>FOM</type><version>1</version></modelIdentification>
+//!   <interactions>
+//!     <interactionClass>
+//!       <name>HLAinteractionRoot</name>
+//!       <interactionClass>
+//!         <name>Greeting</name>
+//!         <sharing>PublishSubscribe</sharing>
+//!         <transportation>HLAreliable</transportation>
+//!         <order>Receive</order>
+//!         <parameter><name>text</name><dataType>HLAunicodeString</dataType></parameter>
+//!       </interactionClass>
+//!     </interactionClass>
+//!   </interactions>
+//! </objectModel>"#;
+//!
+//! let rti = Rti::inproc();
+//! let fom = Fom::merge(&[FomModule::parse_str("greetings.xml", FOM)?])?;
+//! rti.create_federation_execution_with_fom("hello", fom)?;
+//!
+//! let alice = rti.join("hello", JoinOptions::named("alice", "example"))?;
+//! let bob = rti.join("hello", JoinOptions::named("bob", "example"))?;
+//! let greeting = alice.interaction_class_handle("Greeting")?;
+//! let text = alice.parameter_handle(greeting, "text")?;
+//! bob.subscribe_interaction_class(greeting)?;
+//! alice.publish_interaction_class(greeting)?;
+//! alice.send_interaction(greeting, [(text, Bytes::from("hello, bob"))], "first")?;
+//!
+//! // Evoked model: callbacks arrive when bob asks for them.
+//! match bob.next_callback(Duration::from_secs(10)) {
+//!     Some(Callback::ReceiveInteraction { values, info, .. }) => {
+//!         assert_eq!(values[0].1, "hello, bob");
+//!         assert_eq!(info.producer, alice.handle());
+//!     }
+//!     other => panic!("expected the greeting, got {other:?}"),
+//! }
+//!
+//! alice.resign(ResignAction::DeleteObjects)?;
+//! bob.resign(ResignAction::DeleteObjects)?;
+//! rti.destroy_federation_execution("hello")?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `crates/glidepath/examples/two_federates.rs` shows objects, time stamps and an
+//! ambassador.
+
+#![warn(missing_docs)]
+
+mod ambassador;
+mod config;
+mod error;
+mod federate;
+mod link;
+mod rti;
+
+pub use ambassador::{CallbackLog, FederateAmbassador};
+pub use config::{ConfigError, RtiConfig, TransportKind, TRANSPORT_ENV};
+pub use error::{NameError, NameKind};
+pub use federate::{Federate, IntoLogicalTime, JoinOptions, WeakFederate};
+pub use rti::Rti;
+
+/// Reference-counted byte buffers: attribute and parameter values and tags.
+pub use bytes::Bytes;
+pub use glidepath_core::{
+    AttributeHandle, Callback, DeclarationError, FederateHandle, FederateInfo, FederationError,
+    InteractionClassHandle, LocalStats, LogicalTime, LogicalTimeInterval, MessageInfo,
+    ObjectClassHandle, ObjectError, ObjectInstanceHandle, OrderType, ParameterHandle, PeerError,
+    ProcessModel, ResignAction, RtiError, TimeError, TransportationType, Values,
+};
+/// The Federation Object Model: loading, merging and inspecting FOM modules.
+pub use glidepath_fom as fom;
+pub use glidepath_fom::{Fom, FomError, FomModule, FomSummary};
+pub use glidepath_transport::{InprocTransport, Transport, TransportError};
+
+/// What it takes to write a transport backend: the traits, the contract's
+/// conformance suite, and the message types a backend routes without reading.
+pub mod transport {
+    pub use glidepath_core::{
+        Body, Envelope, ExecReply, ExecRequest, FederationId, Notification, Topic,
+    };
+    pub use glidepath_transport::{
+        conformance, monotonic_now_ns, Endpoint, InprocTransport, Transport, TransportError,
+    };
+}

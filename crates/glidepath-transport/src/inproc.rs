@@ -1,0 +1,263 @@
+//! The `inproc` backend: an in-process bus where every federate of every federation
+//! lives in one process.
+//!
+//! Publishing looks up the subscribers of `(federation, topic)` under a read lock and
+//! pushes the envelope into each subscriber's unbounded channel: one sender's pushes
+//! happen in call order, and each endpoint has a single inbox for all its topics, so
+//! per-sender FIFO across topics holds by construction. Envelopes are cloned only
+//! for the second and later receivers, and a clone copies handles and bumps
+//! reference counts (payloads are `Bytes`); nothing is ever serialised.
+//!
+//! The executive runs under a mutex in the caller's thread; its notifications are
+//! pushed while that mutex is held, so their `seq` order is their delivery order.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crossbeam_channel::{Receiver, Sender};
+use glidepath_core::{
+    Body, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId, Topic,
+};
+use parking_lot::{Mutex, RwLock};
+
+use crate::{monotonic_now_ns, Endpoint, Transport, TransportError};
+
+type Route = (FederationId, Topic);
+
+/// One subscriber of a route.
+struct Subscriber {
+    endpoint: u64,
+    inbox: Sender<Envelope>,
+}
+
+/// The executive and the `seq` counter of each federation's notifications.
+struct Host {
+    executive: Executive,
+    notification_seq: HashMap<FederationId, u64>,
+}
+
+/// What every endpoint of one [`InprocTransport`] shares.
+struct Bus {
+    host: Mutex<Host>,
+    routes: RwLock<HashMap<Route, Vec<Subscriber>>>,
+    next_endpoint: AtomicU64,
+}
+
+impl Bus {
+    /// Hands `envelope` to every subscriber of `route` except `from`.
+    fn deliver(&self, from: Option<u64>, route: Route, mut envelope: Envelope) {
+        if envelope.publish_time_ns == 0 {
+            envelope.publish_time_ns = monotonic_now_ns();
+        }
+        let routes = self.routes.read();
+        let Some(subscribers) = routes.get(&route) else {
+            return;
+        };
+        let mut targets = subscribers.iter().filter(|s| Some(s.endpoint) != from);
+        let Some(mut current) = targets.next() else {
+            return;
+        };
+        for next in targets {
+            // A receiver that is gone has closed; what it misses is by its own choice.
+            let _ = current.inbox.send(envelope.clone());
+            current = next;
+        }
+        let _ = current.inbox.send(envelope);
+    }
+
+    fn forget_federation(&self, federation: FederationId) {
+        self.routes.write().retain(|(f, _), _| *f != federation);
+    }
+}
+
+/// The in-process transport: a bus shared by every endpoint it opens, hosting its own
+/// [`Executive`].
+///
+/// Cloning gives another handle to the same bus, so federates opened from clones see
+/// each other. Each [`InprocTransport::new`] is an independent bus.
+#[derive(Clone)]
+pub struct InprocTransport {
+    bus: Arc<Bus>,
+}
+
+impl InprocTransport {
+    /// A fresh bus with an empty executive.
+    pub fn new() -> Self {
+        InprocTransport {
+            bus: Arc::new(Bus {
+                host: Mutex::new(Host {
+                    executive: Executive::new(),
+                    notification_seq: HashMap::new(),
+                }),
+                routes: RwLock::new(HashMap::new()),
+                next_endpoint: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    /// Opens an endpoint with its concrete type (for callers that do not need `dyn`).
+    pub fn open_endpoint(&self) -> InprocEndpoint {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        InprocEndpoint {
+            id: self.bus.next_endpoint.fetch_add(1, Ordering::Relaxed),
+            bus: self.bus.clone(),
+            inbox: rx,
+            closed: AtomicBool::new(false),
+            state: Mutex::new(EndpointState {
+                inbox_tx: Some(tx),
+                routes: HashSet::new(),
+            }),
+        }
+    }
+}
+
+impl Default for InprocTransport {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for InprocTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InprocTransport").finish_non_exhaustive()
+    }
+}
+
+impl Transport for InprocTransport {
+    fn open(&self) -> Result<Box<dyn Endpoint>, TransportError> {
+        Ok(Box::new(self.open_endpoint()))
+    }
+
+    fn name(&self) -> &'static str {
+        "inproc"
+    }
+}
+
+struct EndpointState {
+    /// The sending half of our inbox, cloned into each route we subscribe; dropped on
+    /// close so the inbox disconnects once drained.
+    inbox_tx: Option<Sender<Envelope>>,
+    routes: HashSet<Route>,
+}
+
+/// An endpoint of the in-process bus.
+pub struct InprocEndpoint {
+    id: u64,
+    bus: Arc<Bus>,
+    inbox: Receiver<Envelope>,
+    closed: AtomicBool,
+    state: Mutex<EndpointState>,
+}
+
+impl InprocEndpoint {
+    fn check_open(&self) -> Result<(), TransportError> {
+        if self.closed.load(Ordering::Acquire) {
+            Err(TransportError::Closed)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Endpoint for InprocEndpoint {
+    fn publish(
+        &self,
+        federation: FederationId,
+        topic: Topic,
+        envelope: Envelope,
+    ) -> Result<(), TransportError> {
+        self.check_open()?;
+        self.bus
+            .deliver(Some(self.id), (federation, topic), envelope);
+        Ok(())
+    }
+
+    fn subscribe(&self, federation: FederationId, topic: Topic) -> Result<(), TransportError> {
+        let mut state = self.state.lock();
+        let Some(tx) = state.inbox_tx.clone() else {
+            return Err(TransportError::Closed);
+        };
+        if state.routes.insert((federation, topic)) {
+            self.bus
+                .routes
+                .write()
+                .entry((federation, topic))
+                .or_default()
+                .push(Subscriber {
+                    endpoint: self.id,
+                    inbox: tx,
+                });
+        }
+        Ok(())
+    }
+
+    fn unsubscribe(&self, federation: FederationId, topic: Topic) -> Result<(), TransportError> {
+        let mut state = self.state.lock();
+        if state.inbox_tx.is_none() {
+            return Err(TransportError::Closed);
+        }
+        if state.routes.remove(&(federation, topic)) {
+            remove_subscriber(&mut self.bus.routes.write(), (federation, topic), self.id);
+        }
+        Ok(())
+    }
+
+    fn request(&self, request: ExecRequest) -> Result<ExecReply, TransportError> {
+        self.check_open()?;
+        let destroy = matches!(request, ExecRequest::Destroy { .. });
+        let mut host = self.bus.host.lock();
+        let (reply, federation, notifications) = host.executive.handle(request);
+        if let Some(federation) = federation {
+            if destroy && matches!(reply, ExecReply::Ok) {
+                host.notification_seq.remove(&federation);
+                self.bus.forget_federation(federation);
+            } else {
+                for notification in notifications {
+                    let seq = host.notification_seq.entry(federation).or_insert(0);
+                    *seq += 1;
+                    let envelope = Envelope {
+                        sender: FederateHandle::EXECUTIVE,
+                        seq: *seq,
+                        publish_time_ns: 0,
+                        body: Body::Exec(notification),
+                    };
+                    self.bus
+                        .deliver(None, (federation, Topic::Federation), envelope);
+                }
+            }
+        }
+        Ok(reply)
+    }
+
+    fn inbox(&self) -> &Receiver<Envelope> {
+        &self.inbox
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        let mut state = self.state.lock();
+        if state.inbox_tx.take().is_none() {
+            return;
+        }
+        let mut routes = self.bus.routes.write();
+        for route in state.routes.drain() {
+            remove_subscriber(&mut routes, route, self.id);
+        }
+    }
+}
+
+impl Drop for InprocEndpoint {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn remove_subscriber(routes: &mut HashMap<Route, Vec<Subscriber>>, route: Route, endpoint: u64) {
+    if let Some(list) = routes.get_mut(&route) {
+        list.retain(|s| s.endpoint != endpoint);
+        if list.is_empty() {
+            routes.remove(&route);
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The federate ambassador: what a federate implements to receive callbacks.
+
+use bytes::Bytes;
+use glidepath_core::{
+    AttributeHandle, Callback, FederateHandle, InteractionClassHandle, LogicalTime, MessageInfo,
+    ObjectClassHandle, ObjectInstanceHandle, ParameterHandle, Values,
+};
+
+/// Receives the RTI's callbacks (the standard's `FederateAmbassador`).
+///
+/// Every method has a default that does nothing, so an implementation overrides only
+/// what it cares about. [`FederateAmbassador::callback`] receives each [`Callback`]
+/// first and dispatches it to the named methods; override it instead to handle the
+/// enum directly (for example to queue callbacks elsewhere).
+///
+/// Callbacks reach an ambassador in the order the RTI produced them, and never from
+/// two threads at once: in [`crate::ProcessModel::Evoked`] on the thread calling
+/// `evoke_callback` / `evoke_multiple_callbacks`, in
+/// [`crate::ProcessModel::Immediate`] on the federate's RTI thread. A callback may
+/// call any [`crate::Federate`] service except the evoke calls.
+#[allow(unused_variables)]
+pub trait FederateAmbassador {
+    /// Receives one callback; the default dispatches to the methods below.
+    fn callback(&mut self, callback: Callback) {
+        match callback {
+            Callback::SynchronizationPointRegistrationSucceeded { label } => {
+                self.synchronization_point_registration_succeeded(&label)
+            }
+            Callback::SynchronizationPointRegistrationFailed { label, reason } => {
+                self.synchronization_point_registration_failed(&label, &reason)
+            }
+            Callback::AnnounceSynchronizationPoint { label, tag } => {
+                self.announce_synchronization_point(&label, tag)
+            }
+            Callback::FederationSynchronized { label, failed } => {
+                self.federation_synchronized(&label, &failed)
+            }
+            Callback::ObjectInstanceNameReservationSucceeded { name } => {
+                self.object_instance_name_reservation_succeeded(&name)
+            }
+            Callback::ObjectInstanceNameReservationFailed { name } => {
+                self.object_instance_name_reservation_failed(&name)
+            }
+            Callback::DiscoverObjectInstance {
+                instance,
+                class,
+                name,
+                producer,
+            } => self.discover_object_instance(instance, class, &name, producer),
+            Callback::ReflectAttributeValues {
+                instance,
+                class,
+                values,
+                tag,
+                info,
+            } => self.reflect_attribute_values(instance, class, values, tag, info),
+            Callback::ReceiveInteraction {
+                class,
+                values,
+                tag,
+                info,
+            } => self.receive_interaction(class, values, tag, info),
+            Callback::RemoveObjectInstance {
+                instance,
+                tag,
+                info,
+            } => self.remove_object_instance(instance, tag, info),
+            Callback::ProvideAttributeValueUpdate {
+                instance,
+                attributes,
+                tag,
+            } => self.provide_attribute_value_update(instance, &attributes, tag),
+            Callback::TimeRegulationEnabled { time } => self.time_regulation_enabled(time),
+            Callback::TimeConstrainedEnabled { time } => self.time_constrained_enabled(time),
+            Callback::TimeAdvanceGrant { time } => self.time_advance_grant(time),
+        }
+    }
+
+    /// A synchronization point this federate registered was accepted.
+    fn synchronization_point_registration_succeeded(&mut self, label: &str) {}
+    /// A synchronization point this federate registered was refused (label in use,
+    /// or a listed federate is not joined).
+    fn synchronization_point_registration_failed(&mut self, label: &str, reason: &str) {}
+    /// This federate is asked to reach a synchronization point.
+    fn announce_synchronization_point(&mut self, label: &str, tag: Bytes) {}
+    /// Every federate asked has reached the point; `failed` lists those that reported failure.
+    fn federation_synchronized(&mut self, label: &str, failed: &[FederateHandle]) {}
+    /// An object instance name was reserved for this federate.
+    fn object_instance_name_reservation_succeeded(&mut self, name: &str) {}
+    /// An object instance name could not be reserved (already reserved or in use).
+    fn object_instance_name_reservation_failed(&mut self, name: &str) {}
+    /// A new object instance of a subscribed class (or subclass, seen as the
+    /// subscribed class) is known to this federate.
+    fn discover_object_instance(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        class: ObjectClassHandle,
+        name: &str,
+        producer: FederateHandle,
+    ) {
+    }
+    /// New values for subscribed attributes of a known instance.
+    fn reflect_attribute_values(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        class: ObjectClassHandle,
+        values: Values<AttributeHandle>,
+        tag: Bytes,
+        info: MessageInfo,
+    ) {
+    }
+    /// An interaction of a subscribed class (or subclass, seen as the subscribed class
+    /// with only its parameters).
+    fn receive_interaction(
+        &mut self,
+        class: InteractionClassHandle,
+        values: Values<ParameterHandle>,
+        tag: Bytes,
+        info: MessageInfo,
+    ) {
+    }
+    /// A known instance was deleted by its owner.
+    fn remove_object_instance(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        tag: Bytes,
+        info: MessageInfo,
+    ) {
+    }
+    /// Another federate asks this owner to send current values of `attributes`.
+    fn provide_attribute_value_update(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        attributes: &[AttributeHandle],
+        tag: Bytes,
+    ) {
+    }
+    /// Time regulation is enabled; the federate's logical time is now `time`.
+    fn time_regulation_enabled(&mut self, time: LogicalTime) {}
+    /// Time constrained is enabled; the federate's logical time is now `time`.
+    fn time_constrained_enabled(&mut self, time: LogicalTime) {}
+    /// The pending time advance (TAR, TARA, NER, NERA or FQR) is granted at `time`.
+    fn time_advance_grant(&mut self, time: LogicalTime) {}
+}
+
+/// Forwards to the boxed ambassador, so `Box<dyn FederateAmbassador + Send>` is one too.
+impl<A: FederateAmbassador + ?Sized> FederateAmbassador for Box<A> {
+    fn callback(&mut self, callback: Callback) {
+        (**self).callback(callback)
+    }
+}
+
+/// Collects every callback, in order: handy in tests and small tools.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CallbackLog {
+    /// The callbacks received so far, oldest first.
+    pub callbacks: Vec<Callback>,
+}
+
+impl FederateAmbassador for CallbackLog {
+    fn callback(&mut self, callback: Callback) {
+        self.callbacks.push(callback);
+    }
+}

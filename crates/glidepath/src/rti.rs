@@ -1,0 +1,209 @@
+//! The entry point: an [`Rti`] creates and destroys federation executions over a
+//! transport and joins federates to them.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use glidepath_core::{
+    ExecReply, ExecRequest, FederationError, Fom, LocalRti, ProcessModel, RtiError,
+};
+use glidepath_transport::{Endpoint, InprocTransport, Transport};
+use parking_lot::Mutex;
+
+use crate::ambassador::FederateAmbassador;
+use crate::config::{ConfigError, RtiConfig, TransportKind};
+use crate::federate::{Federate, JoinOptions};
+use crate::link::{transport_error, EndpointLink, LinkFailure};
+
+/// A connection to the run-time infrastructure over one transport.
+///
+/// Cheap to clone: clones share the transport, so federates joined through any clone
+/// see each other.
+#[derive(Clone)]
+pub struct Rti {
+    inner: Arc<RtiInner>,
+}
+
+struct RtiInner {
+    transport: Arc<dyn Transport>,
+    /// The endpoint for create and destroy requests, opened on first use.
+    control: Mutex<Option<Box<dyn Endpoint>>>,
+}
+
+impl std::fmt::Debug for Rti {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rti")
+            .field("transport", &self.inner.transport.name())
+            .finish()
+    }
+}
+
+impl Rti {
+    /// An RTI on a fresh in-process bus: every federate joined through it (or its
+    /// clones) lives in this process.
+    pub fn inproc() -> Rti {
+        Rti::with_transport(Arc::new(InprocTransport::new()))
+    }
+
+    /// An RTI over any transport backend.
+    pub fn with_transport(transport: Arc<dyn Transport>) -> Rti {
+        Rti {
+            inner: Arc::new(RtiInner {
+                transport,
+                control: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// An RTI as configured (see [`RtiConfig::from_env`] to honour `GLIDEPATH_TRANSPORT`).
+    pub fn from_config(config: &RtiConfig) -> Result<Rti, ConfigError> {
+        match config.transport {
+            TransportKind::Inproc => Ok(Rti::inproc()),
+        }
+    }
+
+    /// The transport's configuration name (`"inproc"`, ...).
+    pub fn transport_name(&self) -> &'static str {
+        self.inner.transport.name()
+    }
+
+    /// The transport, for opening endpoints of one's own (tools, benchmarks).
+    pub fn transport(&self) -> &Arc<dyn Transport> {
+        &self.inner.transport
+    }
+
+    fn request(&self, request: ExecRequest) -> Result<ExecReply, RtiError> {
+        let mut control = self.inner.control.lock();
+        let endpoint = match &mut *control {
+            Some(e) => e,
+            None => control.insert(self.inner.transport.open().map_err(transport_error)?),
+        };
+        match endpoint.request(request).map_err(transport_error)? {
+            ExecReply::FederationError(e) => Err(e.into()),
+            ExecReply::ObjectError(e) => Err(e.into()),
+            other => Ok(other),
+        }
+    }
+
+    /// Creates a federation execution from FOM module files, merged in the order
+    /// given. A file that cannot be read, parsed or merged gives
+    /// [`FederationError::ErrorReadingFdd`] with `file:line:col: message`.
+    pub fn create_federation_execution(
+        &self,
+        name: &str,
+        fom_modules: &[impl AsRef<Path>],
+    ) -> Result<(), RtiError> {
+        if fom_modules.is_empty() {
+            return Err(FederationError::ErrorReadingFdd("no FOM module given".into()).into());
+        }
+        let paths: Vec<PathBuf> = fom_modules
+            .iter()
+            .map(|p| p.as_ref().to_path_buf())
+            .collect();
+        let fom =
+            Fom::load_files(&paths).map_err(|e| FederationError::ErrorReadingFdd(e.to_string()))?;
+        self.create_federation_execution_with_fom(name, fom)
+    }
+
+    /// Creates a federation execution from an already merged FOM.
+    pub fn create_federation_execution_with_fom(
+        &self,
+        name: &str,
+        fom: Fom,
+    ) -> Result<(), RtiError> {
+        match self.request(ExecRequest::Create {
+            name: name.to_string(),
+            fom: Arc::new(fom),
+        })? {
+            ExecReply::Created { .. } => Ok(()),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Destroys a federation execution; fails with
+    /// [`FederationError::FederatesCurrentlyJoined`] while anyone is joined.
+    pub fn destroy_federation_execution(&self, name: &str) -> Result<(), RtiError> {
+        match self.request(ExecRequest::Destroy {
+            name: name.to_string(),
+        })? {
+            ExecReply::Ok => Ok(()),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Joins a federation execution with callbacks delivered by the evoke calls
+    /// ([`ProcessModel::Evoked`]).
+    ///
+    /// `options.process_model` must be `Evoked`: the immediate model needs an
+    /// ambassador, given through [`Rti::join_immediate`].
+    pub fn join(&self, federation: &str, options: JoinOptions) -> Result<Federate, RtiError> {
+        if options.process_model == ProcessModel::Immediate {
+            return Err(RtiError::Transport(
+                "the immediate process model needs an ambassador: use Rti::join_immediate".into(),
+            ));
+        }
+        self.join_with(federation, &options, ProcessModel::Evoked, None)
+    }
+
+    /// Joins a federation execution with callbacks delivered to `ambassador` on the
+    /// federate's RTI thread as soon as they are produced ([`ProcessModel::Immediate`],
+    /// whatever `options.process_model` says).
+    pub fn join_immediate(
+        &self,
+        federation: &str,
+        options: JoinOptions,
+        ambassador: impl FederateAmbassador + Send + 'static,
+    ) -> Result<Federate, RtiError> {
+        self.join_with(
+            federation,
+            &options,
+            ProcessModel::Immediate,
+            Some(Box::new(ambassador)),
+        )
+    }
+
+    fn join_with(
+        &self,
+        federation: &str,
+        options: &JoinOptions,
+        process_model: ProcessModel,
+        ambassador: Option<Box<dyn FederateAmbassador + Send>>,
+    ) -> Result<Federate, RtiError> {
+        let endpoint = self.inner.transport.open().map_err(transport_error)?;
+        let failure = LinkFailure::default();
+        let joined = {
+            let mut link = EndpointLink {
+                endpoint: &*endpoint,
+                failure: &failure,
+            };
+            LocalRti::join(
+                &mut link,
+                federation,
+                options.federate_name.as_deref(),
+                &options.federate_type,
+            )
+        };
+        let mut rti = match joined {
+            Ok(rti) => rti,
+            Err(e) => {
+                endpoint.close();
+                return Err(e);
+            }
+        };
+        // A subscription that failed during the join would leave the federate deaf.
+        if let Some(e) = failure.take() {
+            let mut link = EndpointLink {
+                endpoint: &*endpoint,
+                failure: &failure,
+            };
+            let _ = rti.resign(&mut link, glidepath_core::ResignAction::DeleteObjects);
+            endpoint.close();
+            return Err(e);
+        }
+        Federate::start(endpoint, failure, rti, process_model, ambassador)
+    }
+}
+
+fn unexpected(reply: &ExecReply) -> RtiError {
+    RtiError::Transport(format!("unexpected reply from the executive: {reply:?}"))
+}
