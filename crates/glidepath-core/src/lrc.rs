@@ -622,7 +622,8 @@ impl LocalRti {
         let fom = self.fom.clone();
         let c = fom.object_class(class).ok_or(ObjectError::ObjectClassNotDefined(class))?;
         let published = self.published_attributes.get(&class);
-        let mut groups: Vec<((OrderType, TransportationType), Vec<(AttributeHandle, Bytes)>)> = Vec::new();
+        type Group = ((OrderType, TransportationType), Vec<(AttributeHandle, Bytes)>);
+        let mut groups: Vec<Group> = Vec::new();
         for (a, v) in values {
             if !c.all_attributes.contains(&a) {
                 return Err(ObjectError::AttributeNotDefined { class, attribute: a }.into());

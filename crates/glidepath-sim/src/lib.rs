@@ -710,10 +710,8 @@ impl Sim {
                     return Err(self.fail(format!("federate {idx}: {instance} discovered twice")));
                 }
             }
-            Callback::ProvideAttributeValueUpdate { instance, .. } => {
-                if !self.nodes[idx].owned.iter().any(|(i, _)| *i == instance) {
-                    return Err(self.fail(format!("federate {idx}: asked to provide {instance} it does not own")));
-                }
+            Callback::ProvideAttributeValueUpdate { instance, .. } if !self.nodes[idx].owned.iter().any(|(i, _)| *i == instance) => {
+                return Err(self.fail(format!("federate {idx}: asked to provide {instance} it does not own")));
             }
             _ => {}
         }
