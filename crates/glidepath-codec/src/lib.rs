@@ -17,9 +17,11 @@
 //! receiver decodes whatever settings the sender used. Decoding never panics and never
 //! allocates more than [`ChainConfig::max_message_bytes`], whatever the input.
 
+pub mod bundle;
 pub mod frame;
 pub mod track;
 mod varint;
 
+pub use bundle::{unbundle, BundleConfig, Bundler};
 pub use frame::{ChainConfig, CodecError, Compression, EncoderChain, FederationKey};
 pub use varint::{read_varint, write_varint, zigzag_decode, zigzag_encode};
