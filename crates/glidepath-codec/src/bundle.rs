@@ -126,7 +126,7 @@ impl Bundler {
 }
 
 fn varint_len(v: u64) -> usize {
-    (((64 - v.leading_zeros()).max(1) + 6) / 7) as usize
+    (64 - v.leading_zeros()).max(1).div_ceil(7) as usize
 }
 
 fn single(message: &[u8]) -> Bytes {
