@@ -6,7 +6,7 @@ use crate::types::{FederateHandle, LogicalTime, ObjectInstanceHandle};
 use crate::{AttributeHandle, InteractionClassHandle, ObjectClassHandle, ParameterHandle};
 
 /// Federation management (create, join, resign, synchronization points).
-#[derive(Debug, Error, Clone, PartialEq)]
+#[derive(Debug, Error, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum FederationError {
     #[error("federation execution `{0}` already exists")]
     FederationExecutionAlreadyExists(String),
@@ -44,7 +44,7 @@ pub enum DeclarationError {
 }
 
 /// Object management (names, registration, updates, interactions, deletion).
-#[derive(Debug, Error, Clone, PartialEq)]
+#[derive(Debug, Error, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum ObjectError {
     #[error("object class {0} is not defined in the FOM")]
     ObjectClassNotDefined(ObjectClassHandle),

@@ -16,7 +16,7 @@ use crate::types::{FederateHandle, FederationId, ObjectInstanceHandle, ResignAct
 use crate::{Fom, ObjectClassHandle};
 
 /// A request to the executive.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum ExecRequest {
     Create { name: String, fom: Arc<Fom> },
     Destroy { name: String },
@@ -39,7 +39,7 @@ pub enum ExecRequest {
 }
 
 /// A joined federate as listed by the executive.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FederateInfo {
     pub handle: FederateHandle,
     pub name: String,
@@ -47,7 +47,7 @@ pub struct FederateInfo {
 }
 
 /// An object instance as listed by the executive.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct InstanceInfo {
     pub instance: ObjectInstanceHandle,
     pub class: ObjectClassHandle,
@@ -56,7 +56,7 @@ pub struct InstanceInfo {
 }
 
 /// The executive's answer.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum ExecReply {
     Ok,
     Created { id: FederationId },

@@ -47,6 +47,8 @@ pub struct LocalStats {
     pub unknown_class: u64,
     /// Time-stamped messages below their sender's promise (delivered receive-order).
     pub broken_promises: u64,
+    /// Data from federates that resigned before this one joined (dropped).
+    pub from_departed: u64,
     /// The last peer error seen, for logs.
     pub last_peer_error: Option<PeerError>,
 }
@@ -150,6 +152,11 @@ pub struct LocalRti {
     owned: BTreeMap<ObjectInstanceHandle, OwnedInstance>,
     known: HashMap<ObjectInstanceHandle, KnownInstance>,
     announced: HashSet<String>,
+    /// Federates that resigned before this one joined (smaller handles missing from
+    /// the join reply). Their data was published before this federate could subscribe
+    /// any data topic, so none of it is delivered, and peers are told (through `seen`)
+    /// that nothing from them is in flight here.
+    ghosts: BTreeSet<FederateHandle>,
     last_seq_from: HashMap<FederateHandle, u64>,
     time: TimeState,
     callbacks: VecDeque<Callback>,
@@ -201,6 +208,7 @@ impl LocalRti {
         };
         link.subscribe(federation, Topic::Federate(federate));
         let name = members.iter().find(|m| m.handle == federate).map(|m| m.name.clone()).unwrap_or_default();
+        let ghosts = (1..federate.0).map(FederateHandle).filter(|h| !members.iter().any(|m| m.handle == *h)).collect();
         Ok(LocalRti {
             federation,
             federation_name: federation_name.to_string(),
@@ -218,6 +226,7 @@ impl LocalRti {
             owned: BTreeMap::new(),
             known: HashMap::new(),
             announced: HashSet::new(),
+            ghosts,
             last_seq_from: HashMap::new(),
             time: TimeState {
                 logical_time: LogicalTime::ZERO,
@@ -960,6 +969,32 @@ impl LocalRti {
             self.time.pending_regulation.as_ref().map(|p| (p.earliest, p.waiting.iter().copied().collect::<Vec<_>>())),
         )
     }
+    /// For each peer waiting in a next message request, why its conditional bound is
+    /// or is not trusted, for diagnostics.
+    pub fn describe_conditionals(&self) -> String {
+        let mut out = String::new();
+        for (f, (_, s)) in &self.time.statuses {
+            if let Advance::Ner { next, .. } = s.advance {
+                let seen = |k: FederateHandle| s.seen.iter().find(|(h, _)| *h == k).map_or(0, |(_, q)| *q);
+                let mut why = Vec::new();
+                if self.time.last_tso_seq > seen(self.me) {
+                    why.push(format!("me: last tso {} > seen {}", self.time.last_tso_seq, seen(self.me)));
+                }
+                for (k, (_, ks)) in &self.time.statuses {
+                    if k != f && ks.last_tso_seq > seen(*k) {
+                        why.push(format!("{k}: last tso {} > seen {}", ks.last_tso_seq, seen(*k)));
+                    }
+                }
+                out.push_str(&format!(
+                    "[{f} {:?} constrained {} next {next}: {}] ",
+                    s.regulation,
+                    s.constrained,
+                    if why.is_empty() { "valid".to_string() } else { why.join(", ") }
+                ));
+            }
+        }
+        out
+    }
     /// True while a time advance is pending.
     pub fn is_advancing(&self) -> bool {
         self.time.advance != Advance::Idle
@@ -1090,8 +1125,9 @@ impl LocalRti {
         let seen: Arc<[(FederateHandle, u64)]> = self
             .last_seq_from
             .iter()
-            .filter(|(f, _)| **f != FederateHandle::EXECUTIVE)
+            .filter(|(f, _)| **f != FederateHandle::EXECUTIVE && !self.ghosts.contains(f))
             .map(|(f, s)| (*f, *s))
+            .chain(self.ghosts.iter().map(|g| (*g, u64::MAX)))
             .collect();
         self.time.published_seen = seen.iter().copied().collect();
         let status = TimeStatus {
@@ -1264,6 +1300,11 @@ impl LocalRti {
         }
         self.last_seq_from.insert(env.sender, env.seq);
         let Envelope { sender, seq, publish_time_ns, body } = env;
+        if self.ghosts.contains(&sender) && !matches!(body, Body::TimeStatus(_) | Body::Exec(_)) {
+            // Published before we could subscribe any data topic: not ours to deliver.
+            self.stats.from_departed += 1;
+            return;
+        }
         let mut republish = false;
         match body {
             Body::TimeStatus(status) => republish = self.handle_status(link, sender, seq, status),

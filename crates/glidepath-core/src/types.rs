@@ -4,7 +4,8 @@ use std::cmp::Ordering;
 use std::fmt;
 
 /// A joined federate, unique within its federation execution for the execution's life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct FederateHandle(pub u32);
 
 impl FederateHandle {
@@ -23,11 +24,13 @@ impl fmt::Display for FederateHandle {
 }
 
 /// A federation execution, as numbered by the process or server hosting it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct FederationId(pub u64);
 
 /// An object instance, unique within its federation execution.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct ObjectInstanceHandle(pub u64);
 
 impl fmt::Display for ObjectInstanceHandle {
@@ -137,8 +140,70 @@ impl fmt::Display for LogicalTimeInterval {
     }
 }
 
+// Serialization of times. JSON has no NaN or infinities (serde_json would write `null`
+// and fail to read it back), so human-readable formats write the infinities as the
+// strings "Infinity" and "-Infinity"; every format rejects NaN on decode, and an
+// interval must be finite and non-negative, exactly as the constructors require.
+impl serde::Serialize for LogicalTime {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            v if !serializer.is_human_readable() || v.is_finite() => serializer.serialize_f64(v),
+            v if v > 0.0 => serializer.serialize_str("Infinity"),
+            _ => serializer.serialize_str("-Infinity"),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LogicalTime {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = LogicalTime;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a logical time: a number (not NaN), \"Infinity\" or \"-Infinity\"")
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<LogicalTime, E> {
+                LogicalTime::new(v).ok_or_else(|| E::custom("NaN is not a logical time"))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<LogicalTime, E> {
+                Ok(LogicalTime(v as f64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<LogicalTime, E> {
+                Ok(LogicalTime(v as f64))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<LogicalTime, E> {
+                match v {
+                    "Infinity" => Ok(LogicalTime::INFINITY),
+                    "-Infinity" => Ok(LogicalTime::NEG_INFINITY),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        if deserializer.is_human_readable() {
+            deserializer.deserialize_any(Visitor)
+        } else {
+            deserializer.deserialize_f64(Visitor)
+        }
+    }
+}
+
+impl serde::Serialize for LogicalTimeInterval {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LogicalTimeInterval {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let v = <f64 as serde::Deserialize>::deserialize(deserializer)?;
+        LogicalTimeInterval::new(v).ok_or_else(|| {
+            serde::de::Error::custom(format_args!("{v} is not a logical time interval (finite and >= 0)"))
+        })
+    }
+}
+
 /// What a federate asks the RTI to do with its objects when it resigns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ResignAction {
     /// Leave the objects registered but owned by nobody.
     UnconditionallyDivestAttributes,

@@ -6,7 +6,8 @@ use std::fmt;
 macro_rules! handle {
     ($(#[$m:meta])* $name:ident) => {
         $(#[$m])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+        #[serde(transparent)]
         pub struct $name(pub u32);
         impl $name {
             /// The handle as an index into the FOM's tables.
@@ -42,7 +43,7 @@ handle!(
 );
 
 /// How a class's data travels: `HLAreliable` or `HLAbestEffort` (the FOM's transportation type).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum TransportationType {
     /// Delivered exactly once, in order per sender.
     Reliable,
@@ -51,7 +52,7 @@ pub enum TransportationType {
 }
 
 /// The delivery order the FOM asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum OrderType {
     /// Delivered as soon as it arrives.
     Receive,
@@ -60,7 +61,7 @@ pub enum OrderType {
 }
 
 /// An object class.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ObjectClass {
     /// Its handle; `object_classes[handle.index()]` is this class.
     pub handle: ObjectClassHandle,
@@ -77,7 +78,7 @@ pub struct ObjectClass {
 }
 
 /// An attribute of an object class.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Attribute {
     /// Its handle, unique in the whole FOM.
     pub handle: AttributeHandle,
@@ -96,7 +97,7 @@ pub struct Attribute {
 }
 
 /// An interaction class.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InteractionClass {
     /// Its handle; `interaction_classes[handle.index()]` is this class.
     pub handle: InteractionClassHandle,
@@ -119,7 +120,7 @@ pub struct InteractionClass {
 }
 
 /// A parameter of an interaction class.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Parameter {
     /// Its handle, unique in the whole FOM.
     pub handle: ParameterHandle,
@@ -132,7 +133,7 @@ pub struct Parameter {
 }
 
 /// A DDM dimension.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Dimension {
     /// Its handle; `dimensions[handle.index()]` is this dimension.
     pub handle: DimensionHandle,
@@ -145,7 +146,7 @@ pub struct Dimension {
 }
 
 /// Endianness of a basic data representation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Endian {
     /// Most significant byte first (network order, the HLA default).
     Big,
@@ -157,7 +158,7 @@ pub enum Endian {
 ///
 /// Names of other data types are kept as written; [`Fom::merge`] has checked that
 /// each resolves in [`Fom::data_types`].
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum DataType {
     /// `basicData`: size in bits and endianness.
     Basic {
@@ -239,7 +240,7 @@ impl DataType {
 /// every other count covers the whole merged FOM, MIM included: the two root
 /// classes, `HLAprivilegeToDeleteObject`, and the MIM's
 /// [`MIM_DATA_TYPE_COUNT`](crate::MIM_DATA_TYPE_COUNT) data types.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FomSummary {
     /// Modules merged, not counting the MIM.
     pub modules: usize,
@@ -260,7 +261,7 @@ pub struct FomSummary {
 /// The merged Federation Object Model.
 ///
 /// Index tables are dense: `object_classes[h.index()]` is the class of handle `h`.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Fom {
     /// The merged modules' names in merge order (the MIM is implicit and not listed).
     pub module_names: Vec<String>,

@@ -186,7 +186,14 @@ struct Node {
     setup_performed: bool,
     /// Enables regulation only while running, after others have advanced.
     late_regulation: bool,
-    regulation_requested: bool,
+    /// Regulation requested, callback not yet received.
+    regulation_pending: bool,
+    /// Constrained requested, callback not yet received.
+    constrained_pending: bool,
+    /// Joins while the others already run, and resigns on its own when done.
+    late_join: bool,
+    /// Resigns in the middle of the run.
+    quitter: bool,
     discovered: HashMap<ObjectInstanceHandle, ObjectClassHandle>,
     advances_left: u32,
     actions_left: u32,
@@ -252,7 +259,10 @@ impl Sim {
                 owned: Vec::new(),
                 setup_performed: false,
                 late_regulation: false,
-                regulation_requested: false,
+                regulation_pending: false,
+                constrained_pending: false,
+                late_join: false,
+                quitter: false,
                 discovered: HashMap::new(),
                 advances_left: cfg.advances,
                 actions_left: cfg.advances * 6,
@@ -266,6 +276,12 @@ impl Sim {
         }
         for n in nodes.iter_mut() {
             n.late_regulation = n.lookahead.is_some() && rng.gen_bool(0.2);
+            // Node 0 opens the barriers, so it always starts with the others.
+            n.late_join = n.idx > 0 && rng.gen_bool(0.1);
+            n.quitter = n.idx > 0 && !n.late_join && rng.gen_bool(0.1);
+            if n.late_join {
+                n.wake_at = Some(rng.gen_range(5_000_000..40_000_000));
+            }
         }
         let mut exec = Executive::new();
         let (reply, _, _) = exec.handle(ExecRequest::Create { name: FEDERATION.into(), fom: Arc::new(sim_fom()) });
@@ -305,7 +321,7 @@ impl Sim {
                 n.idx,
                 n.phase,
                 n.pending,
-                n.lrc.as_ref().map_or("not joined".into(), |l| format!("{} {}", l.handle(), l.describe_time_state()))
+                n.lrc.as_ref().map_or("not joined".into(), |l| format!("{} {}\n      {}", l.handle(), l.describe_time_state(), l.describe_conditionals()))
             );
         }
         s
@@ -393,9 +409,15 @@ impl Sim {
                 let lrc = joined.map_err(|e| self.fail(format!("join failed: {e}")))?;
                 self.nodes[idx].lrc = Some(lrc);
                 self.nodes[idx].phase = Phase::Setup;
-                self.joined += 1;
                 self.log(format!("{idx} joined"));
-                if self.joined == self.nodes.len() {
+                if self.nodes[idx].late_join {
+                    // No barrier for a latecomer: set up now, run once its modes are on.
+                    self.setup(idx)?;
+                    self.after_step(idx)?;
+                    return self.check_barriers(idx);
+                }
+                self.joined += 1;
+                if self.joined == self.nodes.iter().filter(|n| !n.late_join).count() {
                     // Everyone is in: the first federate opens the two barriers.
                     self.link_call(0, |l, k| {
                         l.register_federation_synchronization_point(k, "ready", Bytes::new(), None)?;
@@ -444,9 +466,11 @@ impl Sim {
         }
         if let Some(la) = self.nodes[idx].lookahead.filter(|_| !self.nodes[idx].late_regulation) {
             self.link_call(idx, |l, k| l.enable_time_regulation(k, la))?;
+            self.nodes[idx].regulation_pending = true;
         }
         if self.nodes[idx].constrained_wanted {
             self.link_call(idx, |l, k| l.enable_time_constrained(k))?;
+            self.nodes[idx].constrained_pending = true;
         }
         self.nodes[idx].setup_performed = true;
         self.log(format!(
@@ -471,8 +495,8 @@ impl Sim {
         let n = &self.nodes[idx];
         let idle = n.pending.is_none();
         if n.actions_left == 0 {
-            if n.regulation_requested && !n.regulation_on {
-                // Still enabling regulation: no advance may be requested yet.
+            if n.regulation_pending || n.constrained_pending {
+                // Still enabling a mode: no advance may be requested yet.
                 self.wake(idx, 1_000, 200_000);
                 return Ok(());
             }
@@ -532,13 +556,35 @@ impl Sim {
                 self.link_call(idx, |l, k| l.modify_lookahead(k, la))?;
                 self.log(format!("{idx} lookahead -> {la}"));
             }
-            60..=64 if idle && self.nodes[idx].late_regulation && !self.nodes[idx].regulation_on && !self.nodes[idx].regulation_requested => {
+            60..=63 if idle && self.nodes[idx].lookahead.is_some() && !self.nodes[idx].regulation_on && !self.nodes[idx].regulation_pending => {
                 let la = self.nodes[idx].lookahead.expect("regulating federates have a lookahead");
-                self.nodes[idx].regulation_requested = true;
+                self.nodes[idx].regulation_pending = true;
                 self.link_call(idx, |l, k| l.enable_time_regulation(k, la))?;
-                self.log(format!("{idx} enables regulation late, lookahead {la}"));
+                self.log(format!("{idx} enables regulation while running, lookahead {la}"));
             }
-            _ if idle && self.nodes[idx].advances_left > 0 && (!self.nodes[idx].regulation_requested || self.nodes[idx].regulation_on) => {
+            64 if idle && self.nodes[idx].regulation_on => {
+                self.link_call(idx, |l, k| l.disable_time_regulation(k))?;
+                self.nodes[idx].regulation_on = false;
+                self.log(format!("{idx} disables regulation"));
+            }
+            65 if idle && self.nodes[idx].constrained_on => {
+                self.link_call(idx, |l, k| l.disable_time_constrained(k))?;
+                self.nodes[idx].constrained_on = false;
+                self.log(format!("{idx} disables constrained"));
+            }
+            66..=67 if idle && self.nodes[idx].constrained_wanted && !self.nodes[idx].constrained_on && !self.nodes[idx].constrained_pending => {
+                self.link_call(idx, |l, k| l.enable_time_constrained(k))?;
+                self.nodes[idx].constrained_pending = true;
+                self.log(format!("{idx} enables constrained while running"));
+            }
+            68 if idle && self.nodes[idx].quitter && self.nodes[idx].advances_left < self.cfg.advances / 2 => {
+                self.link_call(idx, |l, k| l.resign(k, ResignAction::DeleteObjects))?;
+                self.nodes[idx].phase = Phase::Resigned;
+                self.nodes[idx].wake_at = None;
+                self.log(format!("{idx} quits early"));
+                return Ok(());
+            }
+            _ if idle && self.nodes[idx].advances_left > 0 && !self.nodes[idx].regulation_pending && !self.nodes[idx].constrained_pending => {
                 return self.advance(idx)
             }
             _ => {}
@@ -624,6 +670,7 @@ impl Sim {
             }
             Callback::TimeRegulationEnabled { time } => {
                 self.nodes[idx].regulation_on = true;
+                self.nodes[idx].regulation_pending = false;
                 self.check_not_backwards(idx, time)?;
                 let n = &mut self.nodes[idx];
                 if time > n.lt {
@@ -639,7 +686,11 @@ impl Sim {
             }
             Callback::TimeConstrainedEnabled { time } => {
                 self.nodes[idx].constrained_on = true;
+                self.nodes[idx].constrained_pending = false;
                 self.check_not_backwards(idx, time)?;
+                let n = &mut self.nodes[idx];
+                n.floor = n.lt;
+                n.floor_strict = false;
             }
             Callback::TimeAdvanceGrant { time } => {
                 let Some((kind, req, available)) = self.nodes[idx].pending.take() else {
@@ -715,18 +766,29 @@ impl Sim {
             }
             _ => {}
         }
-        // Barriers: ready once both time modes are on, done once the final grant came.
+        self.check_barriers(idx)
+    }
+
+    /// Barriers: ready once both time modes are on, done once the final grant came.
+    fn check_barriers(&mut self, idx: usize) -> Result<(), SimFailure> {
         let n = &self.nodes[idx];
-        if n.phase == Phase::Setup
-            && !n.ready_achieved
-            && (n.lookahead.is_none() || n.late_regulation || n.regulation_on)
-            && (!n.constrained_wanted || n.constrained_on)
-            && n.setup_performed
-        {
+        if n.phase == Phase::Setup && !n.ready_achieved && !n.regulation_pending && !n.constrained_pending && n.setup_performed {
+            let late = n.late_join;
             self.nodes[idx].ready_achieved = true;
-            self.link_call(idx, |l, k| l.synchronization_point_achieved(k, "ready", true))?;
+            if late {
+                self.nodes[idx].phase = Phase::Running;
+                self.wake(idx, 1_000, 50_000);
+            } else {
+                self.link_call(idx, |l, k| l.synchronization_point_achieved(k, "ready", true))?;
+            }
         }
         let n = &self.nodes[idx];
+        if n.phase == Phase::Finished && n.late_join {
+            self.link_call(idx, |l, k| l.resign(k, ResignAction::DeleteObjects))?;
+            self.nodes[idx].phase = Phase::Resigned;
+            self.log(format!("{idx} (late joiner) resigned"));
+            return Ok(());
+        }
         if n.phase == Phase::Finished && n.done_announced && !n.done_achieved {
             self.nodes[idx].done_achieved = true;
             self.link_call(idx, |l, k| l.synchronization_point_achieved(k, "done", true))?;
@@ -760,7 +822,7 @@ impl Sim {
         }
         // Enabling regulation late may move a constrained federate's time forward: the
         // messages before the new time are delivered first, like an advance.
-        let enabling = n.regulation_requested && !n.regulation_on;
+        let enabling = n.regulation_pending;
         let Some((kind, req, _)) = n.pending.or(enabling.then_some((Kind::Tar, LogicalTime::INFINITY, true))) else {
             return Err(self.fail(format!("federate {idx}: TSO delivery at {ts} outside a time advance")));
         };

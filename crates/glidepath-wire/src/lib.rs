@@ -1,50 +1,136 @@
 //! glidepath's wire format: how an [`Envelope`] and the executive's requests and
 //! replies look as bytes, so that processes (and clients in other languages) can
 //! interoperate. The layout is specified in `docs/wire-format.md`.
+//!
+//! Two planes, two encodings:
+//! - the **data plane** ([`encode_envelope`], [`decode_envelope`],
+//!   [`decode_envelope_bytes`]) is a compact, versioned binary layout written by hand
+//!   (no serde on the hot path) and decoded with every byte checked;
+//! - the **management plane** ([`encode_request`], [`decode_reply`], ...) is JSON, so
+//!   that it is readable and easy to speak from another language.
+//!
+//! [`subject`] names the NATS subjects both travel on.
+//!
+//! Decoding never panics and never allocates more than a small multiple of its
+//! input, whatever the bytes; the tests feed it truncations, bit flips and random
+//! input to keep it that way.
 
-use bytes::Bytes;
-use glidepath_core::{Envelope, ExecReply, ExecRequest};
+mod envelope;
+mod json;
+pub mod subject;
+mod varint;
+
+pub use envelope::{
+    decode_envelope, decode_envelope_bytes, decode_header, encode_envelope, encode_envelope_into, encoded_len, BodyKind, EnvelopeHeader,
+    MAGIC, VERSION,
+};
+pub use json::{decode_reply, decode_request, encode_reply, encode_request, JSON_VERSION};
+
+#[cfg(doc)]
+use glidepath_core::Envelope;
 
 /// Why bytes could not be decoded. Decoding never panics, whatever the input.
+///
+/// Offsets count bytes from the start of the input; `field` names the field being
+/// read as the specification does.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum WireError {
-    /// Not implemented yet in this build.
-    #[error("wire format not available: {0}")]
-    Unsupported(&'static str),
-}
-
-/// Encodes an envelope in the versioned binary layout.
-pub fn encode_envelope(envelope: &Envelope) -> Bytes {
-    let _ = envelope;
-    Bytes::new()
-}
-
-/// Decodes an envelope; any malformed input is an error, never a panic.
-pub fn decode_envelope(bytes: &[u8]) -> Result<Envelope, WireError> {
-    let _ = bytes;
-    Err(WireError::Unsupported("decode_envelope"))
-}
-
-/// Encodes a request to the executive (JSON).
-pub fn encode_request(request: &ExecRequest) -> Vec<u8> {
-    let _ = request;
-    Vec::new()
-}
-
-/// Decodes a request to the executive.
-pub fn decode_request(bytes: &[u8]) -> Result<ExecRequest, WireError> {
-    let _ = bytes;
-    Err(WireError::Unsupported("decode_request"))
-}
-
-/// Encodes the executive's reply (JSON).
-pub fn encode_reply(reply: &ExecReply) -> Vec<u8> {
-    let _ = reply;
-    Vec::new()
-}
-
-/// Decodes the executive's reply.
-pub fn decode_reply(bytes: &[u8]) -> Result<ExecReply, WireError> {
-    let _ = bytes;
-    Err(WireError::Unsupported("decode_reply"))
+    /// The first byte is not [`MAGIC`]: these are not glidepath envelope bytes.
+    #[error("not a glidepath envelope: first byte is {found:#04x}, expected 0x47 ('G')")]
+    BadMagic {
+        /// The byte found.
+        found: u8,
+    },
+    /// A version this build does not speak (binary envelope or JSON message); the
+    /// message is refused as a whole, nothing after the version is looked at.
+    #[error("unsupported wire format version {version}; this build speaks version {supported}")]
+    UnsupportedVersion {
+        /// The version found.
+        version: u64,
+        /// The version this build speaks.
+        supported: u64,
+    },
+    /// The body kind byte names no body kind of this version.
+    #[error("unknown body kind {kind:#04x}")]
+    UnknownKind {
+        /// The kind byte found.
+        kind: u8,
+    },
+    /// The input ends inside a field.
+    #[error("input ends inside {field} (starting at byte {offset})")]
+    Truncated {
+        /// Where the field starts.
+        offset: usize,
+        /// The field being read.
+        field: &'static str,
+    },
+    /// A varint does not fit its field (more than 64 bits, or more than 32 for a handle).
+    #[error("varint {field} at byte {offset} is out of range")]
+    VarintOverflow {
+        /// Where the varint starts.
+        offset: usize,
+        /// The field being read.
+        field: &'static str,
+    },
+    /// A varint is longer than its shortest form (every value has exactly one encoding).
+    #[error("varint {field} at byte {offset} is not in its shortest form")]
+    NonCanonicalVarint {
+        /// Where the varint starts.
+        offset: usize,
+        /// The field being read.
+        field: &'static str,
+    },
+    /// A length or element count larger than the rest of the input can hold.
+    #[error("{field} at byte {offset} declares {length} but only {remaining} byte(s) follow")]
+    LengthBeyondInput {
+        /// Where the length starts.
+        offset: usize,
+        /// The field being read.
+        field: &'static str,
+        /// The length or count declared.
+        length: u64,
+        /// The bytes left after the length.
+        remaining: usize,
+    },
+    /// A time is NaN, or an interval is negative or not finite.
+    #[error("{field} at byte {offset} is not a valid time (NaN, or an interval < 0 or infinite)")]
+    InvalidTime {
+        /// Where the eight bytes start.
+        offset: usize,
+        /// The field being read.
+        field: &'static str,
+    },
+    /// A tag, flag or presence byte with a value its field does not define.
+    #[error("{field} at byte {offset} has undefined value {value}")]
+    InvalidTag {
+        /// Where the byte is.
+        offset: usize,
+        /// The field being read.
+        field: &'static str,
+        /// The byte found.
+        value: u8,
+    },
+    /// A name or label that is not UTF-8.
+    #[error("{field} at byte {offset} is not valid UTF-8")]
+    InvalidUtf8 {
+        /// Where the string's bytes start.
+        offset: usize,
+        /// The field being read.
+        field: &'static str,
+    },
+    /// Bytes left over after a complete envelope.
+    #[error("{count} trailing byte(s) after the envelope, from byte {offset}")]
+    TrailingBytes {
+        /// Where the extra bytes start.
+        offset: usize,
+        /// How many there are.
+        count: usize,
+    },
+    /// A management-plane message that is not valid JSON for its type.
+    #[error("malformed JSON message: {message}")]
+    Json {
+        /// serde_json's description, with line and column.
+        message: String,
+    },
 }

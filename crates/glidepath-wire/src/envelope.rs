@@ -1,0 +1,664 @@
+//! The binary envelope (data plane): encoding and validating decoding.
+//!
+//! One function, [`write_envelope`], describes the layout; it runs twice per
+//! encoding, first into a byte counter (to size the buffer exactly) and then into the
+//! buffer, so the size and the bytes cannot disagree. The decoder reads the same
+//! fields in the same order and checks every byte; `docs/wire-format.md` is the
+//! specification both follow.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use glidepath_core::{
+    Advance, AttributeHandle, Body, Envelope, FederateHandle, InteractionClassHandle, LogicalTime, LogicalTimeInterval, Notification,
+    ObjectClassHandle, ObjectInstanceHandle, OrderType, ParameterHandle, Regulation, TimeStatus, TransportationType,
+};
+
+use crate::varint::{self, VarintError};
+use crate::WireError;
+
+/// The first byte of every envelope, `'G'`: it tells a glidepath envelope from other
+/// bytes before the version is looked at.
+pub const MAGIC: u8 = 0x47;
+/// The envelope layout version this build writes and the only one it reads.
+pub const VERSION: u8 = 1;
+/// Bytes before the sender: magic, version, kind.
+const FIXED_HEADER_LEN: usize = 3;
+
+/// The body kind byte (third byte of an envelope): which [`Body`] variant follows.
+///
+/// Data kinds are `0x01..=0x06`; notifications of the federation execution
+/// (`Body::Exec`) are `0x10..=0x13`, one kind per [`Notification`] variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum BodyKind {
+    /// [`Body::Register`].
+    Register = 0x01,
+    /// [`Body::Update`].
+    Update = 0x02,
+    /// [`Body::Interaction`].
+    Interaction = 0x03,
+    /// [`Body::Delete`].
+    Delete = 0x04,
+    /// [`Body::RequestUpdate`].
+    RequestUpdate = 0x05,
+    /// [`Body::TimeStatus`].
+    TimeStatus = 0x06,
+    /// [`Notification::FederateJoined`].
+    FederateJoined = 0x10,
+    /// [`Notification::FederateResigned`].
+    FederateResigned = 0x11,
+    /// [`Notification::AnnounceSynchronizationPoint`].
+    AnnounceSynchronizationPoint = 0x12,
+    /// [`Notification::FederationSynchronized`].
+    FederationSynchronized = 0x13,
+}
+
+impl BodyKind {
+    /// The kind of a body.
+    pub fn of(body: &Body) -> BodyKind {
+        match body {
+            Body::Register { .. } => BodyKind::Register,
+            Body::Update { .. } => BodyKind::Update,
+            Body::Interaction { .. } => BodyKind::Interaction,
+            Body::Delete { .. } => BodyKind::Delete,
+            Body::RequestUpdate { .. } => BodyKind::RequestUpdate,
+            Body::TimeStatus(_) => BodyKind::TimeStatus,
+            Body::Exec(Notification::FederateJoined { .. }) => BodyKind::FederateJoined,
+            Body::Exec(Notification::FederateResigned { .. }) => BodyKind::FederateResigned,
+            Body::Exec(Notification::AnnounceSynchronizationPoint { .. }) => BodyKind::AnnounceSynchronizationPoint,
+            Body::Exec(Notification::FederationSynchronized { .. }) => BodyKind::FederationSynchronized,
+        }
+    }
+
+    /// The kind a byte stands for; `None` for bytes no kind uses in this version.
+    pub fn from_byte(byte: u8) -> Option<BodyKind> {
+        Some(match byte {
+            0x01 => BodyKind::Register,
+            0x02 => BodyKind::Update,
+            0x03 => BodyKind::Interaction,
+            0x04 => BodyKind::Delete,
+            0x05 => BodyKind::RequestUpdate,
+            0x06 => BodyKind::TimeStatus,
+            0x10 => BodyKind::FederateJoined,
+            0x11 => BodyKind::FederateResigned,
+            0x12 => BodyKind::AnnounceSynchronizationPoint,
+            0x13 => BodyKind::FederationSynchronized,
+            _ => return None,
+        })
+    }
+}
+
+/// The fields in front of every envelope body, readable without decoding the body.
+///
+/// A transport can use it to drop its own echoes or to check a sender's `seq` for
+/// gaps before paying for a full decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EnvelopeHeader {
+    /// Which body follows.
+    pub kind: BodyKind,
+    /// [`Envelope::sender`].
+    pub sender: FederateHandle,
+    /// [`Envelope::seq`].
+    pub seq: u64,
+    /// [`Envelope::publish_time_ns`].
+    pub publish_time_ns: u64,
+    /// Where the body starts in the input.
+    pub body_offset: usize,
+}
+
+// ---------------------------------------------------------------------------------
+// Encoding
+
+/// Where the layout writes to: a byte counter or a buffer.
+trait Sink {
+    fn u8(&mut self, v: u8);
+    fn varint(&mut self, v: u64);
+    fn f64_le(&mut self, v: f64);
+    /// A varint length followed by the bytes.
+    fn bytes(&mut self, b: &[u8]);
+}
+
+/// Counts the bytes the layout would write.
+struct Counter(usize);
+
+impl Sink for Counter {
+    #[inline]
+    fn u8(&mut self, _: u8) {
+        self.0 += 1;
+    }
+    #[inline]
+    fn varint(&mut self, v: u64) {
+        self.0 += varint::len(v);
+    }
+    #[inline]
+    fn f64_le(&mut self, _: f64) {
+        self.0 += 8;
+    }
+    #[inline]
+    fn bytes(&mut self, b: &[u8]) {
+        self.0 += varint::len(b.len() as u64) + b.len();
+    }
+}
+
+impl Sink for BytesMut {
+    #[inline]
+    fn u8(&mut self, v: u8) {
+        self.put_u8(v);
+    }
+    #[inline]
+    fn varint(&mut self, v: u64) {
+        varint::put(self, v);
+    }
+    #[inline]
+    fn f64_le(&mut self, v: f64) {
+        self.put_f64_le(v);
+    }
+    #[inline]
+    fn bytes(&mut self, b: &[u8]) {
+        varint::put(self, b.len() as u64);
+        self.put_slice(b);
+    }
+}
+
+fn order_tag(o: OrderType) -> u8 {
+    match o {
+        OrderType::Receive => 0,
+        OrderType::TimeStamp => 1,
+    }
+}
+
+fn transport_tag(t: TransportationType) -> u8 {
+    match t {
+        TransportationType::Reliable => 0,
+        TransportationType::BestEffort => 1,
+    }
+}
+
+fn regulation_tag(r: Regulation) -> u8 {
+    match r {
+        Regulation::Off => 0,
+        Regulation::Pending => 1,
+        Regulation::On => 2,
+    }
+}
+
+#[inline]
+fn write_opt_time(s: &mut impl Sink, t: Option<LogicalTime>) {
+    match t {
+        None => s.u8(0),
+        Some(t) => {
+            s.u8(1);
+            s.f64_le(t.as_f64());
+        }
+    }
+}
+
+#[inline]
+fn write_values<H: Copy>(s: &mut impl Sink, values: &[(H, Bytes)], handle: impl Fn(H) -> u32) {
+    s.varint(values.len() as u64);
+    for (h, v) in values {
+        s.varint(u64::from(handle(*h)));
+        s.bytes(v);
+    }
+}
+
+fn write_federates(s: &mut impl Sink, federates: &[FederateHandle]) {
+    s.varint(federates.len() as u64);
+    for f in federates {
+        s.varint(u64::from(f.0));
+    }
+}
+
+/// The whole layout, header and body, in order.
+#[inline]
+fn write_envelope(s: &mut impl Sink, e: &Envelope) {
+    s.u8(MAGIC);
+    s.u8(VERSION);
+    s.u8(BodyKind::of(&e.body) as u8);
+    s.varint(u64::from(e.sender.0));
+    s.varint(e.seq);
+    s.varint(e.publish_time_ns);
+    match &e.body {
+        Body::Register { instance, class, name } => {
+            s.varint(instance.0);
+            s.varint(u64::from(class.0));
+            s.bytes(name.as_bytes());
+        }
+        Body::Update { instance, class, values, tag, order, transport, time } => {
+            s.varint(instance.0);
+            s.varint(u64::from(class.0));
+            s.u8(order_tag(*order));
+            s.u8(transport_tag(*transport));
+            write_opt_time(s, *time);
+            s.bytes(tag);
+            write_values(s, values, |h: AttributeHandle| h.0);
+        }
+        Body::Interaction { class, values, tag, order, transport, time } => {
+            s.varint(u64::from(class.0));
+            s.u8(order_tag(*order));
+            s.u8(transport_tag(*transport));
+            write_opt_time(s, *time);
+            s.bytes(tag);
+            write_values(s, values, |h: ParameterHandle| h.0);
+        }
+        Body::Delete { instance, class, tag, order, time } => {
+            s.varint(instance.0);
+            s.varint(u64::from(class.0));
+            s.u8(order_tag(*order));
+            write_opt_time(s, *time);
+            s.bytes(tag);
+        }
+        Body::RequestUpdate { instance, class, attributes, tag } => {
+            match instance {
+                None => s.u8(0),
+                Some(i) => {
+                    s.u8(1);
+                    s.varint(i.0);
+                }
+            }
+            s.varint(u64::from(class.0));
+            s.varint(attributes.len() as u64);
+            for a in attributes.iter() {
+                s.varint(u64::from(a.0));
+            }
+            s.bytes(tag);
+        }
+        Body::TimeStatus(t) => {
+            s.u8(regulation_tag(t.regulation));
+            s.u8(u8::from(t.constrained));
+            s.f64_le(t.logical_time.as_f64());
+            s.u8(u8::from(t.last_grant_available));
+            s.f64_le(t.lookahead.as_f64());
+            s.f64_le(t.delivered_up_to.as_f64());
+            s.f64_le(t.promise.as_f64());
+            match t.advance {
+                Advance::Idle => s.u8(0),
+                Advance::Tar { time, available } => {
+                    s.u8(1);
+                    s.f64_le(time.as_f64());
+                    s.u8(u8::from(available));
+                }
+                Advance::Ner { time, next, available } => {
+                    s.u8(2);
+                    s.f64_le(time.as_f64());
+                    s.f64_le(next.as_f64());
+                    s.u8(u8::from(available));
+                }
+            }
+            s.varint(t.last_tso_seq);
+            s.varint(t.seen.len() as u64);
+            for (f, seq) in t.seen.iter() {
+                s.varint(u64::from(f.0));
+                s.varint(*seq);
+            }
+            s.u8(u8::from(t.resigned));
+        }
+        Body::Exec(Notification::FederateJoined { federate, name, federate_type }) => {
+            s.varint(u64::from(federate.0));
+            s.bytes(name.as_bytes());
+            s.bytes(federate_type.as_bytes());
+        }
+        Body::Exec(Notification::FederateResigned { federate }) => {
+            s.varint(u64::from(federate.0));
+        }
+        Body::Exec(Notification::AnnounceSynchronizationPoint { label, tag, targets }) => {
+            s.bytes(label.as_bytes());
+            s.bytes(tag);
+            write_federates(s, targets);
+        }
+        Body::Exec(Notification::FederationSynchronized { label, failed, targets }) => {
+            s.bytes(label.as_bytes());
+            write_federates(s, failed);
+            write_federates(s, targets);
+        }
+    }
+}
+
+/// The exact number of bytes [`encode_envelope`] produces for `envelope`.
+pub fn encoded_len(envelope: &Envelope) -> usize {
+    let mut c = Counter(0);
+    write_envelope(&mut c, envelope);
+    c.0
+}
+
+/// Appends the encoding of `envelope` to `out`, reserving exactly the space it needs
+/// (for callers that frame several things in one buffer, like the encoder chain).
+pub fn encode_envelope_into(envelope: &Envelope, out: &mut BytesMut) {
+    let len = encoded_len(envelope);
+    out.reserve(len);
+    let start = out.len();
+    write_envelope(out, envelope);
+    debug_assert_eq!(out.len() - start, len, "size pass and write pass disagree");
+}
+
+/// Encodes an envelope in the versioned binary layout (`docs/wire-format.md`).
+///
+/// One exact-size allocation; no serde on this path.
+pub fn encode_envelope(envelope: &Envelope) -> Bytes {
+    let mut out = BytesMut::with_capacity(encoded_len(envelope));
+    write_envelope(&mut out, envelope);
+    out.freeze()
+}
+
+// ---------------------------------------------------------------------------------
+// Decoding
+
+/// A cursor over the input that checks every read against what remains.
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+type Res<T> = Result<T, WireError>;
+
+impl<'a> Reader<'a> {
+    fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    fn take(&mut self, n: usize, field: &'static str) -> Res<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(WireError::Truncated { offset: self.pos, field });
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    #[inline]
+    fn u8(&mut self, field: &'static str) -> Res<u8> {
+        match self.buf.get(self.pos) {
+            Some(&b) => {
+                self.pos += 1;
+                Ok(b)
+            }
+            None => Err(WireError::Truncated { offset: self.pos, field }),
+        }
+    }
+
+    /// A one-byte tag that must be below `count`.
+    fn tag(&mut self, count: u8, field: &'static str) -> Res<u8> {
+        let offset = self.pos;
+        let value = self.u8(field)?;
+        if value < count {
+            Ok(value)
+        } else {
+            Err(WireError::InvalidTag { offset, field, value })
+        }
+    }
+
+    fn bool(&mut self, field: &'static str) -> Res<bool> {
+        Ok(self.tag(2, field)? == 1)
+    }
+
+    fn order(&mut self) -> Res<OrderType> {
+        Ok(match self.tag(2, "order")? {
+            0 => OrderType::Receive,
+            _ => OrderType::TimeStamp,
+        })
+    }
+
+    fn transport(&mut self) -> Res<TransportationType> {
+        Ok(match self.tag(2, "transportation")? {
+            0 => TransportationType::Reliable,
+            _ => TransportationType::BestEffort,
+        })
+    }
+
+    #[inline]
+    fn varint(&mut self, field: &'static str) -> Res<u64> {
+        let offset = self.pos;
+        match varint::get(&self.buf[self.pos..]) {
+            Ok((v, n)) => {
+                self.pos += n;
+                Ok(v)
+            }
+            Err(VarintError::Truncated) => Err(WireError::Truncated { offset, field }),
+            Err(VarintError::Overflow) => Err(WireError::VarintOverflow { offset, field }),
+            Err(VarintError::NonCanonical) => Err(WireError::NonCanonicalVarint { offset, field }),
+        }
+    }
+
+    /// A varint that must fit 32 bits (handles other than object instances).
+    #[inline]
+    fn varint_u32(&mut self, field: &'static str) -> Res<u32> {
+        let offset = self.pos;
+        let v = self.varint(field)?;
+        u32::try_from(v).map_err(|_| WireError::VarintOverflow { offset, field })
+    }
+
+    /// An element count, checked against the input: each element takes at least
+    /// `min_element_len` bytes, so a count the input cannot hold is refused before
+    /// anything is allocated for it.
+    fn count(&mut self, min_element_len: usize, field: &'static str) -> Res<usize> {
+        let offset = self.pos;
+        let n = self.varint(field)?;
+        let remaining = self.remaining();
+        if n > (remaining / min_element_len) as u64 {
+            return Err(WireError::LengthBeyondInput { offset, field, length: n, remaining });
+        }
+        Ok(n as usize)
+    }
+
+    /// A varint length and that many bytes; returns their range in the input.
+    #[inline]
+    fn bytes_range(&mut self, field: &'static str) -> Res<Range<usize>> {
+        let n = self.count(1, field)?;
+        let start = self.pos;
+        self.pos += n;
+        Ok(start..self.pos)
+    }
+
+    fn str(&mut self, field: &'static str) -> Res<&'a str> {
+        let range = self.bytes_range(field)?;
+        let offset = range.start;
+        std::str::from_utf8(&self.buf[range]).map_err(|_| WireError::InvalidUtf8 { offset, field })
+    }
+
+    #[inline]
+    fn f64(&mut self, field: &'static str) -> Res<f64> {
+        let b = self.take(8, field)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(f64::from_le_bytes(a))
+    }
+
+    fn time(&mut self, field: &'static str) -> Res<LogicalTime> {
+        let offset = self.pos;
+        let v = self.f64(field)?;
+        LogicalTime::new(v).ok_or(WireError::InvalidTime { offset, field })
+    }
+
+    fn interval(&mut self, field: &'static str) -> Res<LogicalTimeInterval> {
+        let offset = self.pos;
+        let v = self.f64(field)?;
+        LogicalTimeInterval::new(v).ok_or(WireError::InvalidTime { offset, field })
+    }
+
+    fn opt_time(&mut self) -> Res<Option<LogicalTime>> {
+        if self.bool("time presence")? {
+            Ok(Some(self.time("time")?))
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn federate(&mut self, field: &'static str) -> Res<FederateHandle> {
+        Ok(FederateHandle(self.varint_u32(field)?))
+    }
+
+    /// A count and that many federate handles (each at least one byte).
+    fn federates(&mut self, field: &'static str) -> Res<Vec<FederateHandle>> {
+        let n = self.count(1, field)?;
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            v.push(self.federate(field)?);
+        }
+        Ok(v)
+    }
+
+    fn header(&mut self) -> Res<EnvelopeHeader> {
+        let magic = self.u8("magic")?;
+        if magic != MAGIC {
+            return Err(WireError::BadMagic { found: magic });
+        }
+        let version = self.u8("version")?;
+        if version != VERSION {
+            return Err(WireError::UnsupportedVersion { version: u64::from(version), supported: u64::from(VERSION) });
+        }
+        let kind_byte = self.u8("kind")?;
+        let kind = BodyKind::from_byte(kind_byte).ok_or(WireError::UnknownKind { kind: kind_byte })?;
+        debug_assert_eq!(self.pos, FIXED_HEADER_LEN);
+        let sender = self.federate("sender")?;
+        let seq = self.varint("seq")?;
+        let publish_time_ns = self.varint("publish_time_ns")?;
+        Ok(EnvelopeHeader { kind, sender, seq, publish_time_ns, body_offset: self.pos })
+    }
+}
+
+/// Decodes only the header of an envelope (see [`EnvelopeHeader`]); the body is not
+/// looked at, so a later full decode may still fail.
+pub fn decode_header(bytes: &[u8]) -> Result<EnvelopeHeader, WireError> {
+    Reader { buf: bytes, pos: 0 }.header()
+}
+
+/// Handles and payloads, sliced out of `src` without copying.
+fn values<H>(r: &mut Reader<'_>, src: &Bytes, field: &'static str, handle: fn(u32) -> H) -> Res<Arc<[(H, Bytes)]>> {
+    // Each value takes at least a one-byte handle and a one-byte length.
+    let n = r.count(2, field)?;
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        let h = handle(r.varint_u32(field)?);
+        let range = r.bytes_range(field)?;
+        v.push((h, src.slice(range)));
+    }
+    Ok(v.into())
+}
+
+fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
+    Ok(match kind {
+        BodyKind::Register => Body::Register {
+            instance: ObjectInstanceHandle(r.varint("instance")?),
+            class: ObjectClassHandle(r.varint_u32("object class")?),
+            name: Arc::from(r.str("instance name")?),
+        },
+        BodyKind::Update => {
+            let instance = ObjectInstanceHandle(r.varint("instance")?);
+            let class = ObjectClassHandle(r.varint_u32("object class")?);
+            let order = r.order()?;
+            let transport = r.transport()?;
+            let time = r.opt_time()?;
+            let tag = src.slice(r.bytes_range("tag")?);
+            let values = values(r, src, "attribute values", AttributeHandle)?;
+            Body::Update { instance, class, values, tag, order, transport, time }
+        }
+        BodyKind::Interaction => {
+            let class = InteractionClassHandle(r.varint_u32("interaction class")?);
+            let order = r.order()?;
+            let transport = r.transport()?;
+            let time = r.opt_time()?;
+            let tag = src.slice(r.bytes_range("tag")?);
+            let values = values(r, src, "parameter values", ParameterHandle)?;
+            Body::Interaction { class, values, tag, order, transport, time }
+        }
+        BodyKind::Delete => {
+            let instance = ObjectInstanceHandle(r.varint("instance")?);
+            let class = ObjectClassHandle(r.varint_u32("object class")?);
+            let order = r.order()?;
+            let time = r.opt_time()?;
+            let tag = src.slice(r.bytes_range("tag")?);
+            Body::Delete { instance, class, tag, order, time }
+        }
+        BodyKind::RequestUpdate => {
+            let instance = if r.bool("instance presence")? { Some(ObjectInstanceHandle(r.varint("instance")?)) } else { None };
+            let class = ObjectClassHandle(r.varint_u32("object class")?);
+            let n = r.count(1, "attributes")?;
+            let mut attributes = Vec::with_capacity(n);
+            for _ in 0..n {
+                attributes.push(AttributeHandle(r.varint_u32("attributes")?));
+            }
+            let tag = src.slice(r.bytes_range("tag")?);
+            Body::RequestUpdate { instance, class, attributes: attributes.into(), tag }
+        }
+        BodyKind::TimeStatus => {
+            let regulation = match r.tag(3, "regulation")? {
+                0 => Regulation::Off,
+                1 => Regulation::Pending,
+                _ => Regulation::On,
+            };
+            let constrained = r.bool("constrained")?;
+            let logical_time = r.time("logical_time")?;
+            let last_grant_available = r.bool("last_grant_available")?;
+            let lookahead = r.interval("lookahead")?;
+            let delivered_up_to = r.time("delivered_up_to")?;
+            let promise = r.time("promise")?;
+            let advance = match r.tag(3, "advance")? {
+                0 => Advance::Idle,
+                1 => Advance::Tar { time: r.time("advance time")?, available: r.bool("advance available")? },
+                _ => Advance::Ner { time: r.time("advance time")?, next: r.time("advance next")?, available: r.bool("advance available")? },
+            };
+            let last_tso_seq = r.varint("last_tso_seq")?;
+            // Each entry takes at least a one-byte federate and a one-byte seq.
+            let n = r.count(2, "seen")?;
+            let mut seen = Vec::with_capacity(n);
+            for _ in 0..n {
+                seen.push((r.federate("seen federate")?, r.varint("seen seq")?));
+            }
+            let resigned = r.bool("resigned")?;
+            Body::TimeStatus(TimeStatus {
+                regulation,
+                constrained,
+                logical_time,
+                last_grant_available,
+                lookahead,
+                delivered_up_to,
+                promise,
+                advance,
+                last_tso_seq,
+                seen: seen.into(),
+                resigned,
+            })
+        }
+        BodyKind::FederateJoined => Body::Exec(Notification::FederateJoined {
+            federate: r.federate("federate")?,
+            name: r.str("federate name")?.to_owned(),
+            federate_type: r.str("federate type")?.to_owned(),
+        }),
+        BodyKind::FederateResigned => Body::Exec(Notification::FederateResigned { federate: r.federate("federate")? }),
+        BodyKind::AnnounceSynchronizationPoint => Body::Exec(Notification::AnnounceSynchronizationPoint {
+            label: r.str("label")?.to_owned(),
+            tag: src.slice(r.bytes_range("tag")?),
+            targets: r.federates("targets")?.into(),
+        }),
+        BodyKind::FederationSynchronized => Body::Exec(Notification::FederationSynchronized {
+            label: r.str("label")?.to_owned(),
+            failed: r.federates("failed")?,
+            targets: r.federates("targets")?.into(),
+        }),
+    })
+}
+
+/// Decodes an envelope without copying: attribute and parameter values, tags and
+/// other byte fields are slices of `bytes` (so they keep its buffer alive).
+///
+/// Every byte is validated; malformed input of any kind is an error, never a panic,
+/// and nothing is allocated beyond a small multiple of the input's length.
+pub fn decode_envelope_bytes(bytes: Bytes) -> Result<Envelope, WireError> {
+    let mut r = Reader { buf: &bytes, pos: 0 };
+    let h = r.header()?;
+    let body = body(&mut r, &bytes, h.kind)?;
+    if r.remaining() != 0 {
+        return Err(WireError::TrailingBytes { offset: r.pos, count: r.remaining() });
+    }
+    Ok(Envelope { sender: h.sender, seq: h.seq, publish_time_ns: h.publish_time_ns, body })
+}
+
+/// Decodes an envelope from borrowed bytes; any malformed input is an error, never a panic.
+///
+/// The input is copied once into one buffer that the decoded byte fields share; use
+/// [`decode_envelope_bytes`] when the input already is a [`Bytes`].
+pub fn decode_envelope(bytes: &[u8]) -> Result<Envelope, WireError> {
+    decode_envelope_bytes(Bytes::copy_from_slice(bytes))
+}

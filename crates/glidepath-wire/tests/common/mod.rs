@@ -1,0 +1,365 @@
+//! Shared test material: one hand-written envelope of every body kind and proptest
+//! strategies that generate arbitrary valid envelopes.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use glidepath_core::{
+    Advance, AttributeHandle, Body, Envelope, FederateHandle, InteractionClassHandle, LogicalTime, LogicalTimeInterval, Notification,
+    ObjectClassHandle, ObjectInstanceHandle, OrderType, ParameterHandle, Regulation, TimeStatus, TransportationType,
+};
+use proptest::prelude::*;
+
+pub fn t(v: f64) -> LogicalTime {
+    LogicalTime::new(v).expect("not NaN")
+}
+
+pub fn env(sender: u32, seq: u64, body: Body) -> Envelope {
+    Envelope { sender: FederateHandle(sender), seq, publish_time_ns: 1_700_000_000_123_456_789, body }
+}
+
+/// One envelope of every body kind, with edge values (empty and large fields,
+/// extreme handles, infinities, negative zero).
+pub fn samples() -> Vec<Envelope> {
+    let status = TimeStatus {
+        regulation: Regulation::Pending,
+        constrained: true,
+        logical_time: t(12.5),
+        last_grant_available: true,
+        lookahead: LogicalTimeInterval::new(0.25).unwrap(),
+        delivered_up_to: LogicalTime::NEG_INFINITY,
+        promise: LogicalTime::INFINITY,
+        advance: Advance::Ner { time: t(20.0), next: t(13.0), available: true },
+        last_tso_seq: 41,
+        seen: Arc::from(vec![(FederateHandle(1), 7), (FederateHandle(300), u64::MAX)]),
+        resigned: false,
+    };
+    vec![
+        env(1, 1, Body::Register { instance: ObjectInstanceHandle(9), class: ObjectClassHandle(2), name: Arc::from("Flight-ÅÄÖ 1") }),
+        env(1, 2, Body::Register { instance: ObjectInstanceHandle(u64::MAX), class: ObjectClassHandle(u32::MAX), name: Arc::from("") }),
+        env(
+            2,
+            3,
+            Body::Update {
+                instance: ObjectInstanceHandle(7),
+                class: ObjectClassHandle(3),
+                values: Arc::from(vec![
+                    (AttributeHandle(4), Bytes::from_static(b"hi")),
+                    (AttributeHandle(300), Bytes::new()),
+                    (AttributeHandle(5), Bytes::from(vec![0xAB; 1000])),
+                ]),
+                tag: Bytes::from_static(b"tag"),
+                order: OrderType::TimeStamp,
+                transport: TransportationType::Reliable,
+                time: Some(t(10.5)),
+            },
+        ),
+        env(
+            2,
+            4,
+            Body::Update {
+                instance: ObjectInstanceHandle(0),
+                class: ObjectClassHandle(0),
+                values: Arc::from(Vec::new()),
+                tag: Bytes::new(),
+                order: OrderType::Receive,
+                transport: TransportationType::BestEffort,
+                time: None,
+            },
+        ),
+        env(
+            3,
+            5,
+            Body::Interaction {
+                class: InteractionClassHandle(6),
+                values: Arc::from(vec![(ParameterHandle(1), Bytes::from_static(&[0, 1, 2])), (ParameterHandle(u32::MAX), Bytes::new())]),
+                tag: Bytes::from_static(b"\x00\xff"),
+                order: OrderType::TimeStamp,
+                transport: TransportationType::BestEffort,
+                time: Some(t(-0.0)),
+            },
+        ),
+        env(
+            3,
+            6,
+            Body::Interaction {
+                class: InteractionClassHandle(0),
+                values: Arc::from(Vec::new()),
+                tag: Bytes::new(),
+                order: OrderType::Receive,
+                transport: TransportationType::Reliable,
+                time: None,
+            },
+        ),
+        env(
+            4,
+            7,
+            Body::Delete {
+                instance: ObjectInstanceHandle(12),
+                class: ObjectClassHandle(3),
+                tag: Bytes::from_static(b"bye"),
+                order: OrderType::TimeStamp,
+                time: Some(LogicalTime::INFINITY),
+            },
+        ),
+        env(
+            4,
+            8,
+            Body::Delete {
+                instance: ObjectInstanceHandle(1),
+                class: ObjectClassHandle(1),
+                tag: Bytes::new(),
+                order: OrderType::Receive,
+                time: None,
+            },
+        ),
+        env(
+            5,
+            9,
+            Body::RequestUpdate {
+                instance: Some(ObjectInstanceHandle(12)),
+                class: ObjectClassHandle(3),
+                attributes: Arc::from(vec![AttributeHandle(4), AttributeHandle(200)]),
+                tag: Bytes::from_static(b"please"),
+            },
+        ),
+        env(
+            5,
+            10,
+            Body::RequestUpdate { instance: None, class: ObjectClassHandle(1), attributes: Arc::from(Vec::new()), tag: Bytes::new() },
+        ),
+        env(6, 11, Body::TimeStatus(status.clone())),
+        env(
+            6,
+            12,
+            Body::TimeStatus(TimeStatus {
+                regulation: Regulation::On,
+                constrained: false,
+                advance: Advance::Tar { time: t(1e300), available: false },
+                seen: Arc::from(Vec::new()),
+                resigned: true,
+                lookahead: LogicalTimeInterval::ZERO,
+                ..status.clone()
+            }),
+        ),
+        env(
+            6,
+            13,
+            Body::TimeStatus(TimeStatus { regulation: Regulation::Off, advance: Advance::Idle, last_grant_available: false, ..status }),
+        ),
+        env(
+            u32::MAX,
+            14,
+            Body::Exec(Notification::FederateJoined { federate: FederateHandle(7), name: "radar".into(), federate_type: "Sensor".into() }),
+        ),
+        env(u32::MAX, 15, Body::Exec(Notification::FederateResigned { federate: FederateHandle(7) })),
+        env(
+            u32::MAX,
+            16,
+            Body::Exec(Notification::AnnounceSynchronizationPoint {
+                label: "ReadyToRun".into(),
+                tag: Bytes::from_static(b"go"),
+                targets: Arc::from(vec![FederateHandle(1), FederateHandle(2)]),
+            }),
+        ),
+        env(
+            u32::MAX,
+            17,
+            Body::Exec(Notification::FederationSynchronized {
+                label: "ReadyToRun".into(),
+                failed: vec![FederateHandle(2)],
+                targets: Arc::from(vec![FederateHandle(1), FederateHandle(2)]),
+            }),
+        ),
+        env(
+            u32::MAX,
+            u64::MAX,
+            Body::Exec(Notification::FederationSynchronized { label: String::new(), failed: Vec::new(), targets: Arc::from(Vec::new()) }),
+        ),
+    ]
+}
+
+// --- strategies -------------------------------------------------------------------
+
+/// `cases` cases, with failing inputs saved beside the test file
+/// (`tests/<name>.proptest-regressions`) so that they are replayed first next time.
+pub fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: Some(Box::new(proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    }
+}
+
+pub fn arb_time() -> impl Strategy<Value = LogicalTime> {
+    prop_oneof![
+        4 => any::<f64>().prop_filter_map("NaN", LogicalTime::new),
+        1 => Just(LogicalTime::INFINITY),
+        1 => Just(LogicalTime::NEG_INFINITY),
+        1 => Just(t(-0.0)),
+        2 => (0u32..1000).prop_map(LogicalTime::from),
+    ]
+}
+
+pub fn arb_interval() -> impl Strategy<Value = LogicalTimeInterval> {
+    prop_oneof![
+        any::<f64>().prop_filter_map("not a valid interval", |v| LogicalTimeInterval::new(v.abs())),
+        Just(LogicalTimeInterval::ZERO),
+    ]
+}
+
+fn arb_bytes() -> impl Strategy<Value = Bytes> {
+    proptest::collection::vec(any::<u8>(), 0..40).prop_map(Bytes::from)
+}
+
+fn arb_u32() -> impl Strategy<Value = u32> {
+    prop_oneof![0u32..200, any::<u32>()]
+}
+
+fn arb_u64() -> impl Strategy<Value = u64> {
+    prop_oneof![0u64..200, any::<u64>()]
+}
+
+fn arb_order() -> impl Strategy<Value = OrderType> {
+    prop_oneof![Just(OrderType::Receive), Just(OrderType::TimeStamp)]
+}
+
+fn arb_transport() -> impl Strategy<Value = TransportationType> {
+    prop_oneof![Just(TransportationType::Reliable), Just(TransportationType::BestEffort)]
+}
+
+fn arb_federates() -> impl Strategy<Value = Vec<FederateHandle>> {
+    proptest::collection::vec(arb_u32().prop_map(FederateHandle), 0..6)
+}
+
+fn arb_values<H: std::fmt::Debug>(h: fn(u32) -> H) -> impl Strategy<Value = Arc<[(H, Bytes)]>> {
+    proptest::collection::vec((arb_u32().prop_map(h), arb_bytes()), 0..6).prop_map(Arc::from)
+}
+
+fn arb_advance() -> impl Strategy<Value = Advance> {
+    prop_oneof![
+        Just(Advance::Idle),
+        (arb_time(), any::<bool>()).prop_map(|(time, available)| Advance::Tar { time, available }),
+        (arb_time(), arb_time(), any::<bool>()).prop_map(|(time, next, available)| Advance::Ner { time, next, available }),
+    ]
+}
+
+fn arb_time_status() -> impl Strategy<Value = TimeStatus> {
+    (
+        prop_oneof![Just(Regulation::Off), Just(Regulation::Pending), Just(Regulation::On)],
+        any::<bool>(),
+        arb_time(),
+        any::<bool>(),
+        arb_interval(),
+        arb_time(),
+        arb_time(),
+        arb_advance(),
+        arb_u64(),
+        proptest::collection::vec((arb_u32().prop_map(FederateHandle), arb_u64()), 0..6),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(
+                regulation,
+                constrained,
+                logical_time,
+                last_grant_available,
+                lookahead,
+                delivered_up_to,
+                promise,
+                advance,
+                last_tso_seq,
+                seen,
+                resigned,
+            )| {
+                TimeStatus {
+                    regulation,
+                    constrained,
+                    logical_time,
+                    last_grant_available,
+                    lookahead,
+                    delivered_up_to,
+                    promise,
+                    advance,
+                    last_tso_seq,
+                    seen: Arc::from(seen),
+                    resigned,
+                }
+            },
+        )
+}
+
+fn arb_notification() -> impl Strategy<Value = Notification> {
+    prop_oneof![
+        (arb_u32(), ".{0,12}", ".{0,12}").prop_map(|(f, name, federate_type)| Notification::FederateJoined {
+            federate: FederateHandle(f),
+            name,
+            federate_type
+        }),
+        arb_u32().prop_map(|f| Notification::FederateResigned { federate: FederateHandle(f) }),
+        (".{0,12}", arb_bytes(), arb_federates()).prop_map(|(label, tag, targets)| Notification::AnnounceSynchronizationPoint {
+            label,
+            tag,
+            targets: Arc::from(targets)
+        }),
+        (".{0,12}", arb_federates(), arb_federates()).prop_map(|(label, failed, targets)| Notification::FederationSynchronized {
+            label,
+            failed,
+            targets: Arc::from(targets)
+        }),
+    ]
+}
+
+pub fn arb_body() -> impl Strategy<Value = Body> {
+    prop_oneof![
+        (arb_u64(), arb_u32(), ".{0,16}").prop_map(|(i, c, name)| Body::Register {
+            instance: ObjectInstanceHandle(i),
+            class: ObjectClassHandle(c),
+            name: Arc::from(name)
+        }),
+        (arb_u64(), arb_u32(), arb_values(AttributeHandle), arb_bytes(), arb_order(), arb_transport(), proptest::option::of(arb_time()))
+            .prop_map(|(i, c, values, tag, order, transport, time)| Body::Update {
+                instance: ObjectInstanceHandle(i),
+                class: ObjectClassHandle(c),
+                values,
+                tag,
+                order,
+                transport,
+                time
+            }),
+        (arb_u32(), arb_values(ParameterHandle), arb_bytes(), arb_order(), arb_transport(), proptest::option::of(arb_time())).prop_map(
+            |(c, values, tag, order, transport, time)| Body::Interaction {
+                class: InteractionClassHandle(c),
+                values,
+                tag,
+                order,
+                transport,
+                time
+            }
+        ),
+        (arb_u64(), arb_u32(), arb_bytes(), arb_order(), proptest::option::of(arb_time())).prop_map(|(i, c, tag, order, time)| {
+            Body::Delete { instance: ObjectInstanceHandle(i), class: ObjectClassHandle(c), tag, order, time }
+        }),
+        (proptest::option::of(arb_u64()), arb_u32(), proptest::collection::vec(arb_u32(), 0..6), arb_bytes()).prop_map(|(i, c, a, tag)| {
+            Body::RequestUpdate {
+                instance: i.map(ObjectInstanceHandle),
+                class: ObjectClassHandle(c),
+                attributes: a.into_iter().map(AttributeHandle).collect(),
+                tag,
+            }
+        }),
+        arb_time_status().prop_map(Body::TimeStatus),
+        arb_notification().prop_map(Body::Exec),
+    ]
+}
+
+pub fn arb_envelope() -> impl Strategy<Value = Envelope> {
+    (arb_u32(), arb_u64(), arb_u64(), arb_body()).prop_map(|(sender, seq, publish_time_ns, body)| Envelope {
+        sender: FederateHandle(sender),
+        seq,
+        publish_time_ns,
+        body,
+    })
+}
