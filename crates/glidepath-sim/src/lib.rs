@@ -37,12 +37,14 @@ pub struct SimConfig {
     pub verbose: bool,
     /// Give up (and fail) after this many events: a livelock guard.
     pub max_events: u64,
+    /// Let some federates join late or resign early.
+    pub churn: bool,
 }
 
 impl SimConfig {
     /// The configuration CI uses for one seed.
     pub fn for_seed(seed: u64) -> SimConfig {
-        SimConfig { seed, federates: None, advances: 20, verbose: false, max_events: 5_000_000 }
+        SimConfig { seed, federates: None, advances: 20, verbose: false, max_events: 5_000_000, churn: true }
     }
 }
 
@@ -277,8 +279,8 @@ impl Sim {
         for n in nodes.iter_mut() {
             n.late_regulation = n.lookahead.is_some() && rng.gen_bool(0.2);
             // Node 0 opens the barriers, so it always starts with the others.
-            n.late_join = n.idx > 0 && rng.gen_bool(0.1);
-            n.quitter = n.idx > 0 && !n.late_join && rng.gen_bool(0.1);
+            n.late_join = cfg.churn && n.idx > 0 && rng.gen_bool(0.1);
+            n.quitter = cfg.churn && n.idx > 0 && !n.late_join && rng.gen_bool(0.1);
             if n.late_join {
                 n.wake_at = Some(rng.gen_range(5_000_000..40_000_000));
             }

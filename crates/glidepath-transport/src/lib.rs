@@ -40,7 +40,10 @@
 //!
 //! The `inproc` backend ([`InprocTransport`]) is the embedded default: all federates
 //! in one process, envelopes moved (their payloads are reference-counted [`bytes::Bytes`]),
-//! never serialised.
+//! never serialised. The `nats` backend (`NatsTransport`, cargo feature
+//! `transport-nats`) connects federates in many processes and hosts through a NATS
+//! server; its module documentation says how it meets each point and where it can
+//! lose messages.
 
 #![warn(missing_docs)]
 
@@ -55,8 +58,12 @@ use glidepath_core::FederateHandle;
 
 pub mod conformance;
 mod inproc;
+#[cfg(feature = "transport-nats")]
+pub mod nats;
 
 pub use inproc::{InprocEndpoint, InprocTransport};
+#[cfg(feature = "transport-nats")]
+pub use nats::{NatsEndpoint, NatsOptions, NatsTransport};
 
 /// Why a transport operation failed.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -110,6 +117,23 @@ pub trait Endpoint: Send + Sync {
     /// Drains what this endpoint published, stops receiving and releases the backend's
     /// resources. Idempotent.
     fn close(&self);
+    /// What this endpoint has counted as lost or malformed so far. A backend that
+    /// cannot lose or corrupt anything (like `inproc`) reports zeros.
+    fn stats(&self) -> EndpointStats {
+        EndpointStats::default()
+    }
+}
+
+/// Counters of what an endpoint could not deliver.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EndpointStats {
+    /// Envelopes that never arrived, found as gaps in their senders' `seq`.
+    pub lost_envelopes: u64,
+    /// Messages dropped because they could not be decoded (or came on a subject that
+    /// names no topic).
+    pub malformed_envelopes: u64,
+    /// Times the backend's client reported dropping messages for a slow consumer.
+    pub slow_consumer_events: u64,
 }
 
 /// Nanoseconds since a process-wide epoch taken on first use, from a monotonic clock.

@@ -7,6 +7,14 @@
 //! cargo run -p glidepath --example two_federates
 //! ```
 //!
+//! The same program runs over NATS by configuration alone, with a NATS server and
+//! the executive server running (see the README):
+//!
+//! ```text
+//! cargo run -p glidepath --example two_federates -- --transport nats [--nats-url nats://127.0.0.1:4222]
+//! GLIDEPATH_TRANSPORT=nats cargo run -p glidepath --example two_federates
+//! ```
+//!
 //! Both federates use the evoked process model, so this program decides when
 //! callbacks run: inside `evoke_callback`, on this thread. The pilot regulates time
 //! (its time stamps are promises), the tower is constrained (it never moves past a
@@ -23,7 +31,7 @@ use std::time::Duration;
 use glidepath::{
     AttributeHandle, Bytes, Callback, Federate, FederateAmbassador, FederateHandle,
     InteractionClassHandle, JoinOptions, LogicalTime, MessageInfo, ObjectClassHandle,
-    ObjectInstanceHandle, ParameterHandle, ResignAction, Rti, Values,
+    ObjectInstanceHandle, ParameterHandle, ResignAction, Rti, RtiConfig, Values,
 };
 
 /// How long to wait for any one callback before giving up.
@@ -31,7 +39,9 @@ const WAIT: Duration = Duration::from_secs(10);
 
 fn main() -> Result<(), Box<dyn Error>> {
     let fom = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../foms/air-traffic.xml");
-    let rti = Rti::inproc();
+    // The transport comes from GLIDEPATH_TRANSPORT / GLIDEPATH_NATS_URL or from
+    // `--transport` / `--nats-url`: in-process unless told otherwise.
+    let rti = Rti::from_config(&RtiConfig::from_env_and_args()?)?;
     rti.create_federation_execution("two-federates", &[&fom])?;
 
     let pilot = rti.join(

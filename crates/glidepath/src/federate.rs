@@ -982,4 +982,10 @@ impl Federate {
     pub fn transport_failures(&self) -> u64 {
         self.shared().failure.count()
     }
+    /// What the federate's transport endpoint counted as lost or malformed (always
+    /// zero on `inproc`; on `nats`, gaps in senders' sequence numbers and envelopes
+    /// that could not be decoded).
+    pub fn transport_stats(&self) -> glidepath_transport::EndpointStats {
+        self.shared().endpoint.stats()
+    }
 }

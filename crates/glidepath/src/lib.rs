@@ -70,7 +70,9 @@ mod link;
 mod rti;
 
 pub use ambassador::{CallbackLog, FederateAmbassador};
-pub use config::{ConfigError, RtiConfig, TransportKind, TRANSPORT_ENV};
+pub use config::{
+    ConfigError, RtiConfig, TransportKind, DEFAULT_NATS_URL, NATS_URL_ENV, TRANSPORT_ENV,
+};
 pub use error::{NameError, NameKind};
 pub use federate::{Federate, IntoLogicalTime, JoinOptions, WeakFederate};
 pub use rti::Rti;
@@ -86,7 +88,7 @@ pub use glidepath_core::{
 /// The Federation Object Model: loading, merging and inspecting FOM modules.
 pub use glidepath_fom as fom;
 pub use glidepath_fom::{Fom, FomError, FomModule, FomSummary};
-pub use glidepath_transport::{InprocTransport, Transport, TransportError};
+pub use glidepath_transport::{EndpointStats, InprocTransport, Transport, TransportError};
 
 /// What it takes to write a transport backend: the traits, the contract's
 /// conformance suite, and the message types a backend routes without reading.
@@ -94,7 +96,14 @@ pub mod transport {
     pub use glidepath_core::{
         Body, Envelope, ExecReply, ExecRequest, FederationId, Notification, Topic,
     };
+    /// The NATS backend, the executive server that hosts federations for it, and a
+    /// helper that starts a real `nats-server` (for tests and benchmarks).
+    #[cfg(feature = "transport-nats")]
+    pub use glidepath_transport::nats;
     pub use glidepath_transport::{
-        conformance, monotonic_now_ns, Endpoint, InprocTransport, Transport, TransportError,
+        conformance, monotonic_now_ns, Endpoint, EndpointStats, InprocTransport, Transport,
+        TransportError,
     };
+    #[cfg(feature = "transport-nats")]
+    pub use glidepath_transport::{NatsOptions, NatsTransport};
 }

@@ -55,11 +55,29 @@ impl Rti {
         }
     }
 
-    /// An RTI as configured (see [`RtiConfig::from_env`] to honour `GLIDEPATH_TRANSPORT`).
+    /// An RTI as configured (see [`RtiConfig::from_env`] to honour `GLIDEPATH_TRANSPORT`
+    /// and `GLIDEPATH_NATS_URL`). For `nats`, fails with [`ConfigError::Unavailable`]
+    /// when no NATS server answers at the configured URL.
     pub fn from_config(config: &RtiConfig) -> Result<Rti, ConfigError> {
         match config.transport {
             TransportKind::Inproc => Ok(Rti::inproc()),
+            #[cfg(feature = "transport-nats")]
+            TransportKind::Nats => Rti::nats(&config.nats_url),
         }
+    }
+
+    /// An RTI over the NATS server at `url`, where a `glidepath server` hosts the
+    /// federations. Federates joined through it (or through an RTI in another
+    /// process on the same NATS server) see each other.
+    #[cfg(feature = "transport-nats")]
+    pub fn nats(url: &str) -> Result<Rti, ConfigError> {
+        let transport = glidepath_transport::NatsTransport::connect(url).map_err(|e| {
+            ConfigError::Unavailable {
+                transport: TransportKind::Nats.name(),
+                reason: e.to_string(),
+            }
+        })?;
+        Ok(Rti::with_transport(Arc::new(transport)))
     }
 
     /// The transport's configuration name (`"inproc"`, ...).

@@ -1,0 +1,729 @@
+//! The `nats` backend: federates in many processes and on many hosts, connected by a
+//! NATS server (or cluster) through the official async Rust client, `async-nats`.
+//!
+//! # Who hosts the federation
+//!
+//! The [`glidepath_core::Executive`] (membership, object names, synchronization
+//! points, regulators) lives in one central **executive server** process,
+//! [`serve_executive`] (the CLI's `glidepath server`). It answers requests on
+//! [`subject::EXEC_SUBJECT`] and publishes each federation's notifications. We chose
+//! a server over "hosted by the first federate" because a federation then outlives
+//! any member, nobody's resignation moves state, and the server is the single
+//! writer of every federation's notification sequence. Data never passes through
+//! it: envelopes go straight from publisher to subscribers on the subjects of
+//! [`subject`]. Run exactly one executive server per NATS system; a second one
+//! refuses to start.
+//!
+//! # How the contract is met
+//!
+//! - **One connection per endpoint.** Each [`NatsEndpoint`] has its own NATS
+//!   connection, so everything it publishes, on any topic, is one ordered stream at
+//!   the server. The connections of one [`NatsTransport`] are driven by a small tokio
+//!   runtime the transport owns; the endpoint's methods block the calling thread, so
+//!   call them from ordinary threads, never from inside an async task.
+//! - **One subscription per federation.** The client hands each subscription its own
+//!   channel, which would lose the order between topics. An endpoint therefore
+//!   subscribes one wildcard, `glidepath.<federation>.>`, per federation it has any
+//!   topic of, and filters locally by the topics it subscribed (point 1, point 3).
+//!   The price: a receiver reads every envelope of the federations it is in.
+//! - **No self-delivery** by the connection's `no_echo` option (point 2).
+//! - **Subscribe is effective on return** (point 3): after the server is asked to
+//!   subscribe, the endpoint makes a round trip through it (a request on
+//!   [`subject::BARRIER_SUBJECT`]; its "no responders" answer or anyone's reply
+//!   proves the server has read everything this connection sent before). Adding a
+//!   topic to a federation already subscribed only changes the local filter.
+//!   Unsubscribing changes the filter at once and drops the wildcard when a
+//!   federation's last topic goes.
+//! - **Requests** (point 4) go to [`subject::EXEC_SUBJECT`] with a timeout
+//!   ([`NatsOptions::request_timeout`], [`TransportError::Timeout`]). The server
+//!   publishes a request's notifications on the same connection *before* its reply,
+//!   so the NATS server delivers them first to everyone. The reply names the last
+//!   notification (`Glidepath-Notified` header); when the requester itself is
+//!   subscribed to that federation, `request` waits until that notification is in its
+//!   inbox, as on `inproc`. What differs from `inproc`: (a) a notification reaches
+//!   other subscribers asynchronously — before anything published after the reply,
+//!   but possibly after the request has returned; (b) that "before" holds through
+//!   one NATS server; in a cluster, a notification and a message published after
+//!   seeing the reply can take different routes, and NATS orders messages only per
+//!   publishing connection.
+//! - **Publication time** (point 5) is stamped by the publisher with its own process's
+//!   [`monotonic_now_ns`] clock, so stamps compare only within one process.
+//! - **Close drains** (point 6): `close` makes the same round trip, so everything
+//!   published before is at the NATS server and queued to every subscriber, then
+//!   stops local delivery, drops the subscriptions and closes the connection.
+//!
+//! # Loss, and where it can happen
+//!
+//! Core NATS is at-most-once. The places a message can be dropped are: (1) the
+//! receiving client's subscription channel, when full ([`NatsOptions::subscription_capacity`];
+//! the client drops and reports a slow consumer, counted in
+//! [`EndpointStats::slow_consumer_events`]); (2) the NATS server, when a receiving
+//! connection falls more than its `max_pending` (64 MiB by default) behind — the
+//! server then disconnects it as a slow consumer; (3) a lost connection (messages in
+//! flight are gone; the client reconnects and resubscribes by itself). The reader
+//! task of each endpoint moves messages from the client's channel into the
+//! endpoint's unbounded inbox as fast as it can decode them, so (1) and (2) happen
+//! only when decoding itself falls behind. Every sender numbers its envelopes and
+//! each receiver sees all of a federation's envelopes, so every loss shows up as a
+//! gap in some sender's `seq`: it is counted ([`EndpointStats::lost_envelopes`]) and
+//! logged. Nothing is retransmitted yet, and nothing slows a sender down for a slow
+//! receiver: the receiver's inbox grows instead (memory is bounded only by the
+//! subscription capacity and the NATS server's `max_pending`, which turn growth into
+//! counted loss). A publisher is slowed only by its own client's queue
+//! ([`NatsOptions::client_capacity`]).
+//!
+//! # When the NATS server restarts
+//!
+//! Every connection reconnects by itself (backing off up to 4 s) and resubscribes;
+//! what it publishes meanwhile waits in its client's queue. [`NatsEndpoint::flush`]
+//! returns once the endpoint is connected again and the server has everything it
+//! sent. A request answered with "no responders" after the executive server had
+//! answered (any endpoint of the same transport) before is repeated, backing off, until the request timeout, since the
+//! executive server is then most likely reconnecting; it keeps its state in memory.
+//! Messages in flight when the server went down are lost and counted as gaps.
+
+mod process;
+mod server;
+pub mod subject;
+
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_nats::{Client, ConnectOptions, Event, Message, RequestErrorKind, Subscriber};
+use bytes::Bytes;
+use crossbeam_channel::{Receiver, Sender};
+use futures::StreamExt;
+use glidepath_core::{Envelope, ExecReply, ExecRequest, FederateHandle, FederationId, Topic};
+use parking_lot::{Condvar, Mutex, RwLock};
+use tokio::sync::oneshot;
+
+use crate::{monotonic_now_ns, Endpoint, EndpointStats, Transport, TransportError};
+use subject::{
+    federation_wildcard, parse_notified, parse_topic, topic_subject, BARRIER_SUBJECT, ERROR_HEADER,
+    EXEC_SUBJECT, NOTIFIED_HEADER,
+};
+
+pub use process::{
+    find_nats_server, NatsServerError, NatsServerProcess, NatsTestbed, NatsTestbedError,
+    NATS_SERVER_ENV,
+};
+pub use server::{serve_executive, serve_executive_with, ExecutiveServer};
+
+/// Where a NATS server listens when nobody says otherwise (`nats-server`'s default).
+pub const DEFAULT_NATS_URL: &str = "nats://127.0.0.1:4222";
+
+/// How the NATS backend behaves. Fields are public; start from [`NatsOptions::default`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NatsOptions {
+    /// How long a request to the executive (and a round trip through the NATS server)
+    /// may take. Default 10 s: generous, because a loaded CI machine can stall for
+    /// seconds, and only a dead server makes anyone wait this long.
+    pub request_timeout: Duration,
+    /// How long to try to connect to the NATS server. Default 5 s.
+    pub connect_timeout: Duration,
+    /// Messages the client may hold for one subscription before it drops (a "slow
+    /// consumer"). Default 4 Mi: memory is taken only as messages wait, and holding
+    /// them in our process is better than the NATS server cutting the connection.
+    pub subscription_capacity: usize,
+    /// Commands (publications) the client queues before `publish` waits. Default
+    /// 64 Ki: deep enough that a burst does not block on the socket, small enough to
+    /// bound a fast publisher's memory.
+    pub client_capacity: usize,
+    /// Worker threads of the runtime driving the connections. Default 2 (the size of
+    /// the machines we target); the work per message is small.
+    pub runtime_workers: usize,
+}
+
+impl Default for NatsOptions {
+    fn default() -> Self {
+        NatsOptions {
+            request_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(5),
+            subscription_capacity: 4 << 20,
+            client_capacity: 64 << 10,
+            runtime_workers: 2,
+        }
+    }
+}
+
+/// A tokio runtime that shuts down without blocking, whoever drops it.
+struct RuntimeHolder(Option<tokio::runtime::Runtime>);
+
+impl RuntimeHolder {
+    fn handle(&self) -> &tokio::runtime::Handle {
+        self.0.as_ref().expect("present until dropped").handle()
+    }
+}
+
+impl Drop for RuntimeHolder {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+struct TransportInner {
+    url: String,
+    options: NatsOptions,
+    runtime: RuntimeHolder,
+    next_endpoint: AtomicU64,
+    /// Whether the executive server has ever answered an endpoint of this transport.
+    answered: AtomicBool,
+}
+
+impl TransportInner {
+    /// Runs a future to completion on our runtime from a plain thread.
+    fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.runtime.handle().block_on(future)
+    }
+}
+
+/// The NATS transport: opens endpoints, each with its own connection to one NATS
+/// server URL. Cheap to clone; clones share the runtime.
+#[derive(Clone)]
+pub struct NatsTransport {
+    inner: Arc<TransportInner>,
+}
+
+impl std::fmt::Debug for NatsTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsTransport")
+            .field("url", &self.inner.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NatsTransport {
+    /// A transport to the NATS server at `url` (`nats://host:port`) with default
+    /// options; fails when the server cannot be reached.
+    pub fn connect(url: &str) -> Result<NatsTransport, TransportError> {
+        NatsTransport::connect_with(url, NatsOptions::default())
+    }
+
+    /// [`NatsTransport::connect`] with options.
+    pub fn connect_with(url: &str, options: NatsOptions) -> Result<NatsTransport, TransportError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(options.runtime_workers.max(1))
+            .thread_name("glidepath-nats")
+            .enable_all()
+            .build()
+            .map_err(|e| TransportError::Backend(format!("cannot start the NATS runtime: {e}")))?;
+        let inner = Arc::new(TransportInner {
+            url: url.to_string(),
+            options,
+            runtime: RuntimeHolder(Some(runtime)),
+            next_endpoint: AtomicU64::new(1),
+            answered: AtomicBool::new(false),
+        });
+        // Connect once now, so a wrong URL or a missing server is reported here.
+        let probe = inner.block_on(connect_client(
+            &inner.url,
+            &inner.options,
+            "glidepath-probe".into(),
+            Arc::new(Counters::default()),
+        ))?;
+        inner.block_on(async {
+            let _ = tokio::time::timeout(inner.options.request_timeout, probe.drain()).await;
+        });
+        Ok(NatsTransport { inner })
+    }
+
+    /// The NATS server URL.
+    pub fn url(&self) -> &str {
+        &self.inner.url
+    }
+
+    /// Opens an endpoint with its concrete type (for its loss counters).
+    pub fn open_endpoint(&self) -> Result<NatsEndpoint, TransportError> {
+        let inner = &self.inner;
+        let id = inner.next_endpoint.fetch_add(1, Ordering::Relaxed);
+        let counters = Arc::new(Counters::default());
+        let client = inner.block_on(connect_client(
+            &inner.url,
+            &inner.options,
+            format!("glidepath-endpoint-{}-{id}", std::process::id()),
+            counters.clone(),
+        ))?;
+        let (tx, rx) = crossbeam_channel::unbounded();
+        Ok(NatsEndpoint {
+            client,
+            transport: inner.clone(),
+            inbox: rx,
+            closed: AtomicBool::new(false),
+            state: Mutex::new(EndpointState {
+                inbox_tx: Some(tx),
+                federations: HashMap::new(),
+            }),
+            counters,
+            notified: Arc::new(Notified::default()),
+        })
+    }
+}
+
+impl Transport for NatsTransport {
+    fn open(&self) -> Result<Box<dyn Endpoint>, TransportError> {
+        Ok(Box::new(self.open_endpoint()?))
+    }
+
+    fn name(&self) -> &'static str {
+        "nats"
+    }
+}
+
+/// Loss and error counters of one connection.
+#[derive(Default)]
+struct Counters {
+    lost: AtomicU64,
+    malformed: AtomicU64,
+    slow_consumer: AtomicU64,
+}
+
+/// Opens one connection with our options; `counters` hears of slow-consumer drops.
+async fn connect_client(
+    url: &str,
+    options: &NatsOptions,
+    name: String,
+    counters: Arc<Counters>,
+) -> Result<Client, TransportError> {
+    let conn_name = name.clone();
+    ConnectOptions::new()
+        .no_echo()
+        .name(name)
+        .subscription_capacity(options.subscription_capacity)
+        .client_capacity(options.client_capacity)
+        .connection_timeout(options.connect_timeout)
+        .request_timeout(Some(options.request_timeout))
+        .event_callback(move |event| {
+            let counters = counters.clone();
+            let conn_name = conn_name.clone();
+            async move {
+                match event {
+                    Event::SlowConsumer(sid) => {
+                        counters.slow_consumer.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(connection = %conn_name, sid, "NATS client dropped messages: slow consumer");
+                    }
+                    Event::Disconnected => {
+                        tracing::warn!(connection = %conn_name, "disconnected from the NATS server; reconnecting")
+                    }
+                    Event::Connected => {
+                        tracing::debug!(connection = %conn_name, "connected to the NATS server")
+                    }
+                    Event::ServerError(e) => {
+                        tracing::warn!(connection = %conn_name, error = %e, "NATS server error")
+                    }
+                    Event::ClientError(e) => {
+                        tracing::warn!(connection = %conn_name, error = %e, "NATS client error")
+                    }
+                    other => tracing::debug!(connection = %conn_name, event = %other, "NATS event"),
+                }
+            }
+        })
+        .connect(url)
+        .await
+        .map_err(|e| {
+            TransportError::Backend(format!(
+                "cannot connect to the NATS server at {url}: {e} (is `nats-server` running there?)"
+            ))
+        })
+}
+
+/// A round trip through the NATS server: when it returns `Ok`, the server has read
+/// everything this client sent before it.
+async fn barrier(client: &Client, timeout: Duration) -> Result<(), TransportError> {
+    match client.request(BARRIER_SUBJECT, Bytes::new()).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == RequestErrorKind::NoResponders => Ok(()),
+        Err(e) if e.kind() == RequestErrorKind::TimedOut => Err(TransportError::Timeout(timeout)),
+        Err(e) => Err(TransportError::Backend(format!(
+            "round trip through the NATS server failed: {e}"
+        ))),
+    }
+}
+
+/// The highest executive notification `seq` each federation's reader has delivered.
+#[derive(Default)]
+struct Notified {
+    seen: Mutex<HashMap<FederationId, u64>>,
+    changed: Condvar,
+}
+
+impl Notified {
+    fn record(&self, federation: FederationId, seq: u64) {
+        let mut seen = self.seen.lock();
+        let entry = seen.entry(federation).or_insert(0);
+        if seq > *entry {
+            *entry = seq;
+            self.changed.notify_all();
+        }
+    }
+
+    /// Waits until notification `seq` of `federation` was delivered; false on timeout.
+    fn wait(&self, federation: FederationId, seq: u64, deadline: Instant) -> bool {
+        let mut seen = self.seen.lock();
+        while seen.get(&federation).copied().unwrap_or(0) < seq {
+            if self.changed.wait_until(&mut seen, deadline).timed_out() {
+                return seen.get(&federation).copied().unwrap_or(0) >= seq;
+            }
+        }
+        true
+    }
+}
+
+/// One federation's wildcard subscription.
+struct FederationSubscription {
+    /// The topics subscribed, as the user asked.
+    topics: HashSet<Topic>,
+    /// The same set, read by the reader task for every message.
+    filter: Arc<RwLock<HashSet<Topic>>>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl FederationSubscription {
+    /// Stops delivery at once; the reader task ends and drops the NATS subscription.
+    fn stop(&mut self) {
+        self.filter.write().clear();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+struct EndpointState {
+    /// Cloned into every reader task; `None` once closed.
+    inbox_tx: Option<Sender<Envelope>>,
+    federations: HashMap<FederationId, FederationSubscription>,
+}
+
+/// An endpoint of the NATS backend: one connection to the NATS server.
+pub struct NatsEndpoint {
+    client: Client,
+    transport: Arc<TransportInner>,
+    inbox: Receiver<Envelope>,
+    closed: AtomicBool,
+    state: Mutex<EndpointState>,
+    counters: Arc<Counters>,
+    notified: Arc<Notified>,
+}
+
+impl NatsEndpoint {
+    fn check_open(&self) -> Result<(), TransportError> {
+        if self.closed.load(Ordering::Acquire) {
+            Err(TransportError::Closed)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Envelopes that never arrived, found as gaps in their senders' `seq`.
+    pub fn lost_envelopes(&self) -> u64 {
+        self.counters.lost.load(Ordering::Relaxed)
+    }
+
+    /// Waits until the NATS server has read everything this endpoint sent before
+    /// (publications and subscriptions); while the client is reconnecting, that
+    /// includes reconnecting and resubscribing. Fails with
+    /// [`TransportError::Timeout`] after [`NatsOptions::request_timeout`].
+    pub fn flush(&self) -> Result<(), TransportError> {
+        self.check_open()?;
+        let timeout = self.transport.options.request_timeout;
+        self.transport.block_on(barrier(&self.client, timeout))
+    }
+
+    /// Sends a request to the executive. "No responders" after the executive server
+    /// has answered any endpoint of this transport means the executive server is reconnecting (after a NATS server restart,
+    /// say): then the request is repeated, backing off, until the request timeout.
+    async fn exec_request(&self, payload: Bytes) -> Result<Message, async_nats::RequestError> {
+        let deadline = tokio::time::Instant::now() + self.transport.options.request_timeout;
+        let mut backoff = Duration::from_millis(5);
+        loop {
+            match self.client.request(EXEC_SUBJECT, payload.clone()).await {
+                Err(e)
+                    if e.kind() == RequestErrorKind::NoResponders
+                        && self.transport.answered.load(Ordering::Relaxed)
+                        && tokio::time::Instant::now() + backoff < deadline =>
+                {
+                    tracing::debug!("no executive server answers yet; asking again in {backoff:?}");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_millis(500));
+                }
+                Ok(message) => {
+                    self.transport.answered.store(true, Ordering::Relaxed);
+                    return Ok(message);
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn request_error(&self, e: async_nats::RequestError) -> TransportError {
+        let options = &self.transport.options;
+        match e.kind() {
+            RequestErrorKind::TimedOut => TransportError::Timeout(options.request_timeout),
+            RequestErrorKind::NoResponders => TransportError::Backend(format!(
+                "no executive server answers on `{EXEC_SUBJECT}` at {}: start one with `glidepath server --nats-url {}`",
+                self.transport.url, self.transport.url
+            )),
+            RequestErrorKind::MaxPayloadExceeded => TransportError::Backend(format!(
+                "the request exceeds the NATS server's max_payload ({} bytes); raise `max_payload` in the server's configuration",
+                self.client.server_info().max_payload
+            )),
+            _ => TransportError::Backend(format!("request to the executive failed: {e}")),
+        }
+    }
+}
+
+impl Endpoint for NatsEndpoint {
+    fn publish(
+        &self,
+        federation: FederationId,
+        topic: Topic,
+        mut envelope: Envelope,
+    ) -> Result<(), TransportError> {
+        self.check_open()?;
+        if envelope.publish_time_ns == 0 {
+            envelope.publish_time_ns = monotonic_now_ns();
+        }
+        let payload = glidepath_wire::encode_envelope(&envelope);
+        let subject = topic_subject(federation, topic);
+        // Publishing only queues a command for the connection task, which needs no
+        // runtime context: a plain executor polls it, and waits (parked) only when
+        // the client's queue is full. Cheaper than entering the runtime each time.
+        futures::executor::block_on(self.client.publish(subject, payload))
+            .map_err(|e| TransportError::Backend(format!("publish failed: {e}")))
+    }
+
+    fn subscribe(&self, federation: FederationId, topic: Topic) -> Result<(), TransportError> {
+        let mut state = self.state.lock();
+        let Some(inbox) = state.inbox_tx.clone() else {
+            return Err(TransportError::Closed);
+        };
+        if let Some(sub) = state.federations.get_mut(&federation) {
+            if sub.topics.insert(topic) {
+                sub.filter.write().insert(topic);
+            }
+            return Ok(());
+        }
+        let transport = &self.transport;
+        let subscriber = transport
+            .block_on(self.client.subscribe(federation_wildcard(federation)))
+            .map_err(|e| TransportError::Backend(format!("subscribe failed: {e}")))?;
+        let filter = Arc::new(RwLock::new(HashSet::from([topic])));
+        let (stop_tx, stop_rx) = oneshot::channel();
+        transport.runtime.handle().spawn(read_federation(
+            Reader {
+                federation,
+                filter: filter.clone(),
+                inbox,
+                counters: self.counters.clone(),
+                notified: self.notified.clone(),
+                last_seq: HashMap::new(),
+            },
+            subscriber,
+            stop_rx,
+        ));
+        let mut sub = FederationSubscription {
+            topics: HashSet::from([topic]),
+            filter,
+            stop: Some(stop_tx),
+        };
+        if let Err(e) = transport.block_on(barrier(&self.client, transport.options.request_timeout))
+        {
+            sub.stop();
+            return Err(e);
+        }
+        state.federations.insert(federation, sub);
+        Ok(())
+    }
+
+    fn unsubscribe(&self, federation: FederationId, topic: Topic) -> Result<(), TransportError> {
+        let mut state = self.state.lock();
+        if state.inbox_tx.is_none() {
+            return Err(TransportError::Closed);
+        }
+        let Some(sub) = state.federations.get_mut(&federation) else {
+            return Ok(());
+        };
+        if sub.topics.remove(&topic) {
+            sub.filter.write().remove(&topic);
+            if sub.topics.is_empty() {
+                if let Some(mut sub) = state.federations.remove(&federation) {
+                    sub.stop();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn request(&self, request: ExecRequest) -> Result<ExecReply, TransportError> {
+        self.check_open()?;
+        let payload = Bytes::from(glidepath_wire::encode_request(&request));
+        let message: Message = self
+            .transport
+            .block_on(self.exec_request(payload))
+            .map_err(|e| self.request_error(e))?;
+        let header = |name: &str| {
+            message
+                .headers
+                .as_ref()
+                .and_then(|h| h.get(name))
+                .map(|v| v.as_str().to_string())
+        };
+        if let Some(error) = header(ERROR_HEADER) {
+            return Err(TransportError::Backend(format!(
+                "the executive server could not answer: {error}"
+            )));
+        }
+        let reply = glidepath_wire::decode_reply(&message.payload).map_err(|e| {
+            TransportError::Backend(format!("undecodable reply from the executive server: {e}"))
+        })?;
+        if let Some((federation, seq)) = header(NOTIFIED_HEADER).as_deref().and_then(parse_notified)
+        {
+            // As on inproc: the notifications this request caused are in our inbox
+            // before the reply returns, if we listen to that federation at all.
+            if self.state.lock().federations.contains_key(&federation) {
+                let deadline = Instant::now() + self.transport.options.request_timeout;
+                if !self.notified.wait(federation, seq, deadline) {
+                    tracing::warn!(
+                        federation = federation.0,
+                        seq,
+                        "executive notification did not arrive before the reply; counted as lost"
+                    );
+                }
+            }
+        }
+        Ok(reply)
+    }
+
+    fn inbox(&self) -> &Receiver<Envelope> {
+        &self.inbox
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        let mut state = self.state.lock();
+        if state.inbox_tx.take().is_none() {
+            return;
+        }
+        let transport = self.transport.clone();
+        let client = self.client.clone();
+        let timeout = transport.options.request_timeout;
+        let mut federations: Vec<FederationSubscription> =
+            state.federations.drain().map(|(_, s)| s).collect();
+        let finish = async move {
+            // Everything published before is at the server once the round trip is back.
+            if let Err(e) = barrier(&client, timeout).await {
+                tracing::warn!(error = %e, "closing a NATS endpoint: could not confirm that the server has everything it published");
+            }
+            for sub in &mut federations {
+                sub.stop();
+            }
+            let _ = tokio::time::timeout(timeout, client.drain()).await;
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            // Dropped inside some async task: cannot block here, so finish in the background.
+            transport.runtime.handle().spawn(finish);
+        } else {
+            transport.block_on(finish);
+        }
+    }
+
+    fn stats(&self) -> EndpointStats {
+        EndpointStats {
+            lost_envelopes: self.counters.lost.load(Ordering::Relaxed),
+            malformed_envelopes: self.counters.malformed.load(Ordering::Relaxed),
+            slow_consumer_events: self.counters.slow_consumer.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Drop for NatsEndpoint {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// What a federation's reader task needs.
+struct Reader {
+    federation: FederationId,
+    filter: Arc<RwLock<HashSet<Topic>>>,
+    inbox: Sender<Envelope>,
+    counters: Arc<Counters>,
+    notified: Arc<Notified>,
+    /// The last `seq` seen from each sender since this subscription started.
+    last_seq: HashMap<FederateHandle, u64>,
+}
+
+impl Reader {
+    fn handle(&mut self, message: Message) {
+        let Some(topic) = parse_topic(self.federation, &message.subject) else {
+            self.counters.malformed.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(subject = %message.subject, "dropped a message on a subject that is no glidepath topic");
+            return;
+        };
+        // Envelopes of topics we do not want are read only as far as the header,
+        // which is enough to check their sender's sequence.
+        let wanted = self.filter.read().contains(&topic);
+        let decoded = if wanted {
+            glidepath_wire::decode_envelope_bytes(message.payload.clone())
+                .map(|e| (e.sender, e.seq, Some(e)))
+        } else {
+            glidepath_wire::decode_header(&message.payload).map(|h| (h.sender, h.seq, None))
+        };
+        let (sender, seq, envelope) = match decoded {
+            Ok(d) => d,
+            Err(error) => {
+                self.counters.malformed.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(subject = %message.subject, %error, bytes = message.payload.len(), "dropped an undecodable envelope");
+                return;
+            }
+        };
+        match self.last_seq.entry(sender) {
+            Entry::Vacant(v) => {
+                v.insert(seq);
+            }
+            Entry::Occupied(mut o) => {
+                let last = *o.get();
+                if seq > last + 1 {
+                    self.counters
+                        .lost
+                        .fetch_add(seq - last - 1, Ordering::Relaxed);
+                    tracing::warn!(federation = self.federation.0, %sender, seq, last, lost = seq - last - 1, "envelopes lost in transit");
+                }
+                if seq > last {
+                    o.insert(seq);
+                }
+            }
+        }
+        if let Some(envelope) = envelope {
+            // The receiver is gone only when the endpoint is closing.
+            let _ = self.inbox.send(envelope);
+        }
+        if sender == FederateHandle::EXECUTIVE {
+            self.notified.record(self.federation, seq);
+        }
+    }
+}
+
+/// Moves one federation's messages from the client into the endpoint's inbox until
+/// stopped; dropping the subscriber at the end unsubscribes at the server.
+async fn read_federation(
+    mut reader: Reader,
+    mut subscriber: Subscriber,
+    mut stop: oneshot::Receiver<()>,
+) {
+    loop {
+        tokio::select! {
+            biased;
+            _ = &mut stop => break,
+            message = subscriber.next() => match message {
+                Some(m) => reader.handle(m),
+                None => break,
+            },
+        }
+    }
+}

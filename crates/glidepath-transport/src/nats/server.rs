@@ -1,0 +1,353 @@
+//! The executive server: hosts the [`Executive`] of every federation on a NATS
+//! system, answers requests on [`EXEC_SUBJECT`] and publishes notifications.
+//!
+//! One task on a current-thread runtime of its own handles requests one at a time,
+//! in arrival order, so each federation's notification `seq` increases by one per
+//! notification with no gaps. A request's notifications are published before its
+//! reply on the same connection. Anything that cannot be decoded is counted, logged,
+//! and answered with an error reply (`Glidepath-Error` header and a JSON body
+//! `{"error": "..."}`) when it has a reply subject; the server never stops for it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+
+use async_nats::{Client, HeaderMap, Message, RequestErrorKind, Subject};
+use bytes::Bytes;
+use futures::StreamExt;
+use glidepath_core::{
+    Body, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId, Topic,
+};
+use tokio::sync::oneshot;
+
+use super::subject::{topic_subject, BARRIER_SUBJECT, ERROR_HEADER, EXEC_SUBJECT, NOTIFIED_HEADER};
+use super::{connect_client, Counters, NatsOptions};
+use crate::{monotonic_now_ns, TransportError};
+
+/// A running executive server. Dropping it stops the server.
+pub struct ExecutiveServer {
+    url: String,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+    counters: Arc<ServerCounters>,
+}
+
+#[derive(Default)]
+struct ServerCounters {
+    requests: AtomicU64,
+    malformed: AtomicU64,
+}
+
+impl std::fmt::Debug for ExecutiveServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutiveServer")
+            .field("url", &self.url)
+            .field("requests", &self.requests())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExecutiveServer {
+    /// The NATS server URL it is connected to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Requests received so far (malformed ones included).
+    pub fn requests(&self) -> u64 {
+        self.counters.requests.load(Ordering::Relaxed)
+    }
+
+    /// Requests that could not be decoded or had no reply subject.
+    pub fn malformed_requests(&self) -> u64 {
+        self.counters.malformed.load(Ordering::Relaxed)
+    }
+
+    /// Blocks until the server stops, which it does only when its connection is
+    /// closed for good (the client reconnects by itself after a NATS server restart).
+    pub fn wait(mut self) {
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+
+    /// Stops answering, flushes what was published and disconnects.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for ExecutiveServer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Starts an executive server on the NATS server at `url`, with default options.
+/// Returns once it answers requests.
+pub fn serve_executive(url: &str) -> Result<ExecutiveServer, TransportError> {
+    serve_executive_with(url, NatsOptions::default())
+}
+
+/// [`serve_executive`] with options. Fails when the NATS server cannot be reached or
+/// another executive server already answers there.
+pub fn serve_executive_with(
+    url: &str,
+    options: NatsOptions,
+) -> Result<ExecutiveServer, TransportError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            TransportError::Backend(format!("cannot start the executive server's runtime: {e}"))
+        })?;
+    let counters = Arc::new(ServerCounters::default());
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = oneshot::channel();
+    let thread_url = url.to_string();
+    let thread_counters = counters.clone();
+    let thread = thread::Builder::new()
+        .name("glidepath-executive".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                let client = match start(&thread_url, &options).await {
+                    Ok(started) => started,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let (client, exec, barrier) = client;
+                let _ = ready_tx.send(Ok(()));
+                serve(
+                    client,
+                    exec,
+                    barrier,
+                    stop_rx,
+                    &thread_counters,
+                    options.request_timeout,
+                )
+                .await;
+            });
+        })
+        .map_err(|e| {
+            TransportError::Backend(format!("cannot start the executive server's thread: {e}"))
+        })?;
+    let mut server = ExecutiveServer {
+        url: url.to_string(),
+        stop: Some(stop_tx),
+        thread: Some(thread),
+        counters,
+    };
+    match ready_rx.recv() {
+        Ok(Ok(())) => Ok(server),
+        Ok(Err(e)) => {
+            server.shutdown();
+            Err(e)
+        }
+        Err(_) => {
+            server.shutdown();
+            Err(TransportError::Backend(
+                "the executive server stopped while starting".into(),
+            ))
+        }
+    }
+}
+
+/// Connects, makes sure no other executive answers, and subscribes.
+async fn start(
+    url: &str,
+    options: &NatsOptions,
+) -> Result<(Client, async_nats::Subscriber, async_nats::Subscriber), TransportError> {
+    let client = connect_client(
+        url,
+        options,
+        "glidepath-executive".into(),
+        Arc::new(Counters::default()),
+    )
+    .await?;
+    // Our own connection does not hear itself (no_echo), so any answer is another server.
+    match client.request(EXEC_SUBJECT, Bytes::new()).await {
+        Err(e) if e.kind() == RequestErrorKind::NoResponders => {}
+        Ok(_) => {
+            return Err(TransportError::Backend(format!(
+                "another executive server already answers on `{EXEC_SUBJECT}` at {url}"
+            )))
+        }
+        Err(e) => {
+            return Err(TransportError::Backend(format!(
+                "cannot probe for another executive server at {url}: {e}"
+            )))
+        }
+    }
+    let subscribe_error =
+        |e: async_nats::SubscribeError| TransportError::Backend(format!("subscribe failed: {e}"));
+    let exec = client
+        .subscribe(EXEC_SUBJECT)
+        .await
+        .map_err(subscribe_error)?;
+    let barrier = client
+        .subscribe(BARRIER_SUBJECT)
+        .await
+        .map_err(subscribe_error)?;
+    // Subscribed at the server once a round trip is back (nobody answers ours).
+    match client.request(BARRIER_SUBJECT, Bytes::new()).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == RequestErrorKind::NoResponders => {}
+        Err(e) => {
+            return Err(TransportError::Backend(format!(
+                "round trip through the NATS server failed: {e}"
+            )))
+        }
+    }
+    Ok((client, exec, barrier))
+}
+
+/// The request loop.
+async fn serve(
+    client: Client,
+    mut exec: async_nats::Subscriber,
+    mut barrier: async_nats::Subscriber,
+    mut stop: oneshot::Receiver<()>,
+    counters: &ServerCounters,
+    timeout: std::time::Duration,
+) {
+    let mut host = Host {
+        executive: Executive::new(),
+        notification_seq: HashMap::new(),
+        max_payload: client.server_info().max_payload,
+    };
+    loop {
+        tokio::select! {
+            biased;
+            _ = &mut stop => break,
+            message = exec.next() => match message {
+                Some(m) => host.handle(&client, m, counters).await,
+                None => break,
+            },
+            message = barrier.next() => match message {
+                Some(Message { reply: Some(reply), .. }) => {
+                    let _ = client.publish(reply, Bytes::new()).await;
+                }
+                Some(_) => {}
+                None => break,
+            },
+        }
+    }
+    // Bounded: with the NATS server gone, neither would ever finish.
+    let _ = tokio::time::timeout(timeout, client.flush()).await;
+    let _ = tokio::time::timeout(timeout, client.drain()).await;
+}
+
+/// The executive and the `seq` of each federation's last notification.
+struct Host {
+    executive: Executive,
+    notification_seq: HashMap<FederationId, u64>,
+    max_payload: usize,
+}
+
+impl Host {
+    async fn handle(&mut self, client: &Client, message: Message, counters: &ServerCounters) {
+        counters.requests.fetch_add(1, Ordering::Relaxed);
+        let Some(reply_to) = message.reply else {
+            counters.malformed.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                bytes = message.payload.len(),
+                "ignored a request without a reply subject"
+            );
+            return;
+        };
+        let request = match glidepath_wire::decode_request(&message.payload) {
+            Ok(r) => r,
+            Err(e) => {
+                counters.malformed.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(error = %e, bytes = message.payload.len(), "malformed request");
+                reply_error(client, reply_to, &format!("malformed request: {e}")).await;
+                return;
+            }
+        };
+        let (reply, notified) = self.execute(client, request).await;
+        let payload = glidepath_wire::encode_reply(&reply);
+        if payload.len() > self.max_payload {
+            let why = format!(
+                "the reply ({} bytes) exceeds the NATS server's max_payload ({} bytes); raise `max_payload` in its configuration",
+                payload.len(),
+                self.max_payload
+            );
+            tracing::warn!("{why}");
+            reply_error(client, reply_to, &why).await;
+            return;
+        }
+        let mut headers = HeaderMap::new();
+        if let Some((federation, seq)) = notified {
+            headers.insert(NOTIFIED_HEADER, format!("{} {seq}", federation.0));
+        }
+        if let Err(e) = client
+            .publish_with_headers(reply_to, headers, Bytes::from(payload))
+            .await
+        {
+            tracing::warn!(error = %e, "could not send a reply");
+        }
+    }
+
+    /// Runs one request; publishes its notifications; returns the reply and the last
+    /// notification published, if any.
+    async fn execute(
+        &mut self,
+        client: &Client,
+        request: ExecRequest,
+    ) -> (ExecReply, Option<(FederationId, u64)>) {
+        let destroy = matches!(request, ExecRequest::Destroy { .. });
+        let (reply, federation, notifications) = self.executive.handle(request);
+        let Some(federation) = federation else {
+            return (reply, None);
+        };
+        if destroy && matches!(reply, ExecReply::Ok) {
+            self.notification_seq.remove(&federation);
+            return (reply, None);
+        }
+        let mut last = None;
+        let subject = topic_subject(federation, Topic::Federation);
+        for notification in notifications {
+            let seq = self.notification_seq.entry(federation).or_insert(0);
+            *seq += 1;
+            let envelope = Envelope {
+                sender: FederateHandle::EXECUTIVE,
+                seq: *seq,
+                publish_time_ns: monotonic_now_ns(),
+                body: Body::Exec(notification),
+            };
+            last = Some((federation, *seq));
+            if let Err(e) = client
+                .publish(subject.clone(), glidepath_wire::encode_envelope(&envelope))
+                .await
+            {
+                tracing::warn!(error = %e, federation = federation.0, "could not publish a notification");
+            }
+        }
+        (reply, last)
+    }
+}
+
+async fn reply_error(client: &Client, reply_to: Subject, why: &str) {
+    let mut headers = HeaderMap::new();
+    // Header values are one line.
+    headers.insert(ERROR_HEADER, why.replace(['\r', '\n'], " "));
+    let body = serde_json::json!({ "error": why }).to_string();
+    if let Err(e) = client
+        .publish_with_headers(reply_to, headers, Bytes::from(body))
+        .await
+    {
+        tracing::warn!(error = %e, "could not send an error reply");
+    }
+}

@@ -1,0 +1,76 @@
+//! The transport conformance suite run against the `nats` backend, with a real
+//! `nats-server` and an in-process executive server started by each test.
+//!
+//! Without `nats-server` (on PATH or in GLIDEPATH_NATS_SERVER) these tests fail and
+//! say how to install it: `bash scripts/test.sh`.
+
+use glidepath_transport::nats::NatsTestbed;
+use glidepath_transport::{conformance, NatsTransport, Transport};
+
+/// A fresh NATS server, executive server and transport; dropped in reverse order.
+struct Fixture {
+    transport: NatsTransport,
+    _testbed: NatsTestbed,
+}
+
+fn fixture() -> Fixture {
+    let testbed = NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
+    let transport = NatsTransport::connect(&testbed.url())
+        .unwrap_or_else(|e| panic!("connecting to {}: {e}", testbed.url()));
+    Fixture {
+        transport,
+        _testbed: testbed,
+    }
+}
+
+#[test]
+fn per_sender_fifo_across_topics() {
+    conformance::per_sender_fifo_across_topics(&fixture().transport);
+}
+
+#[test]
+fn no_self_delivery() {
+    conformance::no_self_delivery(&fixture().transport);
+}
+
+#[test]
+fn subscribe_and_unsubscribe() {
+    conformance::subscribe_and_unsubscribe(&fixture().transport);
+}
+
+#[test]
+fn federations_are_isolated() {
+    conformance::federations_are_isolated(&fixture().transport);
+}
+
+#[test]
+fn executive_request_and_notifications() {
+    conformance::executive_request_and_notifications(&fixture().transport);
+}
+
+#[test]
+fn concurrent_requests_keep_notification_order() {
+    conformance::concurrent_requests_keep_notification_order(&fixture().transport);
+}
+
+#[test]
+fn publication_time_is_stamped() {
+    conformance::publication_time_is_stamped(&fixture().transport);
+}
+
+#[test]
+fn many_envelopes() {
+    conformance::many_envelopes(&fixture().transport, 200_000);
+}
+
+#[test]
+fn close_drains_and_refuses() {
+    conformance::close_drains_and_refuses(&fixture().transport);
+}
+
+#[test]
+fn run_all_on_one_shared_server() {
+    let f = fixture();
+    conformance::run_all(&f.transport);
+    assert_eq!(f.transport.name(), "nats");
+}

@@ -1,0 +1,211 @@
+//! What only the `nats` backend has to show: corrupted and missing messages from the
+//! network are counted and dropped (never delivered, never a crash), the executive
+//! server survives garbage, and endpoints and the executive server carry on after
+//! the NATS server restarts.
+//!
+//! Without `nats-server` (on PATH or in GLIDEPATH_NATS_SERVER) these tests fail and
+//! say how to install it: `bash scripts/test.sh`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use glidepath_core::{
+    Body, Envelope, ExecReply, ExecRequest, FederateHandle, FederationId, Fom,
+    InteractionClassHandle, OrderType, ParameterHandle, Topic, TransportationType,
+};
+use glidepath_transport::nats::subject::{topic_subject, EXEC_SUBJECT};
+use glidepath_transport::nats::{NatsServerProcess, NatsTestbed};
+use glidepath_transport::{Endpoint, NatsEndpoint, NatsTransport};
+
+const TIMEOUT: Duration = Duration::from_secs(10);
+const TOPIC: Topic = Topic::InteractionClass(InteractionClassHandle(1));
+
+fn testbed() -> NatsTestbed {
+    NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn data(sender: u32, seq: u64) -> Envelope {
+    Envelope {
+        sender: FederateHandle(sender),
+        seq,
+        publish_time_ns: 1,
+        body: Body::Interaction {
+            class: InteractionClassHandle(1),
+            values: Arc::from(vec![(ParameterHandle(1), Bytes::from_static(b"payload"))]),
+            tag: Bytes::new(),
+            order: OrderType::Receive,
+            transport: TransportationType::Reliable,
+            time: None,
+        },
+    }
+}
+
+fn create(endpoint: &dyn Endpoint, name: &str) -> FederationId {
+    match endpoint.request(ExecRequest::Create {
+        name: name.into(),
+        fom: Arc::new(Fom::default()),
+    }) {
+        Ok(ExecReply::Created { id }) => id,
+        other => panic!("create: {other:?}"),
+    }
+}
+
+fn expect(endpoint: &NatsEndpoint, sender: u32, seq: u64) {
+    let env = endpoint
+        .inbox()
+        .recv_timeout(TIMEOUT)
+        .unwrap_or_else(|e| panic!("waiting for ({sender}, {seq}): {e}"));
+    assert_eq!(
+        (env.sender, env.seq),
+        (FederateHandle(sender), seq),
+        "{env:?}"
+    );
+}
+
+/// A raw NATS connection on its own runtime, for injecting bytes.
+struct Raw {
+    runtime: tokio::runtime::Runtime,
+    client: async_nats::Client,
+}
+
+impl Raw {
+    fn connect(url: &str) -> Raw {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let client = runtime.block_on(async_nats::connect(url)).unwrap();
+        Raw { runtime, client }
+    }
+
+    /// Publishes and flushes (the runtime runs only inside `block_on`).
+    fn publish(&self, subject: String, payload: impl Into<Bytes>) {
+        self.runtime.block_on(async {
+            self.client.publish(subject, payload.into()).await.unwrap();
+            self.client.flush().await.unwrap();
+        });
+    }
+
+    fn request(&self, subject: &str, payload: &'static [u8]) -> async_nats::Message {
+        self.runtime
+            .block_on(
+                self.client
+                    .request(subject.to_string(), Bytes::from_static(payload)),
+            )
+            .unwrap()
+    }
+}
+
+#[test]
+fn corrupted_and_missing_envelopes_are_counted_not_delivered() {
+    let bed = testbed();
+    let transport = NatsTransport::connect(&bed.url()).unwrap();
+    let receiver = transport.open_endpoint().unwrap();
+    let fed = create(&receiver, "corrupt");
+    receiver.subscribe(fed, TOPIC).unwrap();
+    let raw = Raw::connect(&bed.url());
+    let subject = topic_subject(fed, TOPIC);
+    let encode = |e: &Envelope| glidepath_wire::encode_envelope(e);
+    // One connection, so these arrive in this order.
+    raw.publish(subject.clone(), Bytes::from_static(b"\x00\x01garbage"));
+    raw.publish(subject.clone(), encode(&data(5, 1)));
+    let mut truncated = encode(&data(5, 2)).to_vec();
+    truncated.truncate(truncated.len() / 2);
+    raw.publish(subject.clone(), truncated);
+    raw.publish(subject.clone(), encode(&data(5, 4)));
+    raw.publish(format!("glidepath.{}.nonsense", fed.0), encode(&data(5, 5)));
+    raw.publish(subject.clone(), encode(&data(5, 6)));
+    expect(&receiver, 5, 1);
+    // 2 was corrupted, 3 never sent: both are a gap before 4. 5 came on a subject
+    // that names no topic, so it is dropped unread: a gap before 6.
+    expect(&receiver, 5, 4);
+    expect(&receiver, 5, 6);
+    let stats = receiver.stats();
+    assert_eq!(stats.malformed_envelopes, 3, "{stats:?}");
+    assert_eq!(stats.lost_envelopes, 3, "{stats:?}");
+    assert_eq!(receiver.lost_envelopes(), 3);
+    assert_eq!(stats.slow_consumer_events, 0, "{stats:?}");
+    // Still working after all that.
+    let sender = transport.open_endpoint().unwrap();
+    sender.publish(fed, TOPIC, data(6, 1)).unwrap();
+    expect(&receiver, 6, 1);
+}
+
+#[test]
+fn the_executive_server_answers_garbage_with_an_error_and_carries_on() {
+    let bed = testbed();
+    let raw = Raw::connect(&bed.url());
+    // No reply subject: nobody to answer, counted all the same.
+    raw.publish(EXEC_SUBJECT.to_string(), Bytes::from_static(b"\xff"));
+    // Behind it on the same connection and subscription: when this is answered, the
+    // one before was handled.
+    let reply = raw.request(EXEC_SUBJECT, b"{ this is not a request");
+    let error = reply
+        .headers
+        .as_ref()
+        .and_then(|h| h.get("Glidepath-Error"))
+        .map(|v| v.as_str().to_string())
+        .expect("an error header");
+    assert!(error.starts_with("malformed request"), "{error}");
+    let body: serde_json::Value = serde_json::from_slice(&reply.payload).unwrap();
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("malformed request"),
+        "{body}"
+    );
+    assert_eq!(bed.executive.malformed_requests(), 2);
+    let transport = NatsTransport::connect(&bed.url()).unwrap();
+    let endpoint = transport.open_endpoint().unwrap();
+    create(&endpoint, "still-serving");
+    assert_eq!(bed.executive.malformed_requests(), 2);
+    assert_eq!(bed.executive.requests(), 3);
+}
+
+#[test]
+fn endpoints_and_the_executive_carry_on_after_a_nats_server_restart() {
+    let mut bed = testbed();
+    let port = bed.server.port();
+    let transport = NatsTransport::connect(&bed.url()).unwrap();
+    let a = transport.open_endpoint().unwrap();
+    let b = transport.open_endpoint().unwrap();
+    let fed = create(&a, "restart");
+    let joined = |e: &NatsEndpoint, name: &str| match e.request(ExecRequest::Join {
+        federation: fed,
+        federate_name: Some(name.into()),
+        federate_type: "test".into(),
+    }) {
+        Ok(ExecReply::Joined { federate, .. }) => federate,
+        other => panic!("join {name}: {other:?}"),
+    };
+    let first = joined(&a, "a");
+    b.subscribe(fed, TOPIC).unwrap();
+    a.publish(fed, TOPIC, data(first.0, 1)).unwrap();
+    expect(&b, first.0, 1);
+
+    bed.server.stop();
+    let restarted = NatsServerProcess::start_on_port(port).unwrap_or_else(|e| panic!("{e}"));
+    // Both clients reconnect and resubscribe by themselves; flush returns once the
+    // new server has everything each of them sent.
+    a.flush().expect("a reconnects");
+    b.flush().expect("b reconnects");
+    for seq in 2..=1000 {
+        a.publish(fed, TOPIC, data(first.0, seq)).unwrap();
+    }
+    for seq in 2..=1000 {
+        expect(&b, first.0, seq);
+    }
+    assert_eq!(b.lost_envelopes(), 0);
+    // The executive kept its state and answers again once it has reconnected.
+    let second = joined(&b, "b");
+    assert_ne!(first, second);
+    match a.request(ExecRequest::ListFederates { federation: fed }) {
+        Ok(ExecReply::Federates(list)) => assert_eq!(list.len(), 2, "{list:?}"),
+        other => panic!("list: {other:?}"),
+    }
+    // Everything connected to the restarted server goes before it.
+    drop((a, b, transport, bed));
+    drop(restarted);
+}

@@ -1,0 +1,83 @@
+//! Lossless shutdown (the ATM TestBed report's Table 4.3 lost messages at shutdown;
+//! we lose none): one federate publishes a million updates and resigns right after
+//! the last one; the other receives exactly a million, in order. On every backend.
+
+mod common;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::*;
+use glidepath::{Bytes, Callback, ResignAction, Rti};
+
+const UPDATES: u64 = 1_000_000;
+
+/// Runs the million-update shutdown on `rti` (whose federation `name` uses the test
+/// FOM); returns how long it took.
+fn publish_a_million_then_resign(rti: &Rti, name: &str) -> Duration {
+    rti.create_federation_execution_with_fom(name, vehicles_fom())
+        .unwrap();
+    let receiver = join(rti, name, "receiver");
+    let n = Names::of(&receiver);
+    receiver
+        .subscribe_object_class_attributes(n.vehicle, &[n.label])
+        .unwrap();
+    let sender = join(rti, name, "sender");
+    sender
+        .publish_object_class_attributes(n.vehicle, &[n.label])
+        .unwrap();
+    let started = Instant::now();
+    thread::scope(|s| {
+        s.spawn(|| {
+            let instance = sender.register_object_instance(n.vehicle).unwrap();
+            for i in 1..=UPDATES {
+                sender
+                    .update_attribute_values(
+                        instance,
+                        [(n.label, Bytes::copy_from_slice(&i.to_be_bytes()))],
+                        Bytes::new(),
+                    )
+                    .unwrap();
+            }
+            // Immediately: the drain on resign is what is under test.
+            sender.resign(ResignAction::DeleteObjects).unwrap();
+        });
+        let mut expected = 1u64;
+        let mut discovered = false;
+        loop {
+            match next(&receiver) {
+                Callback::DiscoverObjectInstance { .. } => discovered = true,
+                Callback::ReflectAttributeValues { values, .. } => {
+                    let got = u64::from_be_bytes(values[0].1[..].try_into().unwrap());
+                    assert_eq!(got, expected, "update lost, duplicated or reordered");
+                    expected += 1;
+                }
+                Callback::RemoveObjectInstance { .. } => break,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert!(discovered);
+        assert_eq!(expected - 1, UPDATES, "updates received before the removal");
+    });
+    let took = started.elapsed();
+    assert_eq!(receiver.transport_stats().lost_envelopes, 0);
+    assert_eq!(receiver.stats().out_of_order, 0);
+    receiver.resign(ResignAction::DeleteObjects).unwrap();
+    rti.destroy_federation_execution(name).unwrap();
+    eprintln!("{}: {UPDATES} updates in {took:?}", rti.transport_name());
+    took
+}
+
+#[test]
+fn a_million_updates_then_resign_lose_nothing_inproc() {
+    publish_a_million_then_resign(&Rti::inproc(), "shutdown-inproc");
+}
+
+#[cfg(feature = "transport-nats")]
+#[test]
+fn a_million_updates_then_resign_lose_nothing_over_nats() {
+    let testbed =
+        glidepath::transport::nats::NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
+    let rti = Rti::nats(&testbed.url()).unwrap();
+    publish_a_million_then_resign(&rti, "shutdown-nats");
+}
