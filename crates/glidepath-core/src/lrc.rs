@@ -163,6 +163,13 @@ pub struct LocalRti {
     stats: LocalStats,
 }
 
+/// The seq a status reports having processed from `k` (0 if none). Statuses publish
+/// `seen` sorted by handle; an unsorted one from a foreign peer may read as 0, which
+/// only makes its conditional bound untrusted (conservative, never unsafe).
+fn seen_in(seen: &[(FederateHandle, u64)], k: FederateHandle) -> u64 {
+    seen.binary_search_by_key(&k, |(h, _)| *h).map_or(0, |i| seen[i].1)
+}
+
 fn expect_ok(reply: ExecReply) -> Result<ExecReply, RtiError> {
     match reply {
         ExecReply::FederationError(e) => Err(e.into()),
@@ -975,7 +982,7 @@ impl LocalRti {
         let mut out = String::new();
         for (f, (_, s)) in &self.time.statuses {
             if let Advance::Ner { next, .. } = s.advance {
-                let seen = |k: FederateHandle| s.seen.iter().find(|(h, _)| *h == k).map_or(0, |(_, q)| *q);
+                let seen = |k: FederateHandle| seen_in(&s.seen, k);
                 let mut why = Vec::new();
                 if self.time.last_tso_seq > seen(self.me) {
                     why.push(format!("me: last tso {} > seen {}", self.time.last_tso_seq, seen(self.me)));
@@ -1058,7 +1065,7 @@ impl LocalRti {
     /// True when `status` of federate `f` reports having processed the latest
     /// time-stamped message of every regulating peer (as far as this federate knows).
     fn no_message_in_flight_to(&self, f: FederateHandle, status: &TimeStatus) -> bool {
-        let seen = |k: FederateHandle| status.seen.iter().find(|(h, _)| *h == k).map_or(0, |(_, s)| *s);
+        let seen = |k: FederateHandle| seen_in(&status.seen, k);
         if self.time.last_tso_seq > seen(self.me) {
             return false;
         }
@@ -1096,13 +1103,18 @@ impl LocalRti {
 
     /// The unconditional promise to publish now.
     fn promise(&self) -> LogicalTime {
+        self.promise_given(None)
+    }
+
+    /// [`Self::promise`] with GALT already computed by the caller (it is the costly part).
+    fn promise_given(&self, galt: Option<LogicalTime>) -> LogicalTime {
         if self.time.regulation == Regulation::Off {
             return LogicalTime::INFINITY;
         }
         let mut p = self.current_promise_without_galt();
         if let (Regulation::On, Advance::Ner { time, .. }) = (self.time.regulation, self.time.advance) {
             if self.time.constrained == Constrained::On {
-                let next = self.queue_head().map_or(time, |h| h.min(time)).min(self.galt());
+                let next = self.queue_head().map_or(time, |h| h.min(time)).min(galt.unwrap_or_else(|| self.galt()));
                 p = p.max(next.plus(self.time.lookahead));
             }
         }
@@ -1111,7 +1123,12 @@ impl LocalRti {
 
     /// Publishes this federate's time status; returns its seq.
     fn publish_status(&mut self, link: &mut impl Link, resigned: bool) -> u64 {
-        let promise = self.promise();
+        self.publish_status_given(link, resigned, None)
+    }
+
+    /// [`Self::publish_status`] with GALT already computed by the caller.
+    fn publish_status_given(&mut self, link: &mut impl Link, resigned: bool, galt: Option<LogicalTime>) -> u64 {
+        let promise = self.promise_given(galt);
         if promise != LogicalTime::INFINITY {
             self.time.promise_floor = self.time.promise_floor.max(promise);
         }
@@ -1122,13 +1139,16 @@ impl LocalRti {
             other => other,
         };
         self.time.advance = advance;
-        let seen: Arc<[(FederateHandle, u64)]> = self
+        let mut seen: Vec<(FederateHandle, u64)> = self
             .last_seq_from
             .iter()
             .filter(|(f, _)| **f != FederateHandle::EXECUTIVE && !self.ghosts.contains(f))
             .map(|(f, s)| (*f, *s))
             .chain(self.ghosts.iter().map(|g| (*g, u64::MAX)))
             .collect();
+        // Sorted by handle, so peers look entries up by binary search (see `seen_in`).
+        seen.sort_unstable_by_key(|(h, _)| *h);
+        let seen: Arc<[(FederateHandle, u64)]> = seen.into();
         self.time.published_seen = seen.iter().copied().collect();
         let status = TimeStatus {
             regulation: self.time.regulation,
@@ -1151,7 +1171,10 @@ impl LocalRti {
         self.time.last_grant_available = available;
         self.time.advance = Advance::Idle;
         self.callbacks.push_back(Callback::TimeAdvanceGrant { time });
-        if self.time.regulation == Regulation::On {
+        // After a time advance request the promise made while waiting (t + lookahead)
+        // is already what the grant implies: peers learn nothing new, so nothing is
+        // sent. Grants that raise the promise (next message, flush) are published.
+        if self.time.regulation == Regulation::On && self.promise() > self.time.promise_floor {
             self.publish_status(link, false);
         }
     }
@@ -1211,9 +1234,9 @@ impl LocalRti {
                         self.deliver_tso(q);
                     }
                     self.grant(link, next, available);
-                } else if self.time.regulation == Regulation::On && self.promise() > self.time.promise_floor {
+                } else if self.time.regulation == Regulation::On && self.promise_given(Some(galt)) > self.time.promise_floor {
                     // GALT moved: a higher unconditional promise lets peers move too.
-                    self.publish_status(link, false);
+                    self.publish_status_given(link, false, Some(galt));
                 }
             }
         }
@@ -1228,7 +1251,7 @@ impl LocalRti {
         let me = self.me;
         p.waiting.retain(|f| {
             let Some((_, s)) = statuses.get(f) else { return true };
-            let seen = s.seen.iter().find(|(h, _)| *h == me).map_or(0, |(_, q)| *q);
+            let seen = seen_in(&s.seen, me);
             if s.resigned {
                 return false;
             }
