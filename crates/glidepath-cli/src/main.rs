@@ -34,6 +34,26 @@ enum Command {
     /// NATS server and publish the federations' notifications. Run one per NATS
     /// system; data between federates never passes through it.
     Server(ServerArgs),
+    /// Read back a federation's messages kept by a `glidepath server --persistence
+    /// jetstream` and print how many each sender sent on each topic.
+    Replay(ReplayArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ReplayArgs {
+    /// The federation's id (the number in its subjects, `glidepath.<id>.>`).
+    #[arg(long, value_name = "ID")]
+    federation_id: u64,
+    /// The NATS server [default: $GLIDEPATH_NATS_URL, else nats://127.0.0.1:4222].
+    #[arg(long, value_name = "URL")]
+    nats_url: Option<String>,
+    /// The stream sequence number to start from (1 is the first message).
+    #[arg(long, default_value_t = 1, value_name = "SEQ")]
+    from_seq: u64,
+    /// The federation key of the run, when it had one (64 hex digits in a file)
+    /// [default: $GLIDEPATH_KEY_FILE, else no key].
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -41,6 +61,59 @@ struct ServerArgs {
     /// The NATS server to serve on [default: $GLIDEPATH_NATS_URL, else nats://127.0.0.1:4222].
     #[arg(long, value_name = "URL")]
     nats_url: Option<String>,
+    /// A file holding the federation key (64 hex digits): requests, replies and
+    /// notifications are then encrypted and authenticated, and processes without the
+    /// key are refused [default: $GLIDEPATH_KEY_FILE, else no key].
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<String>,
+    /// Compression of replies and notifications: none, lz4, zstd or zstd:LEVEL
+    /// [default: $GLIDEPATH_COMPRESSION, else none].
+    #[arg(long, value_name = "ALGORITHM")]
+    compression: Option<String>,
+    /// Keep every federation's messages in a JetStream stream (the NATS server must
+    /// run with `--jetstream`): none or jetstream [default: $GLIDEPATH_PERSISTENCE, else none].
+    #[arg(long, value_name = "MODE")]
+    persistence: Option<String>,
+}
+
+/// Encoder-chain and bundling flags, shared by the commands that send messages.
+#[derive(clap::Args, Debug)]
+struct MessagingArgs {
+    /// Compression: none, lz4, zstd or zstd:LEVEL [default: $GLIDEPATH_COMPRESSION, else none].
+    #[arg(long, value_name = "ALGORITHM")]
+    compression: Option<String>,
+    /// Messages shorter than this many bytes are not compressed [default: $GLIDEPATH_COMPRESS_MIN_BYTES, else 512].
+    #[arg(long, value_name = "BYTES")]
+    compress_min_bytes: Option<String>,
+    /// A file holding the federation key (64 hex digits) [default: $GLIDEPATH_KEY_FILE, else no key].
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<String>,
+    /// Largest bundle in bytes; 0 turns bundling off [default: $GLIDEPATH_BUNDLE_BYTES, else 0].
+    #[arg(long, value_name = "BYTES")]
+    bundle_bytes: Option<String>,
+    /// Longest a message waits in a bundle, in microseconds [default: $GLIDEPATH_BUNDLE_TIME_US, else 1000].
+    #[arg(long, value_name = "MICROSECONDS")]
+    bundle_time_us: Option<String>,
+}
+
+impl MessagingArgs {
+    /// Applies the flags given over `config`, with the same checks and messages as
+    /// the environment variables.
+    fn apply(self, config: &mut RtiConfig) -> anyhow::Result<()> {
+        let flags = [
+            ("--compression", self.compression),
+            ("--compress-min-bytes", self.compress_min_bytes),
+            ("--key-file", self.key_file),
+            ("--bundle-bytes", self.bundle_bytes),
+            ("--bundle-time-us", self.bundle_time_us),
+        ];
+        for (flag, value) in flags {
+            if let Some(value) = value {
+                config.apply_args([flag.to_string(), value])?;
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -85,6 +158,8 @@ struct DemoArgs {
     /// The federation execution's name (processes of one federation must agree).
     #[arg(long, default_value = "glidepath-demo")]
     federation: String,
+    #[command(flatten)]
+    messaging: MessagingArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -121,6 +196,7 @@ fn main() -> ExitCode {
         } => fom_check(&files),
         Command::Demo(args) => demo_options(args).and_then(|opts| demo::run(&opts)),
         Command::Server(args) => server(args),
+        Command::Replay(args) => replay(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -143,6 +219,7 @@ fn demo_options(args: DemoArgs) -> anyhow::Result<demo::DemoOptions> {
     if let Some(url) = args.nats_url {
         config.nats_url = url;
     }
+    args.messaging.apply(&mut config)?;
     let role = match args.role {
         RoleArg::All => demo::Role::All,
         RoleArg::Monitor => demo::Role::Monitor,
@@ -175,17 +252,99 @@ fn server(args: ServerArgs) -> anyhow::Result<()> {
     if let Some(url) = args.nats_url {
         config.nats_url = url;
     }
-    let server = glidepath::transport::nats::serve_executive(&config.nats_url)
+    let messaging = MessagingArgs {
+        compression: args.compression,
+        compress_min_bytes: None,
+        key_file: args.key_file,
+        bundle_bytes: None,
+        bundle_time_us: None,
+    };
+    messaging.apply(&mut config)?;
+    if let Some(mode) = args.persistence {
+        config.apply_args(["--persistence".to_string(), mode])?;
+    }
+    let options = glidepath::transport::NatsOptions {
+        persistence: config.persistence,
+        messaging: glidepath::transport::nats::MessagingOptions {
+            chain: config.chain.clone(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let keyed = if config.chain.key.is_some() {
+        ", federation key required"
+    } else {
+        ""
+    };
+    let server = glidepath::transport::nats::serve_executive_with(&config.nats_url, options)
         .with_context(|| format!("starting the executive server on {}", config.nats_url))?;
     println!(
-        "glidepath server: hosting federations on {} (requests on {}); ready",
+        "glidepath server: hosting federations on {} (requests on {}{keyed}, persistence {}); ready",
         config.nats_url,
-        glidepath::transport::nats::subject::EXEC_SUBJECT
+        glidepath::transport::nats::subject::EXEC_SUBJECT,
+        config.persistence.name()
     );
     use std::io::Write;
     std::io::stdout().flush()?;
     server.wait();
     anyhow::bail!("the executive server stopped: its NATS connection closed")
+}
+
+/// `glidepath replay`: reads a federation's stream and prints a summary.
+fn replay(args: ReplayArgs) -> anyhow::Result<()> {
+    use std::collections::BTreeMap;
+    let mut config = RtiConfig::from_env()?;
+    if let Some(url) = args.nats_url {
+        config.nats_url = url;
+    }
+    if let Some(file) = args.key_file {
+        config.apply_args(["--key-file".to_string(), file])?;
+    }
+    let federation = glidepath::transport::FederationId(args.federation_id);
+    let options = glidepath::transport::NatsOptions {
+        messaging: glidepath::transport::nats::MessagingOptions {
+            chain: config.chain.clone(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let replay =
+        glidepath::transport::nats::replay(&config.nats_url, federation, args.from_seq, &options)
+            .with_context(|| {
+            format!(
+                "replaying federation {} from {}",
+                federation.0, config.nats_url
+            )
+        })?;
+    let mut per_sender: BTreeMap<String, u64> = BTreeMap::new();
+    let mut per_topic: BTreeMap<String, u64> = BTreeMap::new();
+    for r in &replay.envelopes {
+        let sender = if r.envelope.sender == glidepath::FederateHandle::EXECUTIVE {
+            "executive".to_string()
+        } else {
+            format!("federate {}", r.envelope.sender.0)
+        };
+        *per_sender.entry(sender).or_default() += 1;
+        *per_topic.entry(format!("{:?}", r.topic)).or_default() += 1;
+    }
+    let first = replay.envelopes.first().map_or(0, |r| r.stream_sequence);
+    let last = replay.envelopes.last().map_or(0, |r| r.stream_sequence);
+    println!(
+        "federation {}: {} envelope(s), stream sequence {first}..={last} ({} undecodable, {} duplicate(s) skipped)",
+        federation.0,
+        replay.envelopes.len(),
+        replay.malformed,
+        replay.duplicates
+    );
+    println!("  per sender:");
+    for (sender, count) in per_sender {
+        println!("    {sender:<20} {count:>10}");
+    }
+    println!("  per topic:");
+    for (topic, count) in per_topic {
+        println!("    {topic:<40} {count:>10}");
+    }
+    Ok(())
 }
 
 /// `glidepath fom check`: loads and merges the modules, prints a summary table.

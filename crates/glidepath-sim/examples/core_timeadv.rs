@@ -86,10 +86,10 @@ fn main() {
     let drain = |feds: &mut Vec<LocalRti>, net: &mut Net, exec: &mut Executive| {
         loop {
             let mut moved = false;
-            for i in 0..feds.len() {
+            for (i, fed) in feds.iter_mut().enumerate() {
                 while let Some(env) = net.inbox[i].pop_front() {
                     let mut l = L { me: i, net, exec };
-                    feds[i].handle_envelope(&mut l, env);
+                    fed.handle_envelope(&mut l, env);
                     moved = true;
                 }
             }
@@ -103,9 +103,9 @@ fn main() {
         feds[i].enable_time_regulation(&mut l, 1.0).expect("regulation");
         drain(&mut feds, &mut net, &mut exec);
     }
-    for i in 0..n {
+    for (i, fed) in feds.iter_mut().enumerate() {
         let mut l = L { me: i, net: &mut net, exec: &mut exec };
-        feds[i].enable_time_constrained(&mut l).expect("constrained");
+        fed.enable_time_constrained(&mut l).expect("constrained");
     }
     drain(&mut feds, &mut net, &mut exec);
     for f in feds.iter_mut() {
@@ -115,12 +115,12 @@ fn main() {
     let start = Instant::now();
     let mut grants = 0u64;
     for step in 1..=steps {
-        for i in 0..n {
+        for (i, fed) in feds.iter_mut().enumerate() {
             let mut l = L { me: i, net: &mut net, exec: &mut exec };
             if ner {
-                feds[i].next_message_request(&mut l, step as f64, false).expect("NER");
+                fed.next_message_request(&mut l, step as f64, false).expect("NER");
             } else {
-                feds[i].time_advance_request(&mut l, step as f64, false).expect("TAR");
+                fed.time_advance_request(&mut l, step as f64, false).expect("TAR");
             }
         }
         drain(&mut feds, &mut net, &mut exec);

@@ -117,6 +117,14 @@ pub trait Endpoint: Send + Sync {
     /// Drains what this endpoint published, stops receiving and releases the backend's
     /// resources. Idempotent.
     fn close(&self);
+    /// Sends whatever this endpoint holds back (a bundle being gathered) and waits
+    /// until the backend has it, so it reaches subscribers without waiting for a
+    /// timer. The front crate calls it on time advance requests, on an explicit flush
+    /// and before closing. A backend that holds nothing back (like `inproc`) does
+    /// nothing.
+    fn flush(&self) -> Result<(), TransportError> {
+        Ok(())
+    }
     /// What this endpoint has counted as lost or malformed so far. A backend that
     /// cannot lose or corrupt anything (like `inproc`) reports zeros.
     fn stats(&self) -> EndpointStats {
@@ -134,6 +142,9 @@ pub struct EndpointStats {
     pub malformed_envelopes: u64,
     /// Times the backend's client reported dropping messages for a slow consumer.
     pub slow_consumer_events: u64,
+    /// Messages dropped because they failed authentication: a wrong key, no key,
+    /// tampered bytes, or plaintext where the federation requires its key.
+    pub rejected_frames: u64,
 }
 
 /// Nanoseconds since a process-wide epoch taken on first use, from a monotonic clock.

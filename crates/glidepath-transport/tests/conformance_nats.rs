@@ -23,54 +23,103 @@ fn fixture() -> Fixture {
     }
 }
 
-#[test]
-fn per_sender_fifo_across_topics() {
-    conformance::per_sender_fifo_across_topics(&fixture().transport);
+/// One test per conformance check, each on a fresh fixture from `$fixture`.
+macro_rules! conformance_tests {
+    ($fixture:path) => {
+        #[test]
+        fn per_sender_fifo_across_topics() {
+            conformance::per_sender_fifo_across_topics(&$fixture().transport);
+        }
+        #[test]
+        fn no_self_delivery() {
+            conformance::no_self_delivery(&$fixture().transport);
+        }
+        #[test]
+        fn subscribe_and_unsubscribe() {
+            conformance::subscribe_and_unsubscribe(&$fixture().transport);
+        }
+        #[test]
+        fn federations_are_isolated() {
+            conformance::federations_are_isolated(&$fixture().transport);
+        }
+        #[test]
+        fn executive_request_and_notifications() {
+            conformance::executive_request_and_notifications(&$fixture().transport);
+        }
+        #[test]
+        fn concurrent_requests_keep_notification_order() {
+            conformance::concurrent_requests_keep_notification_order(&$fixture().transport);
+        }
+        #[test]
+        fn publication_time_is_stamped() {
+            conformance::publication_time_is_stamped(&$fixture().transport);
+        }
+        #[test]
+        fn many_envelopes() {
+            conformance::many_envelopes(&$fixture().transport, 200_000);
+        }
+        #[test]
+        fn close_drains_and_refuses() {
+            conformance::close_drains_and_refuses(&$fixture().transport);
+        }
+        #[test]
+        fn run_all_on_one_shared_server() {
+            let f = $fixture();
+            conformance::run_all(&f.transport);
+            assert_eq!(f.transport.name(), "nats");
+        }
+    };
 }
 
-#[test]
-fn no_self_delivery() {
-    conformance::no_self_delivery(&fixture().transport);
-}
+conformance_tests!(fixture);
 
-#[test]
-fn subscribe_and_unsubscribe() {
-    conformance::subscribe_and_unsubscribe(&fixture().transport);
-}
+/// The same suite with the whole encoder chain and bundling on: lz4 (on everything
+/// from 16 bytes, so most envelopes really are compressed), a federation key (the
+/// executive server has it too) and 16 KiB / 1 ms bundles. It passes unchanged:
+/// bundling keeps per-sender FIFO across topics, and frames hide nothing the
+/// contract needs.
+mod with_lz4_key_and_bundling {
+    use glidepath_transport::nats::{
+        serve_executive_with, BundleConfig, ChainConfig, Compression, FederationKey,
+        MessagingOptions, NatsOptions, NatsServerProcess, NatsTestbed,
+    };
+    use glidepath_transport::{conformance, NatsTransport, Transport};
 
-#[test]
-fn federations_are_isolated() {
-    conformance::federations_are_isolated(&fixture().transport);
-}
+    struct Fixture {
+        transport: NatsTransport,
+        _testbed: NatsTestbed,
+    }
 
-#[test]
-fn executive_request_and_notifications() {
-    conformance::executive_request_and_notifications(&fixture().transport);
-}
+    fn options() -> NatsOptions {
+        NatsOptions {
+            messaging: MessagingOptions {
+                chain: ChainConfig {
+                    compression: Compression::Lz4,
+                    compress_min_bytes: 16,
+                    key: Some(FederationKey::from_bytes([7; 32])),
+                    ..ChainConfig::default()
+                },
+                bundle: BundleConfig {
+                    bundle_bytes_max: 16 << 10,
+                    bundle_time_max_ns: 1_000_000,
+                },
+                ..MessagingOptions::default()
+            },
+            ..NatsOptions::default()
+        }
+    }
 
-#[test]
-fn concurrent_requests_keep_notification_order() {
-    conformance::concurrent_requests_keep_notification_order(&fixture().transport);
-}
+    fn fixture() -> Fixture {
+        let server = NatsServerProcess::start().unwrap_or_else(|e| panic!("{e}"));
+        let executive = serve_executive_with(&server.url(), options()).unwrap();
+        let testbed = NatsTestbed { executive, server };
+        let transport = NatsTransport::connect_with(&testbed.url(), options())
+            .unwrap_or_else(|e| panic!("connecting to {}: {e}", testbed.url()));
+        Fixture {
+            transport,
+            _testbed: testbed,
+        }
+    }
 
-#[test]
-fn publication_time_is_stamped() {
-    conformance::publication_time_is_stamped(&fixture().transport);
-}
-
-#[test]
-fn many_envelopes() {
-    conformance::many_envelopes(&fixture().transport, 200_000);
-}
-
-#[test]
-fn close_drains_and_refuses() {
-    conformance::close_drains_and_refuses(&fixture().transport);
-}
-
-#[test]
-fn run_all_on_one_shared_server() {
-    let f = fixture();
-    conformance::run_all(&f.transport);
-    assert_eq!(f.transport.name(), "nats");
+    conformance_tests!(fixture);
 }

@@ -3,9 +3,11 @@
 //! payload) measured in the same run on the same server, with the ratio. The
 //! `endpoint` rows use the transport alone (no RTI, no callbacks); the `glidepath`
 //! rows go through federates (updates and Ping/Pong interactions of the benchmark FOM).
+//! Each NATS row is run plain, with bundling (16 KiB / 1 ms), with lz4 (on envelopes
+//! from 64 B) and with both; `--variants plain` runs the plain rows only.
 //!
 //! ```text
-//! cargo run --release -p glidepath --example nats_vs_raw [-- --count 200000 --pings 5000 --payload 100]
+//! cargo run --release -p glidepath --example nats_vs_raw [-- --count 200000 --pings 5000 --payload 100 --variants all|plain]
 //! ```
 //!
 //! Starts its own `nats-server` (from PATH or GLIDEPATH_NATS_SERVER; `bash
@@ -18,13 +20,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use glidepath::transport::nats::NatsTestbed;
+use glidepath::transport::nats::{MessagingOptions, NatsTestbed};
+use glidepath::transport::NatsOptions;
 use glidepath::transport::{Body, Envelope, ExecReply, ExecRequest, Topic, Transport};
 use glidepath::{
     AttributeHandle, Bytes, Callback, Federate, FederateHandle, Fom, JoinOptions,
     ObjectClassHandle, ObjectInstanceHandle, OrderType, ProcessModel, ResignAction, Rti,
     TransportationType,
 };
+use glidepath::{BundleConfig, ChainConfig, Compression};
 use hdrhistogram::Histogram;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -33,6 +37,8 @@ struct Args {
     count: u64,
     pings: u64,
     payload: usize,
+    /// Run the bundling and compression variants too.
+    variants: bool,
 }
 
 fn args() -> Result<Args, Box<dyn Error>> {
@@ -40,6 +46,7 @@ fn args() -> Result<Args, Box<dyn Error>> {
         count: 200_000,
         pings: 5_000,
         payload: 100,
+        variants: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -48,7 +55,13 @@ fn args() -> Result<Args, Box<dyn Error>> {
             "--count" => a.count = value.parse()?,
             "--pings" => a.pings = value.parse()?,
             "--payload" => a.payload = value.parse()?,
-            _ => return Err(format!("unknown option {flag} (--count, --pings, --payload)").into()),
+            "--variants" => a.variants = value != "plain",
+            _ => {
+                return Err(format!(
+                    "unknown option {flag} (--count, --pings, --payload, --variants)"
+                )
+                .into())
+            }
         }
     }
     Ok(a)
@@ -56,7 +69,7 @@ fn args() -> Result<Args, Box<dyn Error>> {
 
 /// One row of the table.
 struct Row {
-    what: &'static str,
+    what: String,
     updates_per_s: f64,
     rtt_us_p50: f64,
     rtt_us_p99: f64,
@@ -68,12 +81,44 @@ fn main() -> Result<(), Box<dyn Error>> {
     let url = testbed.url();
     let fom = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../foms/benchmark.xml");
 
+    let messaging = |compression: Compression, bundle_bytes_max: usize| NatsOptions {
+        messaging: MessagingOptions {
+            chain: ChainConfig {
+                compression,
+                compress_min_bytes: 64,
+                ..ChainConfig::default()
+            },
+            bundle: BundleConfig {
+                bundle_bytes_max,
+                bundle_time_max_ns: 1_000_000,
+            },
+            ..MessagingOptions::default()
+        },
+        ..NatsOptions::default()
+    };
+    let mut variants = vec![("nats", NatsOptions::default())];
+    if a.variants {
+        variants.push((
+            "nats bundle 16K/1ms",
+            messaging(Compression::None, 16 << 10),
+        ));
+        variants.push(("nats lz4", messaging(Compression::Lz4, 0)));
+        variants.push(("nats lz4+bundle", messaging(Compression::Lz4, 16 << 10)));
+    }
+    let rtis = |prefix: &str| -> Result<Vec<(String, Rti)>, Box<dyn Error>> {
+        let mut out = vec![(format!("{prefix} inproc"), Rti::inproc())];
+        for (name, options) in &variants {
+            out.push((
+                format!("{prefix} {name}"),
+                Rti::nats_with(&url, options.clone())?,
+            ));
+        }
+        Ok(out)
+    };
+
     let mut rows = Vec::new();
     // The transport alone (no RTI, no callbacks): where the time goes.
-    for (what, rti) in [
-        ("endpoint inproc", Rti::inproc()),
-        ("endpoint nats", Rti::nats(&url)?),
-    ] {
+    for (what, rti) in rtis("endpoint")? {
         let (updates_per_s, rtt) =
             endpoint_only(rti.transport().as_ref(), a.count, a.pings, a.payload)?;
         rows.push(Row {
@@ -83,10 +128,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             rtt_us_p99: rtt.value_at_quantile(0.99) as f64 / 1000.0,
         });
     }
-    for (what, rti) in [
-        ("glidepath inproc", Rti::inproc()),
-        ("glidepath nats", Rti::nats(&url)?),
-    ] {
+    for (what, rti) in rtis("glidepath")? {
         rti.create_federation_execution("bench", &[&fom])?;
         let updates_per_s = federate_throughput(&rti, a.count, a.payload)?;
         let rtt = federate_ping_pong(&rti, a.pings, a.payload)?;
@@ -105,7 +147,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let raw_rate = runtime.block_on(raw_throughput(&url, a.count, a.payload))?;
     let raw_rtt = runtime.block_on(raw_ping_pong(&url, a.pings, a.payload))?;
     rows.push(Row {
-        what: "raw NATS (async-nats)",
+        what: "raw NATS (async-nats)".into(),
         updates_per_s: raw_rate,
         rtt_us_p50: raw_rtt.value_at_quantile(0.5) as f64 / 1000.0,
         rtt_us_p99: raw_rtt.value_at_quantile(0.99) as f64 / 1000.0,
@@ -118,7 +160,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .unwrap_or_default();
     println!(
-        "one sender, one receiver; {} updates of {} B; {} ping-pongs; git {}; nats-server on 127.0.0.1; no bundling",
+        "one sender, one receiver; {} updates of {} B; {} ping-pongs; git {}; nats-server on 127.0.0.1; bundles 16 KiB / 1 ms; lz4 from 64 B",
         a.count,
         a.payload,
         a.pings,
@@ -153,7 +195,14 @@ fn endpoint_only(
     let a = transport.open()?;
     let b = transport.open()?;
     let fed = match a.request(ExecRequest::Create {
-        name: "endpoints".into(),
+        // One federation per run: the NATS rows share one executive server.
+        name: {
+            static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            format!(
+                "endpoints-{}",
+                RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            )
+        },
         fom: Arc::new(Fom::default()),
     })? {
         ExecReply::Created { id } => id,

@@ -3,11 +3,38 @@
 use std::fmt;
 use std::str::FromStr;
 
+use glidepath_codec::{BundleConfig, ChainConfig, Compression, FederationKey};
+
 /// The environment variable [`RtiConfig::from_env`] reads the transport name from.
 pub const TRANSPORT_ENV: &str = "GLIDEPATH_TRANSPORT";
 
 /// The environment variable [`RtiConfig::from_env`] reads the NATS server URL from.
 pub const NATS_URL_ENV: &str = "GLIDEPATH_NATS_URL";
+
+/// The environment variable for [`RtiConfig::chain`]'s compression: `none`, `lz4`,
+/// `zstd` or `zstd:LEVEL` (flag `--compression`).
+pub const COMPRESSION_ENV: &str = "GLIDEPATH_COMPRESSION";
+
+/// The environment variable for the size below which nothing is compressed, in
+/// bytes (flag `--compress-min-bytes`).
+pub const COMPRESS_MIN_BYTES_ENV: &str = "GLIDEPATH_COMPRESS_MIN_BYTES";
+
+/// The environment variable naming a file that holds the federation key as 64 hex
+/// digits (flag `--key-file`).
+pub const KEY_FILE_ENV: &str = "GLIDEPATH_KEY_FILE";
+
+/// The environment variable for [`BundleConfig::bundle_bytes_max`]; 0 turns bundling
+/// off (flag `--bundle-bytes`).
+pub const BUNDLE_BYTES_ENV: &str = "GLIDEPATH_BUNDLE_BYTES";
+
+/// The environment variable for [`BundleConfig::bundle_time_max_ns`], in
+/// microseconds (flag `--bundle-time-us`).
+pub const BUNDLE_TIME_US_ENV: &str = "GLIDEPATH_BUNDLE_TIME_US";
+
+/// The environment variable for [`RtiConfig::persistence`]: `none` or `jetstream`
+/// (flag `--persistence`).
+#[cfg(feature = "transport-nats")]
+pub const PERSISTENCE_ENV: &str = "GLIDEPATH_PERSISTENCE";
 
 /// Where the `nats` transport looks for a NATS server unless told otherwise: the
 /// address `nats-server` listens on by default, on this host.
@@ -91,6 +118,16 @@ pub enum ConfigError {
     /// A command-line option was given without its value.
     #[error("option {0} needs a value")]
     MissingValue(&'static str),
+    /// A setting has a value that cannot be used.
+    #[error("invalid value `{value}` for {setting}: {reason}")]
+    InvalidValue {
+        /// The flag or environment variable, as the user wrote it.
+        setting: &'static str,
+        /// The value given.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The configured transport cannot be used (for example, no NATS server answers).
     #[error("the {transport} transport is not available: {reason}")]
     Unavailable {
@@ -112,6 +149,19 @@ pub struct RtiConfig {
     /// [`DEFAULT_NATS_URL`], where a `nats-server` started with no options listens.
     /// Unused by other transports.
     pub nats_url: String,
+    /// The encoder chain: compression (and its threshold) and the federation key.
+    /// Default: none of them, so envelopes travel as they are. The `inproc`
+    /// transport never serialises, so it accepts and ignores this.
+    pub chain: ChainConfig,
+    /// Bundling of small messages. Default: see [`BundleConfig`]'s default. Ignored
+    /// by `inproc`, which moves envelopes without serialising them.
+    pub bundle: BundleConfig,
+    /// Whether the `nats` transport keeps federations' messages in JetStream
+    /// (`glidepath server` creates a stream per federation; see
+    /// `glidepath_transport::nats::Persistence`). Default none: core NATS needs no
+    /// JetStream-enabled server.
+    #[cfg(feature = "transport-nats")]
+    pub persistence: glidepath_transport::nats::Persistence,
 }
 
 impl Default for RtiConfig {
@@ -119,6 +169,10 @@ impl Default for RtiConfig {
         RtiConfig {
             transport: TransportKind::default(),
             nats_url: DEFAULT_NATS_URL.to_string(),
+            chain: ChainConfig::default(),
+            bundle: BundleConfig::default(),
+            #[cfg(feature = "transport-nats")]
+            persistence: Default::default(),
         }
     }
 }
@@ -132,30 +186,126 @@ fn env_value(name: &'static str) -> Result<Option<String>, ConfigError> {
     }
 }
 
+/// The settings that can come from the environment or a flag: (flag, variable).
+const SETTINGS: &[(&str, &str)] = &[
+    ("--transport", TRANSPORT_ENV),
+    ("--nats-url", NATS_URL_ENV),
+    ("--compression", COMPRESSION_ENV),
+    ("--compress-min-bytes", COMPRESS_MIN_BYTES_ENV),
+    ("--key-file", KEY_FILE_ENV),
+    ("--bundle-bytes", BUNDLE_BYTES_ENV),
+    ("--bundle-time-us", BUNDLE_TIME_US_ENV),
+    #[cfg(feature = "transport-nats")]
+    ("--persistence", PERSISTENCE_ENV),
+];
+
+fn number<T: FromStr>(setting: &'static str, value: &str) -> Result<T, ConfigError>
+where
+    T::Err: fmt::Display,
+{
+    value
+        .trim()
+        .parse::<T>()
+        .map_err(|e| ConfigError::InvalidValue {
+            setting,
+            value: value.to_string(),
+            reason: e.to_string(),
+        })
+}
+
+/// Reads a federation key from a file holding 64 hex digits; `setting` names the
+/// flag or variable the path came from, for the error message.
+pub fn read_key_file(setting: &'static str, path: &str) -> Result<FederationKey, ConfigError> {
+    let invalid = |reason: String| ConfigError::InvalidValue {
+        setting,
+        value: path.to_string(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| invalid(format!("cannot read the key file: {e}")))?;
+    FederationKey::from_hex(&text).map_err(|e| invalid(e.to_string()))
+}
+
 impl RtiConfig {
-    /// The default configuration with overrides from the environment:
-    /// `GLIDEPATH_TRANSPORT` and `GLIDEPATH_NATS_URL` (unset or empty keeps the default).
+    /// The default configuration with overrides from the environment (unset or empty
+    /// keeps the default): `GLIDEPATH_TRANSPORT`, `GLIDEPATH_NATS_URL`,
+    /// `GLIDEPATH_COMPRESSION`, `GLIDEPATH_COMPRESS_MIN_BYTES`, `GLIDEPATH_KEY_FILE`,
+    /// `GLIDEPATH_BUNDLE_BYTES`, `GLIDEPATH_BUNDLE_TIME_US` and (with NATS)
+    /// `GLIDEPATH_PERSISTENCE`.
     pub fn from_env() -> Result<RtiConfig, ConfigError> {
         let mut config = RtiConfig::default();
-        if let Some(v) = env_value(TRANSPORT_ENV)? {
-            config.transport = v.parse()?;
-        }
-        if let Some(v) = env_value(NATS_URL_ENV)? {
-            config.nats_url = v;
+        for &(_, variable) in SETTINGS {
+            if let Some(v) = env_value(variable)? {
+                config.set(variable, &v)?;
+            }
         }
         Ok(config)
     }
 
+    /// Applies one setting by its flag or environment variable name.
+    fn set(&mut self, setting: &'static str, value: &str) -> Result<(), ConfigError> {
+        let value = value.trim();
+        let name = SETTINGS
+            .iter()
+            .find(|(f, v)| *f == setting || *v == setting)
+            .map(|(f, _)| *f)
+            .unwrap_or(setting);
+        match name {
+            "--transport" => self.transport = value.parse()?,
+            "--nats-url" => self.nats_url = value.to_string(),
+            "--compression" => {
+                self.chain.compression =
+                    Compression::parse(value).map_err(|e| ConfigError::InvalidValue {
+                        setting,
+                        value: value.to_string(),
+                        reason: e.to_string(),
+                    })?
+            }
+            "--compress-min-bytes" => self.chain.compress_min_bytes = number(setting, value)?,
+            #[cfg(feature = "transport-nats")]
+            "--persistence" => {
+                self.persistence =
+                    value
+                        .parse()
+                        .map_err(|e: glidepath_transport::nats::UnknownPersistence| {
+                            ConfigError::InvalidValue {
+                                setting,
+                                value: value.to_string(),
+                                reason: e.to_string(),
+                            }
+                        })?
+            }
+            "--key-file" => self.chain.key = Some(read_key_file(setting, value)?),
+            "--bundle-bytes" => self.bundle.bundle_bytes_max = number(setting, value)?,
+            "--bundle-time-us" => {
+                let us: u64 = number(setting, value)?;
+                self.bundle.bundle_time_max_ns =
+                    us.checked_mul(1_000)
+                        .ok_or_else(|| ConfigError::InvalidValue {
+                            setting,
+                            value: value.to_string(),
+                            reason: "too large".into(),
+                        })?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// [`RtiConfig::from_env`], then overrides from this program's command line:
-    /// `--transport NAME` and `--nats-url URL` (also as `--transport=NAME`). Other
-    /// arguments are left alone, so any program can offer these two without a parser.
+    /// `--transport NAME`, `--nats-url URL`, `--compression none|lz4|zstd[:N]`,
+    /// `--compress-min-bytes N`, `--key-file PATH`, `--bundle-bytes N`,
+    /// `--bundle-time-us N` and `--persistence none|jetstream` (also as
+    /// `--flag=VALUE`). Other arguments are left alone, so any program can offer
+    /// these without a parser.
     pub fn from_env_and_args() -> Result<RtiConfig, ConfigError> {
         let mut config = RtiConfig::from_env()?;
         config.apply_args(std::env::args().skip(1))?;
         Ok(config)
     }
 
-    /// Applies `--transport NAME` and `--nats-url URL` from `args`, ignoring the rest.
+    /// Applies the flags [`RtiConfig::from_env_and_args`] lists from `args`, ignoring
+    /// the rest.
     pub fn apply_args(
         &mut self,
         args: impl IntoIterator<Item = impl Into<String>>,
@@ -166,19 +316,14 @@ impl RtiConfig {
                 Some((f, v)) => (f.to_string(), Some(v.to_string())),
                 None => (arg.clone(), None),
             };
-            let flag: &'static str = match flag.as_str() {
-                "--transport" => "--transport",
-                "--nats-url" => "--nats-url",
-                _ => continue,
+            let Some(&(flag, _)) = SETTINGS.iter().find(|(f, _)| *f == flag) else {
+                continue;
             };
             let value = match inline.or_else(|| args.next()) {
                 Some(v) if !v.trim().is_empty() => v,
                 _ => return Err(ConfigError::MissingValue(flag)),
             };
-            match flag {
-                "--transport" => self.transport = value.parse()?,
-                _ => self.nats_url = value.trim().to_string(),
-            }
+            self.set(flag, &value)?;
         }
         Ok(())
     }
@@ -187,6 +332,29 @@ impl RtiConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "transport-nats")]
+    #[test]
+    fn persistence_comes_from_a_flag_and_says_what_is_wrong() {
+        let mut config = RtiConfig::default();
+        assert_eq!(
+            config.persistence,
+            glidepath_transport::nats::Persistence::None
+        );
+        config.apply_args(["--persistence", "jetstream"]).unwrap();
+        assert_eq!(config.persistence.name(), "jetstream");
+        let e = config.apply_args(["--persistence=disk"]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ConfigError::InvalidValue {
+                    setting: "--persistence",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    }
 
     #[test]
     fn transport_names_parse_case_insensitively() {
@@ -226,6 +394,64 @@ mod tests {
         assert_eq!(" NATS".parse::<TransportKind>(), Ok(TransportKind::Nats));
         assert_eq!(TransportKind::Nats.to_string(), "nats");
         assert_eq!(RtiConfig::default().nats_url, "nats://127.0.0.1:4222");
+    }
+
+    #[test]
+    fn chain_and_bundle_flags_parse_and_bad_values_name_the_flag() {
+        let mut config = RtiConfig::default();
+        config
+            .apply_args([
+                "--compression",
+                "zstd:5",
+                "--bundle-bytes=16384",
+                "--bundle-time-us",
+                "250",
+                "--compress-min-bytes",
+                "64",
+            ])
+            .unwrap();
+        assert_eq!(config.chain.compression, Compression::Zstd { level: 5 });
+        assert_eq!(config.chain.compress_min_bytes, 64);
+        assert_eq!(
+            config.bundle,
+            BundleConfig {
+                bundle_bytes_max: 16384,
+                bundle_time_max_ns: 250_000
+            }
+        );
+        let e = config.apply_args(["--compression", "gzip"]).unwrap_err();
+        assert!(
+            e.to_string().contains("--compression") && e.to_string().contains("gzip"),
+            "{e}"
+        );
+        let e = config.apply_args(["--bundle-bytes", "lots"]).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("invalid value `lots` for --bundle-bytes"),
+            "{e}"
+        );
+        let e = config
+            .apply_args(["--key-file", "/nonexistent/key"])
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("--key-file") && e.to_string().contains("/nonexistent/key"),
+            "{e}"
+        );
+        let dir = std::env::temp_dir().join(format!("glidepath-key-test-{}", std::process::id()));
+        std::fs::write(&dir, "00".repeat(31)).unwrap();
+        let e = config
+            .apply_args(["--key-file", dir.to_str().unwrap()])
+            .unwrap_err();
+        assert!(e.to_string().contains("64 hex digits"), "{e}");
+        std::fs::write(&dir, format!("{}\n", "ab".repeat(32))).unwrap();
+        config
+            .apply_args(["--key-file", dir.to_str().unwrap()])
+            .unwrap();
+        assert_eq!(
+            config.chain.key,
+            Some(FederationKey::from_bytes([0xab; 32]))
+        );
+        let _ = std::fs::remove_file(&dir);
     }
 
     #[test]

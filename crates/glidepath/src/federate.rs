@@ -559,6 +559,17 @@ impl Federate {
         self.shared().call(|r, l| r.list_federates(l))
     }
 
+    /// Sends whatever the transport holds back (a bundle being gathered) and waits
+    /// until the transport has it. Time advance requests (TAR, TARA, NER, NERA, FQR)
+    /// and resign do this by themselves; call it after a burst of updates that must
+    /// not wait for the bundle timer. Does nothing on `inproc`.
+    pub fn flush(&self) -> Result<(), RtiError> {
+        self.shared()
+            .endpoint
+            .flush()
+            .map_err(crate::link::transport_error)
+    }
+
     /// Resigns from the federation, deleting or divesting owned objects as `action`
     /// says, then stops the RTI thread and closes the endpoint. No callback arrives
     /// after this returns `Ok`. On `Err` the federate is still joined.
@@ -823,7 +834,8 @@ impl Federate {
     /// time-stamped message can arrive; messages up to and including `time` first.
     pub fn time_advance_request(&self, time: impl IntoLogicalTime) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.time_advance_request(l, time.into_time_f64(), false))
+            .call(|r, l| r.time_advance_request(l, time.into_time_f64(), false))?;
+        self.flush()
     }
     /// Time advance request available (TARA): like TAR, but granted when messages at
     /// `time` itself may still arrive; needed for progress with zero lookahead.
@@ -832,13 +844,15 @@ impl Federate {
         time: impl IntoLogicalTime,
     ) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.time_advance_request(l, time.into_time_f64(), true))
+            .call(|r, l| r.time_advance_request(l, time.into_time_f64(), true))?;
+        self.flush()
     }
     /// Next message request (NER): granted at the earlier of `time` and the next
     /// time-stamped message, after delivering the messages at that time.
     pub fn next_message_request(&self, time: impl IntoLogicalTime) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.next_message_request(l, time.into_time_f64(), false))
+            .call(|r, l| r.next_message_request(l, time.into_time_f64(), false))?;
+        self.flush()
     }
     /// Next message request available (NERA): NER that may grant while messages at
     /// the granted time can still arrive.
@@ -847,13 +861,15 @@ impl Federate {
         time: impl IntoLogicalTime,
     ) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.next_message_request(l, time.into_time_f64(), true))
+            .call(|r, l| r.next_message_request(l, time.into_time_f64(), true))?;
+        self.flush()
     }
     /// Flush queue request (FQR): delivers every queued time-stamped message now and
     /// grants at the earliest of `time`, GALT and the first delivered time stamp.
     pub fn flush_queue_request(&self, time: impl IntoLogicalTime) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.flush_queue_request(l, time.into_time_f64()))
+            .call(|r, l| r.flush_queue_request(l, time.into_time_f64()))?;
+        self.flush()
     }
     /// Greatest Available Logical Time, `None` when no other federate regulates.
     pub fn query_galt(&self) -> Option<LogicalTime> {

@@ -71,10 +71,13 @@ mod rti;
 
 pub use ambassador::{CallbackLog, FederateAmbassador};
 pub use config::{
-    ConfigError, RtiConfig, TransportKind, DEFAULT_NATS_URL, NATS_URL_ENV, TRANSPORT_ENV,
+    read_key_file, ConfigError, RtiConfig, TransportKind, BUNDLE_BYTES_ENV, BUNDLE_TIME_US_ENV,
+    COMPRESSION_ENV, COMPRESS_MIN_BYTES_ENV, DEFAULT_NATS_URL, KEY_FILE_ENV, NATS_URL_ENV,
+    TRANSPORT_ENV,
 };
 pub use error::{NameError, NameKind};
 pub use federate::{Federate, IntoLogicalTime, JoinOptions, WeakFederate};
+pub use glidepath_codec::{BundleConfig, ChainConfig, Compression, FederationKey};
 pub use rti::Rti;
 
 /// Reference-counted byte buffers: attribute and parameter values and tags.

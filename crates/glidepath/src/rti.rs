@@ -62,7 +62,18 @@ impl Rti {
         match config.transport {
             TransportKind::Inproc => Ok(Rti::inproc()),
             #[cfg(feature = "transport-nats")]
-            TransportKind::Nats => Rti::nats(&config.nats_url),
+            TransportKind::Nats => {
+                let options = glidepath_transport::NatsOptions {
+                    messaging: glidepath_transport::nats::MessagingOptions {
+                        chain: config.chain.clone(),
+                        bundle: config.bundle,
+                        ..Default::default()
+                    },
+                    persistence: config.persistence,
+                    ..Default::default()
+                };
+                Rti::nats_with(&config.nats_url, options)
+            }
         }
     }
 
@@ -71,12 +82,23 @@ impl Rti {
     /// process on the same NATS server) see each other.
     #[cfg(feature = "transport-nats")]
     pub fn nats(url: &str) -> Result<Rti, ConfigError> {
-        let transport = glidepath_transport::NatsTransport::connect(url).map_err(|e| {
-            ConfigError::Unavailable {
-                transport: TransportKind::Nats.name(),
-                reason: e.to_string(),
-            }
-        })?;
+        Rti::nats_with(url, glidepath_transport::NatsOptions::default())
+    }
+
+    /// [`Rti::nats`] with options: the encoder chain, bundling, per-class overrides,
+    /// timeouts.
+    #[cfg(feature = "transport-nats")]
+    pub fn nats_with(
+        url: &str,
+        options: glidepath_transport::NatsOptions,
+    ) -> Result<Rti, ConfigError> {
+        let transport =
+            glidepath_transport::NatsTransport::connect_with(url, options).map_err(|e| {
+                ConfigError::Unavailable {
+                    transport: TransportKind::Nats.name(),
+                    reason: e.to_string(),
+                }
+            })?;
         Ok(Rti::with_transport(Arc::new(transport)))
     }
 

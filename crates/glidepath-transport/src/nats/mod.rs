@@ -81,7 +81,11 @@
 //! answered (any endpoint of the same transport) before is repeated, backing off, until the request timeout, since the
 //! executive server is then most likely reconnecting; it keeps its state in memory.
 //! Messages in flight when the server went down are lost and counted as gaps.
+//! With [`Persistence::JetStream`] ([`NatsOptions::persistence`]) nothing acknowledged
+//! is lost and a run can be replayed: see [`jetstream`].
 
+mod frames;
+pub mod jetstream;
 mod process;
 mod server;
 pub mod subject;
@@ -102,11 +106,18 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use tokio::sync::oneshot;
 
 use crate::{monotonic_now_ns, Endpoint, EndpointStats, Transport, TransportError};
+use frames::{FrameCodec, Outgoing, Refused};
 use subject::{
     federation_wildcard, parse_notified, parse_topic, topic_subject, BARRIER_SUBJECT, ERROR_HEADER,
     EXEC_SUBJECT, NOTIFIED_HEADER,
 };
 
+pub use frames::{ClassOverride, MessagingOptions, FRAME_MARKER, SENDER_HEADER};
+pub use glidepath_codec::{BundleConfig, ChainConfig, Compression, FederationKey};
+pub use jetstream::{
+    replay, stream_name, JetStreamOptions, Persistence, Replay, ReplayedEnvelope,
+    UnknownPersistence, ORIGIN_HEADER,
+};
 pub use process::{
     find_nats_server, NatsServerError, NatsServerProcess, NatsTestbed, NatsTestbedError,
     NATS_SERVER_ENV,
@@ -136,6 +147,13 @@ pub struct NatsOptions {
     /// Worker threads of the runtime driving the connections. Default 2 (the size of
     /// the machines we target); the work per message is small.
     pub runtime_workers: usize,
+    /// The encoder chain (compression, federation key) and bundling. Default: plain
+    /// envelopes, no compression, no key, no bundling. The executive server needs
+    /// the same key as every federate.
+    pub messaging: MessagingOptions,
+    /// Whether federations' messages are kept in JetStream (see [`Persistence`]).
+    /// Default [`Persistence::None`]: core NATS needs no JetStream-enabled server.
+    pub persistence: Persistence,
 }
 
 impl Default for NatsOptions {
@@ -146,6 +164,8 @@ impl Default for NatsOptions {
             subscription_capacity: 4 << 20,
             client_capacity: 64 << 10,
             runtime_workers: 2,
+            messaging: MessagingOptions::default(),
+            persistence: Persistence::None,
         }
     }
 }
@@ -174,6 +194,8 @@ struct TransportInner {
     next_endpoint: AtomicU64,
     /// Whether the executive server has ever answered an endpoint of this transport.
     answered: AtomicBool,
+    /// The encoder chain and bundling settings of every endpoint.
+    codec: Arc<FrameCodec>,
 }
 
 impl TransportInner {
@@ -213,8 +235,17 @@ impl NatsTransport {
             .enable_all()
             .build()
             .map_err(|e| TransportError::Backend(format!("cannot start the NATS runtime: {e}")))?;
+        let codec = Arc::new(FrameCodec::new(options.messaging.clone())?);
+        // The JetStream path publishes and reads plain envelopes; rather than bypass
+        // persistence or the key silently, refuse the combination for now.
+        if !codec.plain() && options.persistence != Persistence::None {
+            return Err(TransportError::Backend(
+                "JetStream persistence cannot yet be combined with compression, a federation key or bundling".into(),
+            ));
+        }
         let inner = Arc::new(TransportInner {
             url: url.to_string(),
+            codec,
             options,
             runtime: RuntimeHolder(Some(runtime)),
             next_endpoint: AtomicU64::new(1),
@@ -243,14 +274,33 @@ impl NatsTransport {
         let inner = &self.inner;
         let id = inner.next_endpoint.fetch_add(1, Ordering::Relaxed);
         let counters = Arc::new(Counters::default());
+        let name = format!("glidepath-endpoint-{}-{id}", std::process::id());
         let client = inner.block_on(connect_client(
             &inner.url,
             &inner.options,
-            format!("glidepath-endpoint-{}-{id}", std::process::id()),
+            name.clone(),
             counters.clone(),
         ))?;
         let (tx, rx) = crossbeam_channel::unbounded();
+        let outgoing = Arc::new(Outgoing::new(inner.codec.clone(), client.clone(), name));
+        let timer_stop = if inner.codec.options().bundling() {
+            let (stop_tx, stop_rx) = oneshot::channel();
+            inner
+                .runtime
+                .handle()
+                .spawn(frames::run_timer(outgoing.clone(), stop_rx));
+            Some(stop_tx)
+        } else {
+            None
+        };
         Ok(NatsEndpoint {
+            jetstream: jetstream::JetStreamEndpoint::new(
+                &client,
+                inner.runtime.handle(),
+                &inner.options,
+            ),
+            outgoing,
+            timer_stop: Mutex::new(timer_stop),
             client,
             transport: inner.clone(),
             inbox: rx,
@@ -281,6 +331,7 @@ struct Counters {
     lost: AtomicU64,
     malformed: AtomicU64,
     slow_consumer: AtomicU64,
+    rejected: AtomicU64,
 }
 
 /// Opens one connection with our options; `counters` hears of slow-consumer drops.
@@ -408,6 +459,12 @@ pub struct NatsEndpoint {
     state: Mutex<EndpointState>,
     counters: Arc<Counters>,
     notified: Arc<Notified>,
+    /// Bundler, chain and client of the outgoing path (unused when plain).
+    outgoing: Arc<Outgoing>,
+    /// Stops the bundle timer task, when bundling.
+    timer_stop: Mutex<Option<oneshot::Sender<()>>>,
+    /// Publishing and receiving through JetStream, with persistence.
+    jetstream: Option<Arc<jetstream::JetStreamEndpoint>>,
 }
 
 impl NatsEndpoint {
@@ -424,14 +481,29 @@ impl NatsEndpoint {
         self.counters.lost.load(Ordering::Relaxed)
     }
 
-    /// Waits until the NATS server has read everything this endpoint sent before
-    /// (publications and subscriptions); while the client is reconnecting, that
-    /// includes reconnecting and resubscribing. Fails with
-    /// [`TransportError::Timeout`] after [`NatsOptions::request_timeout`].
+    /// Sends the bundle being gathered, if any, then waits until the NATS server has
+    /// read everything this endpoint sent before (publications and subscriptions);
+    /// while the client is reconnecting, that includes reconnecting and
+    /// resubscribing. Fails with [`TransportError::Timeout`] after
+    /// [`NatsOptions::request_timeout`].
     pub fn flush(&self) -> Result<(), TransportError> {
         self.check_open()?;
         let timeout = self.transport.options.request_timeout;
-        self.transport.block_on(barrier(&self.client, timeout))
+        self.transport.block_on(async {
+            self.outgoing.flush().await?;
+            barrier(&self.client, timeout).await
+        })
+    }
+
+    /// With persistence, the most JetStream publications that ever waited for their
+    /// acknowledgement at once (never above [`JetStreamOptions::acks_outstanding_max`]).
+    pub fn jetstream_acks_outstanding_max(&self) -> Option<usize> {
+        self.jetstream.as_ref().map(|js| js.outstanding_max())
+    }
+
+    /// Messages this endpoint dropped because they failed authentication.
+    pub fn rejected_frames(&self) -> u64 {
+        self.counters.rejected.load(Ordering::Relaxed)
     }
 
     /// Sends a request to the executive. "No responders" after the executive server
@@ -490,6 +562,13 @@ impl Endpoint for NatsEndpoint {
         }
         let payload = glidepath_wire::encode_envelope(&envelope);
         let subject = topic_subject(federation, topic);
+        if !self.transport.codec.plain() {
+            // Bundling and the chain; a plain executor as below, for the same reason.
+            return futures::executor::block_on(self.outgoing.publish(subject, topic, payload));
+        }
+        if let Some(js) = &self.jetstream {
+            return self.transport.block_on(js.publish(subject, payload));
+        }
         // Publishing only queues a command for the connection task, which needs no
         // runtime context: a plain executor polls it, and waits (parked) only when
         // the client's queue is full. Cheaper than entering the runtime each time.
@@ -508,6 +587,11 @@ impl Endpoint for NatsEndpoint {
             }
             return Ok(());
         }
+        if let Some(js) = &self.jetstream {
+            let sub = jetstream::subscribe(self, js, federation, topic, inbox)?;
+            state.federations.insert(federation, sub);
+            return Ok(());
+        }
         let transport = &self.transport;
         let subscriber = transport
             .block_on(self.client.subscribe(federation_wildcard(federation)))
@@ -522,6 +606,7 @@ impl Endpoint for NatsEndpoint {
                 counters: self.counters.clone(),
                 notified: self.notified.clone(),
                 last_seq: HashMap::new(),
+                codec: transport.codec.clone(),
             },
             subscriber,
             stop_rx,
@@ -561,7 +646,10 @@ impl Endpoint for NatsEndpoint {
 
     fn request(&self, request: ExecRequest) -> Result<ExecReply, TransportError> {
         self.check_open()?;
-        let payload = Bytes::from(glidepath_wire::encode_request(&request));
+        let payload = self
+            .transport
+            .codec
+            .seal(None, Bytes::from(glidepath_wire::encode_request(&request)))?;
         let message: Message = self
             .transport
             .block_on(self.exec_request(payload))
@@ -578,7 +666,10 @@ impl Endpoint for NatsEndpoint {
                 "the executive server could not answer: {error}"
             )));
         }
-        let reply = glidepath_wire::decode_reply(&message.payload).map_err(|e| {
+        let body = self.transport.codec.open(&message.payload).map_err(|e| {
+            TransportError::Backend(format!("unreadable reply from the executive server: {e}"))
+        })?;
+        let reply = glidepath_wire::decode_reply(&body).map_err(|e| {
             TransportError::Backend(format!("undecodable reply from the executive server: {e}"))
         })?;
         if let Some((federation, seq)) = header(NOTIFIED_HEADER).as_deref().and_then(parse_notified)
@@ -614,7 +705,21 @@ impl Endpoint for NatsEndpoint {
         let timeout = transport.options.request_timeout;
         let mut federations: Vec<FederationSubscription> =
             state.federations.drain().map(|(_, s)| s).collect();
+        let outgoing = self.outgoing.clone();
+        let timer_stop = self.timer_stop.lock().take();
+        let jetstream = self.jetstream.clone();
         let finish = async move {
+            // With persistence: until the stream has acknowledged everything.
+            if let Some(js) = &jetstream {
+                js.drain().await;
+            }
+            // The bundle being gathered goes first; nothing new can join it (closed).
+            if let Err(e) = outgoing.flush().await {
+                tracing::warn!(error = %e, "closing a NATS endpoint: could not send the last bundle");
+            }
+            if let Some(stop) = timer_stop {
+                let _ = stop.send(());
+            }
             // Everything published before is at the server once the round trip is back.
             if let Err(e) = barrier(&client, timeout).await {
                 tracing::warn!(error = %e, "closing a NATS endpoint: could not confirm that the server has everything it published");
@@ -637,7 +742,12 @@ impl Endpoint for NatsEndpoint {
             lost_envelopes: self.counters.lost.load(Ordering::Relaxed),
             malformed_envelopes: self.counters.malformed.load(Ordering::Relaxed),
             slow_consumer_events: self.counters.slow_consumer.load(Ordering::Relaxed),
+            rejected_frames: self.counters.rejected.load(Ordering::Relaxed),
         }
+    }
+
+    fn flush(&self) -> Result<(), TransportError> {
+        NatsEndpoint::flush(self)
     }
 }
 
@@ -656,6 +766,8 @@ struct Reader {
     notified: Arc<Notified>,
     /// The last `seq` seen from each sender since this subscription started.
     last_seq: HashMap<FederateHandle, u64>,
+    /// Opens frames and bundles.
+    codec: Arc<FrameCodec>,
 }
 
 impl Reader {
@@ -665,20 +777,50 @@ impl Reader {
             tracing::warn!(subject = %message.subject, "dropped a message on a subject that is no glidepath topic");
             return;
         };
+        let payload = message.payload;
+        // Plain envelopes, the common case without a key, skip the frame machinery.
+        if !self.codec.keyed() && payload.first() == Some(&glidepath_wire::MAGIC) {
+            self.handle_envelope(topic, &message.subject, payload);
+            return;
+        }
+        let envelopes = match self.codec.open(&payload).and_then(FrameCodec::split) {
+            Ok(envelopes) => envelopes,
+            Err(refused) => {
+                let sender = message
+                    .headers
+                    .as_ref()
+                    .and_then(|h| h.get(SENDER_HEADER))
+                    .map(|v| v.as_str().to_string())
+                    .unwrap_or_else(|| "(no Glidepath-Sender header)".into());
+                let counter = match refused {
+                    Refused::Rejected(_) => &self.counters.rejected,
+                    Refused::Malformed(_) => &self.counters.malformed,
+                };
+                counter.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(subject = %message.subject, sender, error = %refused, bytes = payload.len(), "dropped a message that failed authentication or decoding");
+                return;
+            }
+        };
+        for envelope in envelopes {
+            self.handle_envelope(topic, &message.subject, envelope);
+        }
+    }
+
+    fn handle_envelope(&mut self, topic: Topic, subject: &str, payload: Bytes) {
         // Envelopes of topics we do not want are read only as far as the header,
         // which is enough to check their sender's sequence.
         let wanted = self.filter.read().contains(&topic);
         let decoded = if wanted {
-            glidepath_wire::decode_envelope_bytes(message.payload.clone())
+            glidepath_wire::decode_envelope_bytes(payload.clone())
                 .map(|e| (e.sender, e.seq, Some(e)))
         } else {
-            glidepath_wire::decode_header(&message.payload).map(|h| (h.sender, h.seq, None))
+            glidepath_wire::decode_header(&payload).map(|h| (h.sender, h.seq, None))
         };
         let (sender, seq, envelope) = match decoded {
             Ok(d) => d,
             Err(error) => {
                 self.counters.malformed.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(subject = %message.subject, %error, bytes = message.payload.len(), "dropped an undecodable envelope");
+                tracing::warn!(subject, %error, bytes = payload.len(), "dropped an undecodable envelope");
                 return;
             }
         };

@@ -7,6 +7,12 @@
 //! reply on the same connection. Anything that cannot be decoded is counted, logged,
 //! and answered with an error reply (`Glidepath-Error` header and a JSON body
 //! `{"error": "..."}`) when it has a reply subject; the server never stops for it.
+//!
+//! With a federation key ([`NatsOptions::messaging`]), requests are read only when
+//! they are frames sealed with that key; any other request is counted
+//! ([`ExecutiveServer::rejected_requests`]) and answered with a plaintext
+//! `Glidepath-Error` saying authentication failed, which is how a process without
+//! the key learns it cannot join. Replies and notifications are sealed with the key.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +28,8 @@ use glidepath_core::{
 use tokio::sync::oneshot;
 
 use super::subject::{topic_subject, BARRIER_SUBJECT, ERROR_HEADER, EXEC_SUBJECT, NOTIFIED_HEADER};
+use super::frames::{FrameCodec, Refused};
+use super::jetstream::StreamHost;
 use super::{connect_client, Counters, NatsOptions};
 use crate::{monotonic_now_ns, TransportError};
 
@@ -37,6 +45,7 @@ pub struct ExecutiveServer {
 struct ServerCounters {
     requests: AtomicU64,
     malformed: AtomicU64,
+    rejected: AtomicU64,
 }
 
 impl std::fmt::Debug for ExecutiveServer {
@@ -62,6 +71,11 @@ impl ExecutiveServer {
     /// Requests that could not be decoded or had no reply subject.
     pub fn malformed_requests(&self) -> u64 {
         self.counters.malformed.load(Ordering::Relaxed)
+    }
+
+    /// Requests refused because they failed authentication (no key or a wrong key).
+    pub fn rejected_requests(&self) -> u64 {
+        self.counters.rejected.load(Ordering::Relaxed)
     }
 
     /// Blocks until the server stops, which it does only when its connection is
@@ -112,6 +126,7 @@ pub fn serve_executive_with(
             TransportError::Backend(format!("cannot start the executive server's runtime: {e}"))
         })?;
     let counters = Arc::new(ServerCounters::default());
+    let codec = FrameCodec::new(options.messaging.clone())?;
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let (stop_tx, stop_rx) = oneshot::channel();
     let thread_url = url.to_string();
@@ -128,14 +143,23 @@ pub fn serve_executive_with(
                     }
                 };
                 let (client, exec, barrier) = client;
+                let streams = match StreamHost::start(&client, &options.persistence).await {
+                    Ok(streams) => streams,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
                 let _ = ready_tx.send(Ok(()));
                 serve(
+                    codec,
                     client,
                     exec,
                     barrier,
                     stop_rx,
                     &thread_counters,
                     options.request_timeout,
+                    streams,
                 )
                 .await;
             });
@@ -214,18 +238,25 @@ async fn start(
 }
 
 /// The request loop.
+// Each argument is one independent piece the loop owns or borrows; a struct just to
+// carry them into this one call would say nothing more.
+#[allow(clippy::too_many_arguments)]
 async fn serve(
+    codec: FrameCodec,
     client: Client,
     mut exec: async_nats::Subscriber,
     mut barrier: async_nats::Subscriber,
     mut stop: oneshot::Receiver<()>,
     counters: &ServerCounters,
     timeout: std::time::Duration,
+    streams: Option<StreamHost>,
 ) {
     let mut host = Host {
+        streams,
         executive: Executive::new(),
         notification_seq: HashMap::new(),
         max_payload: client.server_info().max_payload,
+        codec,
     };
     loop {
         tokio::select! {
@@ -254,6 +285,10 @@ struct Host {
     executive: Executive,
     notification_seq: HashMap<FederationId, u64>,
     max_payload: usize,
+    /// Opens requests and seals replies and notifications.
+    codec: FrameCodec,
+    /// Creates each new federation's JetStream stream, with persistence.
+    streams: Option<StreamHost>,
 }
 
 impl Host {
@@ -267,7 +302,28 @@ impl Host {
             );
             return;
         };
-        let request = match glidepath_wire::decode_request(&message.payload) {
+        let body = match self.codec.open(&message.payload) {
+            Ok(body) => body,
+            Err(Refused::Rejected(e)) => {
+                counters.rejected.fetch_add(1, Ordering::Relaxed);
+                let sender = message
+                    .headers
+                    .as_ref()
+                    .and_then(|h| h.get(super::SENDER_HEADER))
+                    .map(|v| v.as_str().to_string())
+                    .unwrap_or_else(|| "(no Glidepath-Sender header)".into());
+                tracing::warn!(error = %e, sender, "refused a request that failed authentication");
+                reply_error(client, reply_to, &format!("authentication failed: {e}")).await;
+                return;
+            }
+            Err(Refused::Malformed(e)) => {
+                counters.malformed.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(error = %e, bytes = message.payload.len(), "malformed request");
+                reply_error(client, reply_to, &format!("malformed request: {e}")).await;
+                return;
+            }
+        };
+        let request = match glidepath_wire::decode_request(&body) {
             Ok(r) => r,
             Err(e) => {
                 counters.malformed.fetch_add(1, Ordering::Relaxed);
@@ -277,7 +333,17 @@ impl Host {
             }
         };
         let (reply, notified) = self.execute(client, request).await;
-        let payload = glidepath_wire::encode_reply(&reply);
+        let payload = match self
+            .codec
+            .seal(None, Bytes::from(glidepath_wire::encode_reply(&reply)))
+        {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not seal a reply");
+                reply_error(client, reply_to, &e.to_string()).await;
+                return;
+            }
+        };
         if payload.len() > self.max_payload {
             let why = format!(
                 "the reply ({} bytes) exceeds the NATS server's max_payload ({} bytes); raise `max_payload` in its configuration",
@@ -293,7 +359,7 @@ impl Host {
             headers.insert(NOTIFIED_HEADER, format!("{} {seq}", federation.0));
         }
         if let Err(e) = client
-            .publish_with_headers(reply_to, headers, Bytes::from(payload))
+            .publish_with_headers(reply_to, headers, payload)
             .await
         {
             tracing::warn!(error = %e, "could not send a reply");
@@ -309,6 +375,11 @@ impl Host {
     ) -> (ExecReply, Option<(FederationId, u64)>) {
         let destroy = matches!(request, ExecRequest::Destroy { .. });
         let (reply, federation, notifications) = self.executive.handle(request);
+        if let (Some(streams), ExecReply::Created { id }) = (&self.streams, &reply) {
+            if let Err(e) = streams.ensure_stream(*id).await {
+                tracing::warn!(error = %e, federation = id.0, "the federation's messages will not be kept");
+            }
+        }
         let Some(federation) = federation else {
             return (reply, None);
         };
@@ -328,10 +399,26 @@ impl Host {
                 body: Body::Exec(notification),
             };
             last = Some((federation, *seq));
-            if let Err(e) = client
-                .publish(subject.clone(), glidepath_wire::encode_envelope(&envelope))
-                .await
-            {
+            let payload = match self.codec.seal(
+                Some(Topic::Federation),
+                glidepath_wire::encode_envelope(&envelope),
+            ) {
+                Ok(p) => p,
+                Err(e) => {
+                    tracing::warn!(error = %e, federation = federation.0, "could not seal a notification");
+                    continue;
+                }
+            };
+            let result = if self.codec.plain() {
+                client.publish(subject.clone(), payload).await
+            } else {
+                let mut headers = HeaderMap::new();
+                headers.insert(super::SENDER_HEADER, "glidepath-executive");
+                client
+                    .publish_with_headers(subject.clone(), headers, payload)
+                    .await
+            };
+            if let Err(e) = result {
                 tracing::warn!(error = %e, federation = federation.0, "could not publish a notification");
             }
         }

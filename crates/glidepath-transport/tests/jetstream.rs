@@ -1,0 +1,323 @@
+//! The `nats` backend with persistence (`Persistence::JetStream`): the conformance
+//! suite, a NATS server restart in the middle of a run with nothing lost, replay of a
+//! federation's stream after the run, and a bounded publisher in front of a slow
+//! subscriber. Each test starts its own `nats-server --jetstream` with a store
+//! directory of its own.
+//!
+//! Without `nats-server` (on PATH or in GLIDEPATH_NATS_SERVER) these tests fail and
+//! say how to install it: `bash scripts/test.sh`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread;
+use std::time::Duration;
+
+use bytes::Bytes;
+use glidepath_core::{
+    Body, Envelope, ExecReply, ExecRequest, FederateHandle, FederationId, Fom,
+    InteractionClassHandle, OrderType, ParameterHandle, Topic, TransportationType,
+};
+use glidepath_transport::nats::{
+    replay, serve_executive_with, Compression, ExecutiveServer, JetStreamOptions, NatsOptions,
+    NatsServerProcess, Persistence,
+};
+use glidepath_transport::{conformance, Endpoint, NatsEndpoint, NatsTransport, Transport};
+
+/// Generous: a loaded CI machine, plus a NATS server restart and consumer recovery.
+const TIMEOUT: Duration = Duration::from_secs(60);
+const TOPIC: Topic = Topic::InteractionClass(InteractionClassHandle(1));
+
+/// A store directory under the system's temporary directory, removed on drop.
+struct StoreDir(PathBuf);
+
+impl StoreDir {
+    fn new() -> StoreDir {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "glidepath-jetstream-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        StoreDir(path)
+    }
+
+    fn arg(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temporary directory")
+    }
+}
+
+impl Drop for StoreDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A JetStream-enabled NATS server, an executive server with persistence and a
+/// transport with persistence; dropped in that reverse order.
+struct Bed {
+    transport: NatsTransport,
+    _executive: ExecutiveServer,
+    server: NatsServerProcess,
+    store: StoreDir,
+    options: NatsOptions,
+}
+
+fn start_server(port: Option<u16>, store: &StoreDir) -> NatsServerProcess {
+    NatsServerProcess::start_with(port, &["--jetstream", "--store_dir", store.arg()])
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn bed_with(js: JetStreamOptions) -> Bed {
+    let store = StoreDir::new();
+    let server = start_server(None, &store);
+    let options = NatsOptions {
+        persistence: Persistence::JetStream(js),
+        // Long enough to ride out a NATS server restart without failing a publish.
+        request_timeout: Duration::from_secs(30),
+        ..NatsOptions::default()
+    };
+    let executive =
+        serve_executive_with(&server.url(), options.clone()).unwrap_or_else(|e| panic!("{e}"));
+    let transport = NatsTransport::connect_with(&server.url(), options.clone())
+        .unwrap_or_else(|e| panic!("{e}"));
+    Bed {
+        transport,
+        _executive: executive,
+        server,
+        store,
+        options,
+    }
+}
+
+fn bed() -> Bed {
+    bed_with(JetStreamOptions::default())
+}
+
+fn data(sender: u32, seq: u64) -> Envelope {
+    Envelope {
+        sender: FederateHandle(sender),
+        seq,
+        publish_time_ns: 1,
+        body: Body::Interaction {
+            class: InteractionClassHandle(1),
+            values: Arc::from(vec![(ParameterHandle(1), Bytes::from_static(b"payload"))]),
+            tag: Bytes::new(),
+            order: OrderType::Receive,
+            transport: TransportationType::Reliable,
+            time: None,
+        },
+    }
+}
+
+fn create(endpoint: &dyn Endpoint, name: &str) -> FederationId {
+    match endpoint.request(ExecRequest::Create {
+        name: name.into(),
+        fom: Arc::new(Fom::default()),
+    }) {
+        Ok(ExecReply::Created { id }) => id,
+        other => panic!("create: {other:?}"),
+    }
+}
+
+fn expect(endpoint: &NatsEndpoint, sender: u32, seq: u64) {
+    let env = endpoint
+        .inbox()
+        .recv_timeout(TIMEOUT)
+        .unwrap_or_else(|e| panic!("waiting for ({sender}, {seq}): {e}"));
+    assert_eq!(
+        (env.sender, env.seq),
+        (FederateHandle(sender), seq),
+        "{env:?}"
+    );
+}
+
+// ----- the conformance suite ------------------------------------------------------------
+
+#[test]
+fn conformance_per_sender_fifo_across_topics() {
+    conformance::per_sender_fifo_across_topics(&bed().transport);
+}
+
+#[test]
+fn conformance_no_self_delivery() {
+    conformance::no_self_delivery(&bed().transport);
+}
+
+#[test]
+fn conformance_subscribe_and_unsubscribe() {
+    conformance::subscribe_and_unsubscribe(&bed().transport);
+}
+
+#[test]
+fn conformance_federations_are_isolated() {
+    conformance::federations_are_isolated(&bed().transport);
+}
+
+#[test]
+fn conformance_executive_request_and_notifications() {
+    conformance::executive_request_and_notifications(&bed().transport);
+}
+
+#[test]
+fn conformance_concurrent_requests_keep_notification_order() {
+    conformance::concurrent_requests_keep_notification_order(&bed().transport);
+}
+
+#[test]
+fn conformance_publication_time_is_stamped() {
+    conformance::publication_time_is_stamped(&bed().transport);
+}
+
+#[test]
+fn conformance_many_envelopes() {
+    conformance::many_envelopes(&bed().transport, 100_000);
+}
+
+#[test]
+fn conformance_close_drains_and_refuses() {
+    conformance::close_drains_and_refuses(&bed().transport);
+}
+
+// ----- persistence ----------------------------------------------------------------------
+
+#[test]
+fn nothing_is_lost_across_a_nats_server_restart_and_the_run_replays() {
+    const BEFORE: u64 = 8_000;
+    const TOTAL: u64 = 20_000;
+    let mut bed = bed();
+    let port = bed.server.port();
+    let a = bed.transport.open_endpoint().unwrap();
+    let b = bed.transport.open_endpoint().unwrap();
+    let fed = create(&a, "restart");
+    b.subscribe(fed, TOPIC).unwrap();
+    let (half_tx, half_rx) = mpsc::channel();
+    let (stopped_tx, stopped_rx) = mpsc::channel();
+    let sender = thread::spawn(move || {
+        for seq in 1..=BEFORE {
+            a.publish(fed, TOPIC, data(1, seq)).unwrap();
+        }
+        half_tx.send(()).unwrap();
+        // Keeps publishing while the NATS server is down and coming back.
+        stopped_rx.recv().unwrap();
+        for seq in BEFORE + 1..=TOTAL {
+            a.publish(fed, TOPIC, data(1, seq))
+                .unwrap_or_else(|e| panic!("publishing {seq}: {e}"));
+        }
+        a.close();
+    });
+    half_rx.recv().unwrap();
+    bed.server.stop();
+    stopped_tx.send(()).unwrap();
+    bed.server = start_server(Some(port), &bed.store);
+    for seq in 1..=TOTAL {
+        expect(&b, 1, seq);
+    }
+    sender.join().unwrap();
+    // Published after the sender's close returned, so behind anything it sent: no
+    // duplicate of the sender can follow.
+    let c = bed.transport.open_endpoint().unwrap();
+    c.publish(fed, TOPIC, data(2, 1)).unwrap();
+    expect(&b, 2, 1);
+    assert_eq!(b.lost_envelopes(), 0);
+    // The executive server kept its state and creates streams again.
+    let other = create(&c, "after-restart");
+    assert_ne!(other, fed);
+
+    let replayed = replay(&bed.server.url(), fed, 1, &bed.options).unwrap();
+    let mut per_sender: HashMap<FederateHandle, Vec<u64>> = HashMap::new();
+    for r in &replayed.envelopes {
+        per_sender
+            .entry(r.envelope.sender)
+            .or_default()
+            .push(r.envelope.seq);
+    }
+    assert_eq!(
+        per_sender.get(&FederateHandle(1)),
+        Some(&(1..=TOTAL).collect::<Vec<_>>()),
+        "replay holds every update of the sender once, in order"
+    );
+    assert_eq!(per_sender.get(&FederateHandle(2)), Some(&vec![1]));
+    assert_eq!(replayed.malformed, 0);
+    // Replay from the middle: the stream's sequence numbers are kept.
+    let middle = replayed.envelopes[replayed.envelopes.len() / 2].stream_sequence;
+    let tail = replay(&bed.server.url(), fed, middle, &bed.options).unwrap();
+    assert_eq!(
+        tail.envelopes.first().map(|r| r.stream_sequence),
+        Some(middle)
+    );
+    assert!(tail.envelopes.len() < replayed.envelopes.len());
+    drop((b, c));
+}
+
+#[test]
+fn replay_of_an_empty_federation_is_empty() {
+    let bed = bed();
+    let a = bed.transport.open_endpoint().unwrap();
+    let fed = create(&a, "empty");
+    let replayed = replay(&bed.server.url(), fed, 1, &bed.options).unwrap();
+    assert!(replayed.envelopes.is_empty(), "{replayed:?}");
+    assert!(replay(&bed.server.url(), FederationId(999), 1, &bed.options).is_err());
+}
+
+#[test]
+fn persistence_with_the_encoder_chain_is_refused_with_a_reason() {
+    let bed = bed();
+    let mut options = bed.options.clone();
+    options.messaging.chain.compression = Compression::Lz4;
+    let error = NatsTransport::connect_with(&bed.server.url(), options).unwrap_err();
+    assert!(error.to_string().contains("JetStream"), "{error}");
+}
+
+#[test]
+fn a_slow_subscriber_grows_neither_the_publisher_nor_itself() {
+    const WINDOW: usize = 256;
+    const BACKLOG: usize = 1_000;
+    const COUNT: u64 = 50_000;
+    let bed = bed_with(JetStreamOptions {
+        acks_outstanding_max: WINDOW,
+        inbox_backlog_max: BACKLOG,
+        ..JetStreamOptions::default()
+    });
+    let a = bed.transport.open_endpoint().unwrap();
+    let b = bed.transport.open_endpoint().unwrap();
+    let fed = create(&a, "slow");
+    b.subscribe(fed, TOPIC).unwrap();
+    // The subscriber reads nothing until the publisher is done: as slow as it gets.
+    for seq in 1..=COUNT {
+        a.publish(fed, TOPIC, data(1, seq)).unwrap();
+    }
+    a.close();
+    let most = a
+        .jetstream_acks_outstanding_max()
+        .expect("persistence is on");
+    assert!(most <= WINDOW, "{most} acknowledgements waited at once");
+    assert!(most > 0);
+    // Everything is stored; the subscriber's inbox holds at most its backlog bound,
+    // and the rest follows as it reads.
+    for seq in 1..=COUNT {
+        let waiting = b.inbox().len();
+        assert!(waiting <= BACKLOG, "{waiting} envelopes in the inbox");
+        expect(&b, 1, seq);
+    }
+    assert_eq!(b.lost_envelopes(), 0);
+}
+
+#[test]
+fn an_executive_with_persistence_needs_jetstream() {
+    let server = NatsServerProcess::start().unwrap_or_else(|e| panic!("{e}"));
+    let options = NatsOptions {
+        persistence: Persistence::jetstream(),
+        ..NatsOptions::default()
+    };
+    let error = serve_executive_with(&server.url(), options).unwrap_err();
+    assert!(error.to_string().contains("--jetstream"), "{error}");
+}
+
+#[test]
+fn the_transport_name_is_nats() {
+    assert_eq!(bed().transport.name(), "nats");
+}
