@@ -746,8 +746,13 @@ impl Endpoint for NatsEndpoint {
         }
     }
 
+    /// Hands the bundle being gathered to the client, without the round trip through
+    /// the server that [`NatsEndpoint::flush`] makes: the front crate calls this on
+    /// every time advance request, where a round trip would only add latency (the
+    /// client sends what it holds on its own).
     fn flush(&self) -> Result<(), TransportError> {
-        NatsEndpoint::flush(self)
+        self.check_open()?;
+        self.transport.block_on(self.outgoing.flush())
     }
 }
 
