@@ -20,8 +20,8 @@ use glidepath_core::{
     InteractionClassHandle, OrderType, ParameterHandle, Topic, TransportationType,
 };
 use glidepath_transport::nats::{
-    replay, serve_executive_with, Compression, ExecutiveServer, JetStreamOptions, NatsOptions,
-    NatsServerProcess, Persistence,
+    replay, serve_executive_with, BundleConfig, ChainConfig, Compression, ExecutiveServer,
+    FederationKey, JetStreamOptions, NatsOptions, NatsServerProcess, Persistence,
 };
 use glidepath_transport::{conformance, Endpoint, NatsEndpoint, NatsTransport, Transport};
 
@@ -264,12 +264,97 @@ fn replay_of_an_empty_federation_is_empty() {
 }
 
 #[test]
-fn persistence_with_the_encoder_chain_is_refused_with_a_reason() {
+fn persistence_with_bundling_is_refused_with_a_reason() {
     let bed = bed();
     let mut options = bed.options.clone();
-    options.messaging.chain.compression = Compression::Lz4;
-    let error = NatsTransport::connect_with(&bed.server.url(), options).unwrap_err();
+    options.messaging.bundle = BundleConfig {
+        bundle_bytes_max: 4096,
+        ..BundleConfig::default()
+    };
+    let error = NatsTransport::connect_with(&bed.server.url(), options.clone()).unwrap_err();
     assert!(error.to_string().contains("JetStream"), "{error}");
+    assert!(error.to_string().contains("bundling"), "{error}");
+    // Bundling is refused together with the chain too; the chain alone is not.
+    options.messaging.chain = keyed_lz4_chain();
+    assert!(NatsTransport::connect_with(&bed.server.url(), options.clone()).is_err());
+    options.messaging.bundle = BundleConfig::default();
+    NatsTransport::connect_with(&bed.server.url(), options).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// LZ4 from 16 bytes on, and a federation key: every payload is a sealed frame.
+fn keyed_lz4_chain() -> ChainConfig {
+    ChainConfig {
+        compression: Compression::Lz4,
+        compress_min_bytes: 16,
+        key: Some(FederationKey::from_bytes([9; 32])),
+        ..ChainConfig::default()
+    }
+}
+
+#[test]
+fn persistence_carries_the_encoder_chain_and_replay_needs_the_key() {
+    const COUNT: u64 = 5_000;
+    let store = StoreDir::new();
+    let server = start_server(None, &store);
+    let mut options = NatsOptions {
+        persistence: Persistence::jetstream(),
+        request_timeout: Duration::from_secs(30),
+        ..NatsOptions::default()
+    };
+    options.messaging.chain = keyed_lz4_chain();
+    let _executive =
+        serve_executive_with(&server.url(), options.clone()).unwrap_or_else(|e| panic!("{e}"));
+    let transport = NatsTransport::connect_with(&server.url(), options.clone())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let a = transport.open_endpoint().unwrap();
+    let b = transport.open_endpoint().unwrap();
+    let fed = create(&a, "keyed");
+    b.subscribe(fed, TOPIC).unwrap();
+    for seq in 1..=COUNT {
+        a.publish(fed, TOPIC, data(1, seq))
+            .unwrap_or_else(|e| panic!("publishing {seq}: {e}"));
+    }
+    a.close();
+    for seq in 1..=COUNT {
+        expect(&b, 1, seq);
+    }
+    assert_eq!(b.lost_envelopes(), 0);
+    assert_eq!(b.rejected_frames(), 0);
+
+    // With the key, replay opens every frame.
+    let replayed = replay(&server.url(), fed, 1, &options).unwrap_or_else(|e| panic!("{e}"));
+    let updates: Vec<u64> = replayed
+        .envelopes
+        .iter()
+        .filter(|r| r.envelope.sender == FederateHandle(1))
+        .map(|r| r.envelope.seq)
+        .collect();
+    assert_eq!(updates, (1..=COUNT).collect::<Vec<_>>());
+    assert_eq!(replayed.malformed, 0);
+
+    // Without it, nothing in the stream can be read (the payloads are sealed frames,
+    // not plain envelopes), and replay says so rather than panicking.
+    let mut unkeyed = options.clone();
+    unkeyed.messaging.chain = ChainConfig::default();
+    match replay(&server.url(), fed, 1, &unkeyed) {
+        Ok(r) => {
+            assert!(
+                r.envelopes.is_empty(),
+                "{} envelopes read without the key",
+                r.envelopes.len()
+            );
+            assert!(r.malformed >= COUNT, "{} refused", r.malformed);
+        }
+        Err(e) => assert!(!e.to_string().is_empty()),
+    }
+    // A wrong key fares no better.
+    let mut wrong = options.clone();
+    wrong.messaging.chain.key = Some(FederationKey::from_bytes([7; 32]));
+    match replay(&server.url(), fed, 1, &wrong) {
+        Ok(r) => assert!(r.envelopes.is_empty() && r.malformed >= COUNT, "{r:?}"),
+        Err(e) => assert!(!e.to_string().is_empty()),
+    }
+    drop(b);
 }
 
 #[test]

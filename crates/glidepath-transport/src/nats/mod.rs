@@ -236,11 +236,12 @@ impl NatsTransport {
             .build()
             .map_err(|e| TransportError::Backend(format!("cannot start the NATS runtime: {e}")))?;
         let codec = Arc::new(FrameCodec::new(options.messaging.clone())?);
-        // The JetStream path publishes and reads plain envelopes; rather than bypass
-        // persistence or the key silently, refuse the combination for now.
-        if !codec.plain() && options.persistence != Persistence::None {
+        // The JetStream path seals each envelope with the encoder chain (compression,
+        // key) but has no bundler: its acknowledgement window and per-origin counters
+        // count single envelopes. Refuse bundling rather than bypass it silently.
+        if codec.options().bundling() && options.persistence != Persistence::None {
             return Err(TransportError::Backend(
-                "JetStream persistence cannot yet be combined with compression, a federation key or bundling".into(),
+                "JetStream persistence cannot be combined with bundling (compression and a federation key are fine): set bundle_bytes_max to 0".into(),
             ));
         }
         let inner = Arc::new(TransportInner {
@@ -562,12 +563,15 @@ impl Endpoint for NatsEndpoint {
         }
         let payload = glidepath_wire::encode_envelope(&envelope);
         let subject = topic_subject(federation, topic);
+        if let Some(js) = &self.jetstream {
+            // The same payload as core NATS carries: a plain envelope, or a frame of
+            // the encoder chain (never a bundle: refused with persistence).
+            let payload = self.transport.codec.seal(Some(topic), payload)?;
+            return self.transport.block_on(js.publish(subject, payload));
+        }
         if !self.transport.codec.plain() {
             // Bundling and the chain; a plain executor as below, for the same reason.
             return futures::executor::block_on(self.outgoing.publish(subject, topic, payload));
-        }
-        if let Some(js) = &self.jetstream {
-            return self.transport.block_on(js.publish(subject, payload));
         }
         // Publishing only queues a command for the connection task, which needs no
         // runtime context: a plain executor polls it, and waits (parked) only when
