@@ -10,14 +10,12 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use bytes::Bytes;
 use glidepath_core::{
-    Body, Envelope, ExecReply, ExecRequest, FederateHandle, FederationId, Fom,
-    InteractionClassHandle, OrderType, ParameterHandle, Topic, TransportationType,
+    FederateHandle, FederationId,
 };
 use glidepath_transport::nats::{
     replay, serve_executive_with, BundleConfig, ChainConfig, Compression, ExecutiveServer,
@@ -27,7 +25,6 @@ use glidepath_transport::{conformance, Endpoint, NatsEndpoint, NatsTransport, Tr
 
 /// Generous: a loaded CI machine, plus a NATS server restart and consumer recovery.
 const TIMEOUT: Duration = Duration::from_secs(60);
-const TOPIC: Topic = Topic::InteractionClass(InteractionClassHandle(1));
 
 /// A store directory under the system's temporary directory, removed on drop.
 struct StoreDir(PathBuf);
@@ -93,94 +90,21 @@ fn bed_with(js: JetStreamOptions) -> Bed {
     }
 }
 
+#[macro_use]
+mod support;
+use support::{create, data, expect_within, TOPIC};
+
+fn expect(endpoint: &NatsEndpoint, sender: u32, seq: u64) {
+    expect_within(endpoint, sender, seq, TIMEOUT);
+}
+
 fn bed() -> Bed {
     bed_with(JetStreamOptions::default())
 }
 
-fn data(sender: u32, seq: u64) -> Envelope {
-    Envelope {
-        sender: FederateHandle(sender),
-        seq,
-        publish_time_ns: 1,
-        body: Body::Interaction {
-            class: InteractionClassHandle(1),
-            values: Arc::from(vec![(ParameterHandle(1), Bytes::from_static(b"payload"))]),
-            tag: Bytes::new(),
-            order: OrderType::Receive,
-            transport: TransportationType::Reliable,
-            time: None,
-        },
-    }
-}
-
-fn create(endpoint: &dyn Endpoint, name: &str) -> FederationId {
-    match endpoint.request(ExecRequest::Create {
-        name: name.into(),
-        fom: Arc::new(Fom::default()),
-    }) {
-        Ok(ExecReply::Created { id }) => id,
-        other => panic!("create: {other:?}"),
-    }
-}
-
-fn expect(endpoint: &NatsEndpoint, sender: u32, seq: u64) {
-    let env = endpoint
-        .inbox()
-        .recv_timeout(TIMEOUT)
-        .unwrap_or_else(|e| panic!("waiting for ({sender}, {seq}): {e}"));
-    assert_eq!(
-        (env.sender, env.seq),
-        (FederateHandle(sender), seq),
-        "{env:?}"
-    );
-}
-
 // ----- the conformance suite ------------------------------------------------------------
 
-#[test]
-fn conformance_per_sender_fifo_across_topics() {
-    conformance::per_sender_fifo_across_topics(&bed().transport);
-}
-
-#[test]
-fn conformance_no_self_delivery() {
-    conformance::no_self_delivery(&bed().transport);
-}
-
-#[test]
-fn conformance_subscribe_and_unsubscribe() {
-    conformance::subscribe_and_unsubscribe(&bed().transport);
-}
-
-#[test]
-fn conformance_federations_are_isolated() {
-    conformance::federations_are_isolated(&bed().transport);
-}
-
-#[test]
-fn conformance_executive_request_and_notifications() {
-    conformance::executive_request_and_notifications(&bed().transport);
-}
-
-#[test]
-fn conformance_concurrent_requests_keep_notification_order() {
-    conformance::concurrent_requests_keep_notification_order(&bed().transport);
-}
-
-#[test]
-fn conformance_publication_time_is_stamped() {
-    conformance::publication_time_is_stamped(&bed().transport);
-}
-
-#[test]
-fn conformance_many_envelopes() {
-    conformance::many_envelopes(&bed().transport, 100_000);
-}
-
-#[test]
-fn conformance_close_drains_and_refuses() {
-    conformance::close_drains_and_refuses(&bed().transport);
-}
+conformance_tests!(bed, many = 100_000);
 
 // ----- persistence ----------------------------------------------------------------------
 

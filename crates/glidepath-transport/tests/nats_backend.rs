@@ -6,95 +6,27 @@
 //! Without `nats-server` (on PATH or in GLIDEPATH_NATS_SERVER) these tests fail and
 //! say how to install it: `bash scripts/test.sh`.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use glidepath_core::{
-    Body, Envelope, ExecReply, ExecRequest, FederateHandle, FederationId, Fom,
-    InteractionClassHandle, OrderType, ParameterHandle, Topic, TransportationType,
+    Envelope, ExecReply, ExecRequest,
 };
 use glidepath_transport::nats::subject::{topic_subject, EXEC_SUBJECT};
 use glidepath_transport::nats::{NatsServerProcess, NatsTestbed};
 use glidepath_transport::{Endpoint, NatsEndpoint, NatsTransport};
 
 const TIMEOUT: Duration = Duration::from_secs(10);
-const TOPIC: Topic = Topic::InteractionClass(InteractionClassHandle(1));
+
+mod support;
+use support::*;
+
+fn expect(endpoint: &NatsEndpoint, sender: u32, seq: u64) {
+    expect_within(endpoint, sender, seq, TIMEOUT);
+}
 
 fn testbed() -> NatsTestbed {
     NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn data(sender: u32, seq: u64) -> Envelope {
-    Envelope {
-        sender: FederateHandle(sender),
-        seq,
-        publish_time_ns: 1,
-        body: Body::Interaction {
-            class: InteractionClassHandle(1),
-            values: Arc::from(vec![(ParameterHandle(1), Bytes::from_static(b"payload"))]),
-            tag: Bytes::new(),
-            order: OrderType::Receive,
-            transport: TransportationType::Reliable,
-            time: None,
-        },
-    }
-}
-
-fn create(endpoint: &dyn Endpoint, name: &str) -> FederationId {
-    match endpoint.request(ExecRequest::Create {
-        name: name.into(),
-        fom: Arc::new(Fom::default()),
-    }) {
-        Ok(ExecReply::Created { id }) => id,
-        other => panic!("create: {other:?}"),
-    }
-}
-
-fn expect(endpoint: &NatsEndpoint, sender: u32, seq: u64) {
-    let env = endpoint
-        .inbox()
-        .recv_timeout(TIMEOUT)
-        .unwrap_or_else(|e| panic!("waiting for ({sender}, {seq}): {e}"));
-    assert_eq!(
-        (env.sender, env.seq),
-        (FederateHandle(sender), seq),
-        "{env:?}"
-    );
-}
-
-/// A raw NATS connection on its own runtime, for injecting bytes.
-struct Raw {
-    runtime: tokio::runtime::Runtime,
-    client: async_nats::Client,
-}
-
-impl Raw {
-    fn connect(url: &str) -> Raw {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let client = runtime.block_on(async_nats::connect(url)).unwrap();
-        Raw { runtime, client }
-    }
-
-    /// Publishes and flushes (the runtime runs only inside `block_on`).
-    fn publish(&self, subject: String, payload: impl Into<Bytes>) {
-        self.runtime.block_on(async {
-            self.client.publish(subject, payload.into()).await.unwrap();
-            self.client.flush().await.unwrap();
-        });
-    }
-
-    fn request(&self, subject: &str, payload: &'static [u8]) -> async_nats::Message {
-        self.runtime
-            .block_on(
-                self.client
-                    .request(subject.to_string(), Bytes::from_static(payload)),
-            )
-            .unwrap()
-    }
 }
 
 #[test]

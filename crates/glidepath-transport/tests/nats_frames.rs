@@ -7,17 +7,14 @@
 //! Without `nats-server` (on PATH or in GLIDEPATH_NATS_SERVER) these tests fail and
 //! say how to install it: `bash scripts/test.sh`.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use futures::StreamExt;
 use glidepath_codec::{unbundle, EncoderChain};
 use glidepath_core::{
-    Body, Envelope, ExecReply, ExecRequest, FederateHandle, FederationId, Fom,
-    InteractionClassHandle, OrderType, ParameterHandle, Topic, TransportationType,
+    Body, Envelope, ExecRequest, FederationId, Topic,
 };
-use glidepath_transport::nats::subject::{federation_wildcard, topic_subject};
+use glidepath_transport::nats::subject::topic_subject;
 use glidepath_transport::nats::{
     serve_executive_with, BundleConfig, ChainConfig, Compression, FederationKey, MessagingOptions,
     NatsOptions, NatsServerProcess, NatsTestbed, FRAME_MARKER,
@@ -25,7 +22,9 @@ use glidepath_transport::nats::{
 use glidepath_transport::{Endpoint, NatsEndpoint, NatsTransport, TransportError};
 
 const TIMEOUT: Duration = Duration::from_secs(10);
-const TOPIC: Topic = Topic::InteractionClass(InteractionClassHandle(1));
+
+mod support;
+use support::{envelope_with, expect_within, try_create, Raw, TOPIC};
 
 fn key(byte: u8) -> FederationKey {
     FederationKey::from_bytes([byte; 32])
@@ -60,19 +59,7 @@ fn testbed(options: NatsOptions) -> NatsTestbed {
 }
 
 fn data(sender: u32, seq: u64, payload: Bytes) -> Envelope {
-    Envelope {
-        sender: FederateHandle(sender),
-        seq,
-        publish_time_ns: 1,
-        body: Body::Interaction {
-            class: InteractionClassHandle(1),
-            values: Arc::from(vec![(ParameterHandle(1), payload)]),
-            tag: Bytes::new(),
-            order: OrderType::Receive,
-            transport: TransportationType::Reliable,
-            time: None,
-        },
-    }
+    envelope_with(sender, seq, payload)
 }
 
 fn small(sender: u32, seq: u64) -> Envelope {
@@ -80,73 +67,14 @@ fn small(sender: u32, seq: u64) -> Envelope {
 }
 
 fn create(endpoint: &dyn Endpoint, name: &str) -> Result<FederationId, TransportError> {
-    match endpoint.request(ExecRequest::Create {
-        name: name.into(),
-        fom: Arc::new(Fom::default()),
-    })? {
-        ExecReply::Created { id } => Ok(id),
-        other => panic!("create: {other:?}"),
-    }
+    try_create(endpoint, name)
 }
 
 fn expect(endpoint: &NatsEndpoint, sender: u32, seq: u64) -> Envelope {
-    let env = endpoint
-        .inbox()
-        .recv_timeout(TIMEOUT)
-        .unwrap_or_else(|e| panic!("waiting for ({sender}, {seq}): {e}"));
-    assert_eq!(
-        (env.sender, env.seq),
-        (FederateHandle(sender), seq),
-        "{env:?}"
-    );
-    env
+    expect_within(endpoint, sender, seq, TIMEOUT)
 }
 
-/// A raw NATS connection on its own runtime: injects bytes, and watches what
-/// really travels.
-struct Raw {
-    runtime: tokio::runtime::Runtime,
-    client: async_nats::Client,
-}
 
-impl Raw {
-    fn connect(url: &str) -> Raw {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let client = runtime.block_on(async_nats::connect(url)).unwrap();
-        Raw { runtime, client }
-    }
-
-    /// Publishes and flushes: the NATS server has it when this returns.
-    fn publish(&self, subject: String, payload: impl Into<Bytes>) {
-        self.runtime.block_on(async {
-            self.client.publish(subject, payload.into()).await.unwrap();
-            self.client.flush().await.unwrap();
-        });
-    }
-
-    /// Subscribes a federation's subjects; effective when this returns.
-    fn subscribe(&self, federation: FederationId) -> async_nats::Subscriber {
-        self.runtime.block_on(async {
-            let s = self
-                .client
-                .subscribe(federation_wildcard(federation))
-                .await
-                .unwrap();
-            self.client.flush().await.unwrap();
-            s
-        })
-    }
-
-    fn next(&self, subscriber: &mut async_nats::Subscriber) -> async_nats::Message {
-        self.runtime
-            .block_on(async { tokio::time::timeout(TIMEOUT, subscriber.next()).await })
-            .expect("a NATS message in time")
-            .expect("subscription open")
-    }
-}
 
 #[test]
 fn a_wrong_key_cannot_join_and_a_keyless_publisher_cannot_inject() {
@@ -386,7 +314,7 @@ fn wire_size_with(compression: Compression) -> (usize, usize) {
         Body::Interaction { values, .. } => assert_eq!(values[0].1, Bytes::from(text)),
         other => panic!("{other:?}"),
     }
-    let on_wire = raw.next(&mut watcher);
+    let on_wire = raw.next(&mut watcher, TIMEOUT);
     assert_eq!(on_wire.payload[0], FRAME_MARKER);
     (on_wire.payload.len(), plain)
 }
@@ -430,7 +358,7 @@ fn bundling_sends_ten_thousand_updates_in_fewer_messages_in_order() {
     }
     let (mut messages, mut envelopes) = (0u64, 0u64);
     while envelopes < UPDATES {
-        let m = raw.next(&mut watcher);
+        let m = raw.next(&mut watcher, TIMEOUT);
         messages += 1;
         envelopes += unbundle(&m.payload).expect("a bundle").len() as u64;
     }

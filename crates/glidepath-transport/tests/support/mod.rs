@@ -1,0 +1,151 @@
+//! Helpers shared by the NATS backend's test files: test envelopes, creating a
+//! federation, waiting for one envelope, and a raw NATS connection that injects bytes
+//! and watches what really travels.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use glidepath_core::{
+    Body, Envelope, ExecReply, ExecRequest, FederateHandle, FederationId, Fom, InteractionClassHandle, OrderType,
+    ParameterHandle, Topic, TransportationType,
+};
+use glidepath_transport::nats::subject::federation_wildcard;
+use glidepath_transport::{Endpoint, NatsEndpoint, TransportError};
+
+/// The topic the tests publish on.
+pub const TOPIC: Topic = Topic::InteractionClass(InteractionClassHandle(1));
+
+/// An interaction envelope from `sender` with `seq` carrying `payload`.
+pub fn envelope_with(sender: u32, seq: u64, payload: Bytes) -> Envelope {
+    Envelope {
+        sender: FederateHandle(sender),
+        seq,
+        publish_time_ns: 1,
+        body: Body::Interaction {
+            class: InteractionClassHandle(1),
+            values: Arc::from(vec![(ParameterHandle(1), payload)]),
+            tag: Bytes::new(),
+            order: OrderType::Receive,
+            transport: TransportationType::Reliable,
+            time: None,
+        },
+    }
+}
+
+/// An interaction envelope with a fixed small payload.
+pub fn data(sender: u32, seq: u64) -> Envelope {
+    envelope_with(sender, seq, Bytes::from_static(b"payload"))
+}
+
+/// Creates a federation on an empty FOM; a refusal by the executive panics.
+pub fn try_create(endpoint: &dyn Endpoint, name: &str) -> Result<FederationId, TransportError> {
+    match endpoint.request(ExecRequest::Create { name: name.into(), fom: Arc::new(Fom::default()) })? {
+        ExecReply::Created { id } => Ok(id),
+        other => panic!("create: {other:?}"),
+    }
+}
+
+/// Creates a federation; any failure panics.
+pub fn create(endpoint: &dyn Endpoint, name: &str) -> FederationId {
+    try_create(endpoint, name).unwrap_or_else(|e| panic!("create {name}: {e}"))
+}
+
+/// Waits up to `timeout` for the next envelope and checks it is (`sender`, `seq`).
+pub fn expect_within(endpoint: &NatsEndpoint, sender: u32, seq: u64, timeout: Duration) -> Envelope {
+    let env = endpoint.inbox().recv_timeout(timeout).unwrap_or_else(|e| panic!("waiting for ({sender}, {seq}): {e}"));
+    assert_eq!((env.sender, env.seq), (FederateHandle(sender), seq), "{env:?}");
+    env
+}
+
+/// A raw NATS connection on its own runtime (which runs only inside `block_on`).
+pub struct Raw {
+    runtime: tokio::runtime::Runtime,
+    client: async_nats::Client,
+}
+
+impl Raw {
+    /// Connects to `url`.
+    pub fn connect(url: &str) -> Raw {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let client = runtime.block_on(async_nats::connect(url)).unwrap();
+        Raw { runtime, client }
+    }
+
+    /// Publishes and flushes: the NATS server has it when this returns.
+    pub fn publish(&self, subject: String, payload: impl Into<Bytes>) {
+        self.runtime.block_on(async {
+            self.client.publish(subject, payload.into()).await.unwrap();
+            self.client.flush().await.unwrap();
+        });
+    }
+
+    /// A request with a static payload.
+    pub fn request(&self, subject: &str, payload: &'static [u8]) -> async_nats::Message {
+        self.runtime.block_on(self.client.request(subject.to_string(), Bytes::from_static(payload))).unwrap()
+    }
+
+    /// Subscribes a federation's subjects; effective when this returns.
+    pub fn subscribe(&self, federation: FederationId) -> async_nats::Subscriber {
+        self.runtime.block_on(async {
+            let s = self.client.subscribe(federation_wildcard(federation)).await.unwrap();
+            self.client.flush().await.unwrap();
+            s
+        })
+    }
+
+    /// The next message of a subscription, waiting up to `timeout`.
+    pub fn next(&self, subscriber: &mut async_nats::Subscriber, timeout: Duration) -> async_nats::Message {
+        self.runtime
+            .block_on(async { tokio::time::timeout(timeout, subscriber.next()).await })
+            .expect("a NATS message in time")
+            .expect("subscription open")
+    }
+}
+
+/// One test per conformance check, each on a fresh fixture from `$fixture` (a
+/// function returning something with a `transport` field).
+#[macro_export]
+macro_rules! conformance_tests {
+    ($fixture:path, many = $many:expr) => {
+        #[test]
+        fn per_sender_fifo_across_topics() {
+            conformance::per_sender_fifo_across_topics(&$fixture().transport);
+        }
+        #[test]
+        fn no_self_delivery() {
+            conformance::no_self_delivery(&$fixture().transport);
+        }
+        #[test]
+        fn subscribe_and_unsubscribe() {
+            conformance::subscribe_and_unsubscribe(&$fixture().transport);
+        }
+        #[test]
+        fn federations_are_isolated() {
+            conformance::federations_are_isolated(&$fixture().transport);
+        }
+        #[test]
+        fn executive_request_and_notifications() {
+            conformance::executive_request_and_notifications(&$fixture().transport);
+        }
+        #[test]
+        fn concurrent_requests_keep_notification_order() {
+            conformance::concurrent_requests_keep_notification_order(&$fixture().transport);
+        }
+        #[test]
+        fn publication_time_is_stamped() {
+            conformance::publication_time_is_stamped(&$fixture().transport);
+        }
+        #[test]
+        fn many_envelopes() {
+            conformance::many_envelopes(&$fixture().transport, $many);
+        }
+        #[test]
+        fn close_drains_and_refuses() {
+            conformance::close_drains_and_refuses(&$fixture().transport);
+        }
+    };
+}
+
