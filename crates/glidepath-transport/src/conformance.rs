@@ -32,6 +32,7 @@ pub const RECEIVE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Runs every check (with [`many_envelopes`] at 200,000 envelopes).
 pub fn run_all(transport: &dyn Transport) {
+    slow_subscriber_sheds_best_effort_only(transport);
     per_sender_fifo_across_topics(transport);
     no_self_delivery(transport);
     subscribe_and_unsubscribe(transport);
@@ -70,6 +71,11 @@ fn create_federation(endpoint: &dyn Endpoint, purpose: &str) -> (String, Federat
 
 /// A small data envelope that identifies itself by `(sender, seq)`.
 fn data(sender: u32, seq: u64) -> Envelope {
+    data_sent(sender, seq, TransportationType::Reliable)
+}
+
+/// [`data`] with the given transportation.
+fn data_sent(sender: u32, seq: u64, transport: TransportationType) -> Envelope {
     Envelope {
         sender: FederateHandle(sender),
         seq,
@@ -79,7 +85,7 @@ fn data(sender: u32, seq: u64) -> Envelope {
             values: Arc::from(vec![(ParameterHandle(1), Bytes::from_static(b"payload"))]),
             tag: Bytes::new(),
             order: OrderType::Receive,
-            transport: TransportationType::Reliable,
+            transport,
             time: None,
         },
     }
@@ -465,6 +471,40 @@ pub fn many_envelopes(transport: &dyn Transport, count: u64) {
         });
     });
     expect_empty(&*b, "exactly `count` envelopes");
+}
+
+/// Bounded memory: a subscriber that does not read sheds best-effort envelopes once its
+/// inbox holds [`crate::BEST_EFFORT_BACKLOG_MAX`] and counts them; it never drops a
+/// reliable one, and what it does deliver keeps the sender's order.
+pub fn slow_subscriber_sheds_best_effort_only(transport: &dyn Transport) {
+    const EXTRA: u64 = 5_000;
+    let best_effort = crate::BEST_EFFORT_BACKLOG_MAX as u64 + EXTRA;
+    let a = open(transport);
+    let b = open(transport);
+    let (_, fed) = create_federation(&*a, "slow-subscriber");
+    subscribe(&*b, fed, TOPIC_B);
+    for seq in 1..=best_effort {
+        publish(&*a, fed, TOPIC_B, data_sent(7, seq, TransportationType::BestEffort));
+    }
+    for seq in best_effort + 1..=best_effort + 10 {
+        publish(&*a, fed, TOPIC_B, data(7, seq));
+    }
+    // Only now does the subscriber read.
+    let (mut delivered, mut last, mut reliable) = (0u64, 0u64, Vec::new());
+    while reliable.len() < 10 {
+        let env = receive(&*b, "the reliable envelopes after a best-effort flood");
+        assert!(env.seq > last, "order broken: {} after {last}", env.seq);
+        last = env.seq;
+        if crate::is_best_effort(&env) {
+            delivered += 1;
+        } else {
+            reliable.push(env.seq);
+        }
+    }
+    assert_eq!(reliable, (best_effort + 1..=best_effort + 10).collect::<Vec<_>>(), "reliable envelopes are never shed");
+    let shed = b.stats().best_effort_dropped;
+    assert_eq!(delivered + shed, best_effort, "every best-effort envelope is delivered or counted as shed");
+    assert!(shed <= EXTRA, "shed {shed}, more than the {EXTRA} beyond the backlog bound");
 }
 
 /// Contract point 6: what was published before close is delivered; afterwards every

@@ -21,7 +21,7 @@ use glidepath_core::{
 };
 use parking_lot::{Mutex, RwLock};
 
-use crate::{monotonic_now_ns, Endpoint, Transport, TransportError};
+use crate::{is_best_effort, monotonic_now_ns, Endpoint, EndpointStats, Transport, TransportError, BEST_EFFORT_BACKLOG_MAX};
 
 type Route = (FederationId, Topic);
 
@@ -29,6 +29,19 @@ type Route = (FederationId, Topic);
 struct Subscriber {
     endpoint: u64,
     inbox: Sender<Envelope>,
+    /// Best-effort envelopes shed because this subscriber's inbox was full.
+    best_effort_dropped: Arc<AtomicU64>,
+}
+
+impl Subscriber {
+    fn hand(&self, envelope: Envelope) {
+        if is_best_effort(&envelope) && self.inbox.len() >= BEST_EFFORT_BACKLOG_MAX {
+            self.best_effort_dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        // A receiver that is gone has closed; what it misses is by its own choice.
+        let _ = self.inbox.send(envelope);
+    }
 }
 
 /// The executive and the `seq` counter of each federation's notifications.
@@ -59,11 +72,10 @@ impl Bus {
             return;
         };
         for next in targets {
-            // A receiver that is gone has closed; what it misses is by its own choice.
-            let _ = current.inbox.send(envelope.clone());
+            current.hand(envelope.clone());
             current = next;
         }
-        let _ = current.inbox.send(envelope);
+        current.hand(envelope);
     }
 
     fn forget_federation(&self, federation: FederationId) {
@@ -104,6 +116,7 @@ impl InprocTransport {
             bus: self.bus.clone(),
             inbox: rx,
             closed: AtomicBool::new(false),
+            best_effort_dropped: Arc::new(AtomicU64::new(0)),
             state: Mutex::new(EndpointState {
                 inbox_tx: Some(tx),
                 routes: HashSet::new(),
@@ -148,6 +161,7 @@ pub struct InprocEndpoint {
     inbox: Receiver<Envelope>,
     closed: AtomicBool,
     state: Mutex<EndpointState>,
+    best_effort_dropped: Arc<AtomicU64>,
 }
 
 impl InprocEndpoint {
@@ -161,6 +175,10 @@ impl InprocEndpoint {
 }
 
 impl Endpoint for InprocEndpoint {
+    fn stats(&self) -> EndpointStats {
+        EndpointStats { best_effort_dropped: self.best_effort_dropped.load(Ordering::Relaxed), ..EndpointStats::default() }
+    }
+
     fn publish(
         &self,
         federation: FederationId,
@@ -187,6 +205,7 @@ impl Endpoint for InprocEndpoint {
                 .push(Subscriber {
                     endpoint: self.id,
                     inbox: tx,
+                    best_effort_dropped: self.best_effort_dropped.clone(),
                 });
         }
         Ok(())

@@ -37,6 +37,12 @@
 //!    `unsubscribe` and `request` fail with [`TransportError::Closed`], the endpoint
 //!    receives nothing new, and its inbox yields what had arrived and then reports
 //!    disconnection. Closing twice is harmless; dropping an endpoint closes it.
+//! 7. **Best effort is shed, reliable is not.** When a receiving endpoint's inbox
+//!    already holds [`BEST_EFFORT_BACKLOG_MAX`] envelopes, best-effort envelopes for it
+//!    are dropped and counted ([`EndpointStats::best_effort_dropped`]); reliable ones are
+//!    always kept, in order. (Bounding reliable traffic needs flow control back to the
+//!    sender: the JetStream mode of the NATS backend has it; core NATS and `inproc` do
+//!    not yet.)
 //!
 //! The `inproc` backend ([`InprocTransport`]) is the embedded default: all federates
 //! in one process, envelopes moved (their payloads are reference-counted [`bytes::Bytes`]),
@@ -145,6 +151,25 @@ pub struct EndpointStats {
     /// Messages dropped because they failed authentication: a wrong key, no key,
     /// tampered bytes, or plaintext where the federation requires its key.
     pub rejected_frames: u64,
+    /// Best-effort envelopes (updates and interactions the FOM marks `HLAbestEffort`)
+    /// dropped because this endpoint's inbox already held [`BEST_EFFORT_BACKLOG_MAX`]
+    /// envelopes: a slow subscriber sheds best-effort data instead of growing without
+    /// bound. Reliable envelopes are never dropped this way.
+    pub best_effort_dropped: u64,
+}
+
+/// Inbox length from which a receiving endpoint drops best-effort envelopes. 65,536
+/// envelopes (a few MiB of typical updates): deep enough that a federate keeping up
+/// never loses one, small enough that a stalled one stays bounded for such traffic.
+pub const BEST_EFFORT_BACKLOG_MAX: usize = 65_536;
+
+/// True for envelopes the sender marked best effort.
+pub fn is_best_effort(envelope: &Envelope) -> bool {
+    matches!(
+        envelope.body,
+        glidepath_core::Body::Update { transport: glidepath_core::TransportationType::BestEffort, .. }
+            | glidepath_core::Body::Interaction { transport: glidepath_core::TransportationType::BestEffort, .. }
+    )
 }
 
 /// Nanoseconds since a process-wide epoch taken on first use, from a monotonic clock.

@@ -51,6 +51,12 @@ fn many_envelopes() {
 }
 
 #[test]
+fn slow_subscriber_sheds_best_effort_only() {
+    let transport = InprocTransport::new();
+    conformance::slow_subscriber_sheds_best_effort_only(&transport);
+}
+
+#[test]
 fn close_drains_and_refuses() {
     conformance::close_drains_and_refuses(&InprocTransport::new());
 }

@@ -105,7 +105,7 @@ use glidepath_core::{Envelope, ExecReply, ExecRequest, FederateHandle, Federatio
 use parking_lot::{Condvar, Mutex, RwLock};
 use tokio::sync::oneshot;
 
-use crate::{monotonic_now_ns, Endpoint, EndpointStats, Transport, TransportError};
+use crate::{is_best_effort, monotonic_now_ns, Endpoint, EndpointStats, Transport, TransportError, BEST_EFFORT_BACKLOG_MAX};
 use frames::{FrameCodec, Outgoing, Refused};
 use subject::{
     federation_wildcard, parse_notified, parse_topic, topic_subject, BARRIER_SUBJECT, ERROR_HEADER,
@@ -333,6 +333,7 @@ struct Counters {
     malformed: AtomicU64,
     slow_consumer: AtomicU64,
     rejected: AtomicU64,
+    best_effort_dropped: AtomicU64,
 }
 
 /// Opens one connection with our options; `counters` hears of slow-consumer drops.
@@ -747,6 +748,7 @@ impl Endpoint for NatsEndpoint {
             malformed_envelopes: self.counters.malformed.load(Ordering::Relaxed),
             slow_consumer_events: self.counters.slow_consumer.load(Ordering::Relaxed),
             rejected_frames: self.counters.rejected.load(Ordering::Relaxed),
+            best_effort_dropped: self.counters.best_effort_dropped.load(Ordering::Relaxed),
         }
     }
 
@@ -851,6 +853,12 @@ impl Reader {
             }
         }
         if let Some(envelope) = envelope {
+            if is_best_effort(&envelope) && self.inbox.len() >= BEST_EFFORT_BACKLOG_MAX {
+                // A slow subscriber sheds best-effort data; its seq was accounted above,
+                // so this is not reported as loss in transit.
+                self.counters.best_effort_dropped.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
             // The receiver is gone only when the endpoint is closing.
             let _ = self.inbox.send(envelope);
         }

@@ -143,6 +143,10 @@ macro_rules! conformance_tests {
             conformance::many_envelopes(&$fixture().transport, $many);
         }
         #[test]
+        fn slow_subscriber_sheds_best_effort_only() {
+            conformance::slow_subscriber_sheds_best_effort_only(&$fixture().transport);
+        }
+        #[test]
         fn close_drains_and_refuses() {
             conformance::close_drains_and_refuses(&$fixture().transport);
         }
