@@ -7,7 +7,7 @@
 #[macro_use]
 mod support;
 
-use glidepath_transport::nats::NatsTestbed;
+use glidepath_transport::nats::{serve_executive_with, NatsOptions, NatsServerProcess, NatsTestbed};
 use glidepath_transport::{conformance, NatsTransport, Transport};
 
 /// A fresh NATS server, executive server and transport; dropped in reverse order.
@@ -16,14 +16,21 @@ struct Fixture {
     _testbed: NatsTestbed,
 }
 
-fn fixture() -> Fixture {
-    let testbed = NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
-    let transport = NatsTransport::connect(&testbed.url())
+/// A fixture whose executive server and transport both use `options`.
+fn fixture_with(options: NatsOptions) -> Fixture {
+    let server = NatsServerProcess::start().unwrap_or_else(|e| panic!("{e}"));
+    let executive = serve_executive_with(&server.url(), options.clone()).unwrap();
+    let testbed = NatsTestbed { executive, server };
+    let transport = NatsTransport::connect_with(&testbed.url(), options)
         .unwrap_or_else(|e| panic!("connecting to {}: {e}", testbed.url()));
     Fixture {
         transport,
         _testbed: testbed,
     }
+}
+
+fn fixture() -> Fixture {
+    fixture_with(NatsOptions::default())
 }
 
 conformance_tests!(fixture, many = 200_000);
@@ -42,15 +49,9 @@ fn run_all_on_one_shared_server() {
 /// contract needs.
 mod with_lz4_key_and_bundling {
     use glidepath_transport::nats::{
-        serve_executive_with, BundleConfig, ChainConfig, Compression, FederationKey,
-        MessagingOptions, NatsOptions, NatsServerProcess, NatsTestbed,
+        BundleConfig, ChainConfig, Compression, FederationKey, MessagingOptions, NatsOptions,
     };
-    use glidepath_transport::{conformance, NatsTransport, Transport};
-
-    struct Fixture {
-        transport: NatsTransport,
-        _testbed: NatsTestbed,
-    }
+    use glidepath_transport::{conformance, Transport};
 
     fn options() -> NatsOptions {
         NatsOptions {
@@ -71,16 +72,8 @@ mod with_lz4_key_and_bundling {
         }
     }
 
-    fn fixture() -> Fixture {
-        let server = NatsServerProcess::start().unwrap_or_else(|e| panic!("{e}"));
-        let executive = serve_executive_with(&server.url(), options()).unwrap();
-        let testbed = NatsTestbed { executive, server };
-        let transport = NatsTransport::connect_with(&testbed.url(), options())
-            .unwrap_or_else(|e| panic!("connecting to {}: {e}", testbed.url()));
-        Fixture {
-            transport,
-            _testbed: testbed,
-        }
+    fn fixture() -> super::Fixture {
+        super::fixture_with(options())
     }
 
     conformance_tests!(fixture, many = 200_000);
