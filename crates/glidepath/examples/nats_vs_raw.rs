@@ -153,6 +153,16 @@ fn main() -> Result<(), Box<dyn Error>> {
         rtt_us_p99: raw_rtt.value_at_quantile(0.99) as f64 / 1000.0,
     });
 
+    // The raw peer of `inproc`: a bounded channel between two threads, same payload,
+    // both ends parking when idle (the same wait strategy as the rows above).
+    let (chan_rate, chan_rtt) = raw_channel(a.count, a.pings, a.payload);
+    rows.push(Row {
+        what: "raw channel (crossbeam)".into(),
+        updates_per_s: chan_rate,
+        rtt_us_p50: chan_rtt.value_at_quantile(0.5) as f64 / 1000.0,
+        rtt_us_p99: chan_rtt.value_at_quantile(0.99) as f64 / 1000.0,
+    });
+
     let sha = std::process::Command::new("git")
         .args(["rev-parse", "--short", "HEAD"])
         .output()
@@ -181,8 +191,55 @@ fn main() -> Result<(), Box<dyn Error>> {
             r.rtt_us_p99
         );
     }
+    let chan_p50 = chan_rtt.value_at_quantile(0.5) as f64 / 1000.0;
+    println!("inproc next to its own raw peer (the channel row):");
+    for r in rows.iter().filter(|r| r.what.ends_with("inproc")) {
+        println!(
+            "{:<24} {:>14.2} x channel throughput {:>10.2} x channel rtt p50",
+            r.what,
+            r.updates_per_s / chan_rate,
+            r.rtt_us_p50 / chan_p50
+        );
+    }
     drop(testbed);
     Ok(())
+}
+
+/// Throughput and ping-pong through bounded crossbeam channels between two threads.
+fn raw_channel(count: u64, pings: u64, payload: usize) -> (f64, Histogram<u64>) {
+    let body = Bytes::from(vec![7u8; payload]);
+    let (tx, rx) = crossbeam_channel::bounded::<Bytes>(1024);
+    let start = Instant::now();
+    let receiver = thread::spawn(move || {
+        let mut n = 0u64;
+        while n < count {
+            rx.recv().expect("sender alive");
+            n += 1;
+        }
+    });
+    for _ in 0..count {
+        tx.send(body.clone()).expect("receiver alive");
+    }
+    receiver.join().expect("receiver thread");
+    let rate = count as f64 / start.elapsed().as_secs_f64();
+
+    let (ping_tx, ping_rx) = crossbeam_channel::bounded::<Bytes>(1);
+    let (pong_tx, pong_rx) = crossbeam_channel::bounded::<Bytes>(1);
+    let ponger = thread::spawn(move || {
+        for _ in 0..pings {
+            let m = ping_rx.recv().expect("pinger alive");
+            pong_tx.send(m).expect("pinger alive");
+        }
+    });
+    let mut rtt = Histogram::<u64>::new(3).expect("3 significant digits");
+    for _ in 0..pings {
+        let t = Instant::now();
+        ping_tx.send(body.clone()).expect("ponger alive");
+        pong_rx.recv().expect("ponger alive");
+        rtt.record(t.elapsed().as_nanos() as u64).expect("auto-resizing histogram");
+    }
+    ponger.join().expect("ponger thread");
+    (rate, rtt)
 }
 
 /// Throughput and ping-pong over two bare endpoints of a transport.
