@@ -98,17 +98,7 @@ fn run_monitor(opts: &DemoOptions, rti: &Rti) -> anyhow::Result<()> {
     );
     create(opts, rti)?;
     let started = Instant::now();
-    let monitor = Member::join(
-        rti,
-        &opts.federation,
-        "monitor",
-        "monitor",
-        opts.process_model,
-    )?;
-    let handles = Handles::lookup(&monitor.federate)?;
-    monitor
-        .federate
-        .subscribe_object_class_attributes(handles.aircraft, &handles.all())?;
+    let (monitor, handles) = join_monitor(opts, rti)?;
     let w = watch(&monitor, &handles, opts, Readiness::Discovered)?;
     println!(
         "monitor discovered {} aircraft: {}",
@@ -170,6 +160,16 @@ fn run_aircraft(opts: &DemoOptions, rti: &Rti, first: u32) -> anyhow::Result<()>
     Ok(())
 }
 
+/// Joins the monitor federate and subscribes every Aircraft attribute.
+fn join_monitor(opts: &DemoOptions, rti: &Rti) -> anyhow::Result<(Member, Handles)> {
+    let monitor = Member::join(rti, &opts.federation, "monitor", "monitor", opts.process_model)?;
+    let handles = Handles::lookup(&monitor.federate)?;
+    monitor
+        .federate
+        .subscribe_object_class_attributes(handles.aircraft, &handles.all())?;
+    Ok((monitor, handles))
+}
+
 fn model_name(model: ProcessModel) -> &'static str {
     match model {
         ProcessModel::Evoked => "evoked",
@@ -225,18 +225,8 @@ fn run_all(opts: &DemoOptions, rti: &Rti) -> anyhow::Result<()> {
     );
     let started = Instant::now();
 
-    let monitor = Member::join(
-        &rti,
-        &opts.federation,
-        "monitor",
-        "monitor",
-        opts.process_model,
-    )?;
-    let handles = Handles::lookup(&monitor.federate)?;
     // Subscribed before any aircraft exists, so the monitor reflects every update.
-    monitor
-        .federate
-        .subscribe_object_class_attributes(handles.aircraft, &handles.all())?;
+    let (monitor, handles) = join_monitor(opts, &rti)?;
     let (ready_tx, ready_rx) = crossbeam_channel::unbounded();
     let (reports, watched) = thread::scope(|s| {
         let (rti, handles) = (&rti, &handles);

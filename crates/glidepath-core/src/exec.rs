@@ -83,7 +83,6 @@ pub enum Notification {
 }
 
 struct SyncPoint {
-    tag: Bytes,
     members: BTreeSet<FederateHandle>,
     achieved: BTreeMap<FederateHandle, bool>,
 }
@@ -286,15 +285,14 @@ impl FederationExecution {
                     _ => self.members.keys().copied().collect(),
                 };
                 let targets: Arc<[FederateHandle]> = members.iter().copied().collect();
-                out.push(Notification::AnnounceSynchronizationPoint { label: label.clone(), tag: tag.clone(), targets });
-                self.sync_points.insert(label.clone(), SyncPoint { tag, members, achieved: BTreeMap::new() });
+                out.push(Notification::AnnounceSynchronizationPoint { label: label.clone(), tag, targets });
+                self.sync_points.insert(label.clone(), SyncPoint { members, achieved: BTreeMap::new() });
                 R::SyncPointRegistered { label, result: Ok(()) }
             }
             ExecRequest::AchieveSyncPoint { federate, label, success, .. } => {
                 match self.sync_points.get_mut(&label) {
                     Some(sp) if sp.members.contains(&federate) => {
                         sp.achieved.insert(federate, success);
-                        let _ = &sp.tag;
                     }
                     _ => return fed_err(FederationError::SynchronizationPointLabelNotAnnounced(label)),
                 }

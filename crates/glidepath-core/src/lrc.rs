@@ -1481,11 +1481,10 @@ impl LocalRti {
                 Callback::ReflectAttributeValues { instance, class, values, tag, info: info(order, transport, time) }
             }
             Body::Interaction { class, values, tag, order, transport, time } => {
-                let Some(ic) = self.fom.interaction_class(class) else {
+                if self.fom.interaction_class(class).is_none() {
                     self.peer_error(PeerError::UnknownInteractionClass { sender: producer, class });
                     return;
-                };
-                let _ = ic;
+                }
                 let Some(as_class) = self.subscribed_interaction_class_for(class) else { return };
                 let own = &self.fom.interaction_classes[as_class.index()].all_parameters;
                 let values: Values<ParameterHandle> = if values.iter().all(|(p, _)| own.contains(p)) {
