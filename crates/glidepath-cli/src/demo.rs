@@ -475,11 +475,6 @@ fn fly(
         other => bail!("{name}: reserving {callsign}: {other:?}"),
     }
     let plane = f.register_object_instance_with_name(h.aircraft, &callsign)?;
-    f.update_attribute_values(
-        plane,
-        [(h.callsign, hla_unicode_string(&callsign))],
-        "registered",
-    )?;
     // A monitor in another process announces once it has discovered every aircraft,
     // which may be while this one is still enabling time management.
     let mut announced = false;
@@ -487,6 +482,14 @@ fn fly(
     // Nobody listens when the monitor runs elsewhere.
     let _ = ready.send(());
     me.synchronize(announced, |_| {})?;
+    // The callsign goes out once the federation is synchronized: the monitor
+    // subscribed before it registered the point, so it reflects this update even
+    // when it runs in another process and joined after this aircraft registered.
+    f.update_attribute_values(
+        plane,
+        [(h.callsign, hla_unicode_string(&callsign))],
+        "registered",
+    )?;
 
     let mut now = LogicalTime::ZERO;
     for step in 1..=steps {
