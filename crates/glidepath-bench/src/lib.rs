@@ -2,4 +2,5 @@
 //! report (section 4.1), so every suite reports distributions the same way the papers
 //! do. The suites themselves (latency, throughput, loopback, timeadv, fanout) follow.
 
+pub mod result;
 pub mod stats;

@@ -76,7 +76,7 @@ pub use config::{
     TRANSPORT_ENV,
 };
 pub use error::{NameError, NameKind};
-pub use federate::{Federate, IntoLogicalTime, JoinOptions, WeakFederate};
+pub use federate::{Federate, IntoLogicalTime, JoinOptions, WaitStrategy, WeakFederate};
 pub use glidepath_codec::{BundleConfig, ChainConfig, Compression, FederationKey};
 pub use rti::Rti;
 
