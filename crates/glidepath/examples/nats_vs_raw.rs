@@ -236,7 +236,8 @@ fn raw_channel(count: u64, pings: u64, payload: usize) -> (f64, Histogram<u64>) 
         let t = Instant::now();
         ping_tx.send(body.clone()).expect("ponger alive");
         pong_rx.recv().expect("ponger alive");
-        rtt.record(t.elapsed().as_nanos() as u64).expect("auto-resizing histogram");
+        rtt.record(t.elapsed().as_nanos() as u64)
+            .expect("auto-resizing histogram");
     }
     ponger.join().expect("ponger thread");
     (rate, rtt)

@@ -13,7 +13,7 @@
 //! - Only one thread invokes an ambassador at a time, in queue order: the RTI thread
 //!   (immediate), or whoever holds the evoke lock (evoked).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::{self, JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
@@ -34,6 +34,13 @@ use crate::link::{EndpointLink, LinkFailure};
 
 /// How many envelopes the RTI thread feeds to the core under one lock.
 const ENVELOPE_BATCH: usize = 256;
+
+/// How long the RTI thread of a spinning evoked federate stays off the inbox after
+/// the last spin ended. While evoke calls follow each other closer than this, the
+/// evoker alone drains the inbox and senders never pay for waking the RTI thread;
+/// once the user stops evoking, the RTI thread takes over within about this long,
+/// so the federate still answers its peers (acknowledgements, time status).
+const SPIN_HANDOFF: Duration = Duration::from_millis(1);
 
 /// How a federate joins a federation execution.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,8 +66,10 @@ pub struct JoinOptions {
 ///
 /// - [`WaitStrategy::Park`]: block until woken (the RTI thread feeds the core).
 /// - [`WaitStrategy::Spin`]: busy-poll the inbox, never block. In the evoked model the
-///   evoking thread itself drains the inbox and feeds the core, so nothing runs
-///   between evoke calls; in the immediate model the RTI thread spins and holds a core.
+///   evoking thread itself drains the inbox and feeds the core while the RTI thread
+///   keeps off it (it takes over a millisecond after evoke calls stop, so the federate
+///   still answers its peers); in the immediate model the RTI thread spins and holds
+///   a core.
 /// - [`WaitStrategy::SpinPark`]: spin for `spin`, then park.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum WaitStrategy {
@@ -187,6 +196,12 @@ struct Shared {
     endpoint: Box<dyn Endpoint>,
     failure: LinkFailure,
     process_model: ProcessModel,
+    wait: WaitStrategy,
+    /// Evoked model, spinning strategies: an evoker is spinning on the inbox now.
+    spinner_active: AtomicBool,
+    /// When the last spin ended, in nanoseconds since `epoch` (0: hand over now).
+    last_spin_end_ns: AtomicU64,
+    epoch: Instant,
     /// Signalled when callbacks are queued (evoked model) or the federate stops.
     callbacks_ready: Condvar,
     /// Wakes the RTI thread (capacity one: a pending wake-up is enough).
@@ -255,27 +270,41 @@ impl Shared {
         f(&self.rti.lock())
     }
 
-    /// Feeds `first` and whatever else is waiting (up to a batch) to the core.
-    fn handle_envelopes(
-        &self,
-        first: glidepath_core::Envelope,
-        inbox: &Receiver<glidepath_core::Envelope>,
-    ) {
-        let queued = {
-            let mut rti = self.rti.lock();
-            let mut link = self.link();
-            rti.handle_envelope(&mut link, first);
-            for _ in 1..ENVELOPE_BATCH {
-                match inbox.try_recv() {
-                    Ok(env) => rti.handle_envelope(&mut link, env),
-                    Err(_) => break,
+    /// Feeds what is waiting in the inbox (up to a batch) to the core, under the
+    /// core's lock.
+    ///
+    /// Every envelope is taken off the inbox with the lock held, by whichever thread
+    /// drains (the RTI thread, or an evoker that spins): taking one outside the lock
+    /// could let a later envelope of the same sender overtake it.
+    fn drain_inbox(&self, rti: &mut LocalRti) -> Drained {
+        let inbox = self.endpoint.inbox();
+        let mut link = self.link();
+        let mut drained = Drained::Empty;
+        for _ in 0..ENVELOPE_BATCH {
+            match inbox.try_recv() {
+                Ok(env) => {
+                    rti.handle_envelope(&mut link, env);
+                    drained = Drained::Some;
                 }
+                Err(crossbeam_channel::TryRecvError::Empty) => break,
+                Err(crossbeam_channel::TryRecvError::Disconnected) => return Drained::Closed,
             }
-            rti.pending_callbacks() > 0
+        }
+        drained
+    }
+
+    /// The RTI thread's drain: takes the lock, feeds the core, and tells an evoker
+    /// when callbacks are queued.
+    fn handle_inbox(&self) -> Drained {
+        let (drained, queued) = {
+            let mut rti = self.rti.lock();
+            let drained = self.drain_inbox(&mut rti);
+            (drained, rti.pending_callbacks() > 0)
         };
-        if queued && self.process_model == ProcessModel::Evoked {
+        if queued && drained == Drained::Some && self.process_model == ProcessModel::Evoked {
             self.callbacks_ready.notify_all();
         }
+        drained
     }
 
     /// Immediate model: invokes the ambassador for every queued callback, without
@@ -289,8 +318,34 @@ impl Shared {
         }
     }
 
-    /// Evoked model: the next callback, waiting until `deadline` (forever when `None`).
+    /// Evoked model: the next callback, waiting until `deadline` (forever when `None`)
+    /// the way the wait strategy says: spinning first (draining the inbox on this
+    /// thread), then parking on the condvar the RTI thread signals.
     fn wait_callback(&self, deadline: Option<Instant>) -> Option<Callback> {
+        let spin_until = match self.wait {
+            WaitStrategy::Park => Some(Instant::now()),
+            WaitStrategy::Spin => deadline,
+            WaitStrategy::SpinPark { spin } => {
+                let end = Instant::now().checked_add(spin);
+                match (end, deadline) {
+                    (Some(e), Some(d)) => Some(e.min(d)),
+                    (e, d) => e.or(d),
+                }
+            }
+        };
+        if self.wait != WaitStrategy::Park {
+            self.spinner_active.store(true, Ordering::Release);
+            let found = self.spin_for_callback(spin_until);
+            self.last_spin_end_ns
+                .store(self.since_epoch_ns().max(1), Ordering::Release);
+            self.spinner_active.store(false, Ordering::Release);
+            if found.is_some() || self.wait == WaitStrategy::Spin || self.stopped() {
+                return found;
+            }
+            // About to park: the RTI thread must watch the inbox again, now.
+            self.last_spin_end_ns.store(0, Ordering::Release);
+            let _ = self.wake.try_send(());
+        }
         let mut rti = self.rti.lock();
         loop {
             if self.stopped() {
@@ -310,6 +365,51 @@ impl Shared {
                     }
                 }
                 None => self.callbacks_ready.wait(&mut rti),
+            }
+        }
+    }
+
+    fn since_epoch_ns(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Whether the RTI thread should keep off the inbox: an evoker spins, or did
+    /// within [`SPIN_HANDOFF`].
+    fn evoker_spinning(&self) -> bool {
+        if self.spinner_active.load(Ordering::Acquire) {
+            return true;
+        }
+        let end = self.last_spin_end_ns.load(Ordering::Acquire);
+        end != 0 && self.since_epoch_ns().saturating_sub(end) < SPIN_HANDOFF.as_nanos() as u64
+    }
+
+    /// Polls for a callback, draining the inbox on this thread, until `until`.
+    fn spin_for_callback(&self, until: Option<Instant>) -> Option<Callback> {
+        {
+            let mut rounds = 0u32;
+            loop {
+                {
+                    let mut rti = self.rti.lock();
+                    if self.stopped() {
+                        return None;
+                    }
+                    if let Some(cb) = rti.poll_callback() {
+                        return Some(cb);
+                    }
+                    let drained = self.drain_inbox(&mut rti);
+                    if let Some(cb) = rti.poll_callback() {
+                        return Some(cb);
+                    }
+                    if drained == Drained::Closed {
+                        return None;
+                    }
+                }
+                rounds = rounds.wrapping_add(1);
+                // Reading the clock costs more than a spin round: look every 64.
+                if rounds & 63 == 0 && until.is_some_and(|t| Instant::now() >= t) {
+                    return None;
+                }
+                std::hint::spin_loop();
             }
         }
     }
@@ -359,6 +459,15 @@ impl Drop for RtiThreadExit<'_> {
     }
 }
 
+/// What a drain of the inbox found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Drained {
+    Empty,
+    Some,
+    /// The endpoint was closed: nothing more will come.
+    Closed,
+}
+
 fn rti_thread(
     shared: Arc<Shared>,
     wake: Receiver<()>,
@@ -366,14 +475,71 @@ fn rti_thread(
 ) {
     let _exit = RtiThreadExit(&shared);
     let inbox = shared.endpoint.inbox().clone();
+    // A spinning evoked federate drains its inbox in its evoke calls; a thread here
+    // that blocked on the inbox would make every sender pay for waking it.
+    let evoked_spinner =
+        shared.process_model == ProcessModel::Evoked && shared.wait != WaitStrategy::Park;
+    let spin = match (shared.process_model, shared.wait) {
+        (ProcessModel::Immediate, WaitStrategy::Spin) => None,
+        (ProcessModel::Immediate, WaitStrategy::SpinPark { spin }) => Some(spin),
+        _ => Some(Duration::ZERO),
+    };
+    let mut select = crossbeam_channel::Select::new();
+    let wake_index = select.recv(&wake);
+    select.recv(&inbox);
     loop {
-        crossbeam_channel::select! {
-            recv(inbox) -> msg => match msg {
-                Ok(env) => shared.handle_envelopes(env, &inbox),
-                // The endpoint was closed: nothing more will come.
-                Err(_) => break,
-            },
-            recv(wake) -> _ => {}
+        if evoked_spinner && shared.evoker_spinning() {
+            // Off the inbox while the evoker spins; back on once it stops.
+            match wake.recv_timeout(SPIN_HANDOFF) {
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+                _ if shared.stopped() => break,
+                _ => continue,
+            }
+        }
+        let mut closed = false;
+        if spin != Some(Duration::ZERO) {
+            // Immediate model, spinning: poll the inbox, deliver, until the budget
+            // passes without traffic.
+            let mut idle_since = Instant::now();
+            let mut rounds = 0u32;
+            loop {
+                match shared.handle_inbox() {
+                    Drained::Closed => {
+                        closed = true;
+                        break;
+                    }
+                    Drained::Some => idle_since = Instant::now(),
+                    Drained::Empty => {}
+                }
+                if let Some(amb) = ambassador.as_mut() {
+                    shared.deliver_immediate(&mut **amb);
+                }
+                // A wake-up only matters for stopping: callbacks are polled anyway.
+                let _ = wake.try_recv();
+                if shared.stopped() {
+                    break;
+                }
+                rounds = rounds.wrapping_add(1);
+                if rounds & 63 == 0 {
+                    if let Some(budget) = spin {
+                        if idle_since.elapsed() >= budget {
+                            break;
+                        }
+                    }
+                }
+                std::hint::spin_loop();
+            }
+        }
+        if closed || shared.stopped() {
+            break;
+        }
+        // Block until the inbox has something or somebody wakes us; take nothing off
+        // the inbox outside the core's lock.
+        let ready = select.ready();
+        if ready == wake_index {
+            let _ = wake.try_recv();
+        } else if shared.handle_inbox() == Drained::Closed {
+            break;
         }
         if shared.stopped() {
             break;
@@ -468,6 +634,7 @@ impl Federate {
         failure: LinkFailure,
         rti: LocalRti,
         process_model: ProcessModel,
+        wait: WaitStrategy,
         ambassador: Option<Box<dyn FederateAmbassador + Send>>,
     ) -> Result<Federate, RtiError> {
         let (wake_tx, wake_rx) = crossbeam_channel::bounded(1);
@@ -480,6 +647,10 @@ impl Federate {
             endpoint,
             failure,
             process_model,
+            wait,
+            spinner_active: AtomicBool::new(false),
+            last_spin_end_ns: AtomicU64::new(0),
+            epoch: Instant::now(),
             callbacks_ready: Condvar::new(),
             wake: wake_tx,
             stopped: AtomicBool::new(false),

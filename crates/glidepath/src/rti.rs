@@ -240,7 +240,14 @@ impl Rti {
             endpoint.close();
             return Err(e);
         }
-        Federate::start(endpoint, failure, rti, process_model, ambassador)
+        Federate::start(
+            endpoint,
+            failure,
+            rti,
+            process_model,
+            options.wait,
+            ambassador,
+        )
     }
 }
 

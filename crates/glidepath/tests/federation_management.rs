@@ -6,7 +6,10 @@ mod common;
 use std::fs;
 
 use common::*;
-use glidepath::{Callback, FederateHandle, FederationError, JoinOptions, ObjectError, ResignAction, Rti, RtiError};
+use glidepath::{
+    Callback, FederateHandle, FederationError, JoinOptions, ObjectError, ResignAction, Rti,
+    RtiError,
+};
 
 #[test]
 fn create_and_destroy_report_typed_errors() {
@@ -258,7 +261,12 @@ fn resign_actions_decide_what_happens_to_owned_objects() {
     late.subscribe_object_class_attributes(n.vehicle, &[n.label])
         .unwrap();
     match next(&late) {
-        Callback::DiscoverObjectInstance { instance, name, producer, .. } => {
+        Callback::DiscoverObjectInstance {
+            instance,
+            name,
+            producer,
+            ..
+        } => {
             assert_eq!((instance, name.as_str()), (divested, "diver-object"));
             assert_eq!(producer, FederateHandle::EXECUTIVE);
         }
