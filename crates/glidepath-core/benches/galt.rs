@@ -1,0 +1,240 @@
+//! Micro-benchmarks of time management's inner loop: the GALT closure
+//! ([`galt_bound`], `src/time.rs`) for 2, 8 and 32 regulating federates, with only
+//! unconditional promises and with every federate waiting in a next message request
+//! (conditional bounds, the min-plus closure), and a [`LocalRti`] handling incoming
+//! envelopes, which re-evaluates GALT after every one.
+//!
+//! `cargo bench -p glidepath-core --bench galt -- --warm-up-time 1 --measurement-time 3`
+//! (`scripts/microbench.sh` runs every micro-benchmark; results in `docs/microbenchmarks.md`).
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use glidepath_core::fom::Fom;
+use glidepath_core::{
+    galt_bound, Body, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId, Link, LocalRti, LogicalTime,
+    LogicalTimeInterval, RegulatorView, RtiError, Topic,
+};
+
+const SIZES: [usize; 3] = [2, 8, 32];
+
+/// `n` regulators with spread promises and lookaheads; with `conditional`, each waits
+/// in a next message request for a time of its own.
+fn views(n: usize, conditional: bool) -> Vec<RegulatorView> {
+    (0..n)
+        .map(|i| {
+            let x = i as f64;
+            RegulatorView {
+                federate: FederateHandle(i as u32 + 1),
+                promise: LogicalTime::new(10.0 + (x * 7.0) % 5.0).expect("finite"),
+                lookahead: LogicalTimeInterval::new(0.5 + (x * 3.0) % 2.0).expect("finite"),
+                conditional: conditional.then(|| LogicalTime::new(20.0 + (x * 11.0) % 13.0).expect("finite")),
+            }
+        })
+        .collect()
+}
+
+fn bench_galt_bound(c: &mut Criterion) {
+    let mut g = c.benchmark_group("galt_bound");
+    g.throughput(Throughput::Elements(1));
+    for n in SIZES {
+        for (name, conditional) in [("unconditional", false), ("conditional_ner", true)] {
+            let v = views(n, conditional);
+            g.bench_with_input(BenchmarkId::new(name, format!("{n}_regulators")), &v, |b, v| {
+                b.iter(|| galt_bound(black_box(FederateHandle(1)), black_box(v)))
+            });
+        }
+    }
+    g.finish();
+}
+
+// ---------------------------------------------------------------------------------
+// A federation of LocalRtis on an instant in-memory network (as the simulator and
+// `glidepath-sim/examples/core_timeadv.rs` do), to bench one federate's intake.
+
+#[derive(Default)]
+struct Net {
+    subs: BTreeMap<(FederationId, Topic), BTreeSet<usize>>,
+    inbox: Vec<VecDeque<Envelope>>,
+    exec_seq: u64,
+}
+
+struct L<'a> {
+    me: usize,
+    net: &'a mut Net,
+    exec: &'a mut Executive,
+}
+
+impl L<'_> {
+    fn send(&mut self, from: usize, fed: FederationId, topic: Topic, env: Envelope) {
+        if let Some(s) = self.net.subs.get(&(fed, topic)) {
+            for &to in s {
+                if to != from {
+                    self.net.inbox[to].push_back(env.clone());
+                }
+            }
+        }
+    }
+}
+
+impl Link for L<'_> {
+    fn publish(&mut self, fed: FederationId, topic: Topic, env: Envelope) {
+        let me = self.me;
+        self.send(me, fed, topic, env);
+    }
+    fn subscribe(&mut self, fed: FederationId, topic: Topic) {
+        self.net.subs.entry((fed, topic)).or_default().insert(self.me);
+    }
+    fn unsubscribe(&mut self, fed: FederationId, topic: Topic) {
+        if let Some(s) = self.net.subs.get_mut(&(fed, topic)) {
+            s.remove(&self.me);
+        }
+    }
+    fn request(&mut self, req: ExecRequest) -> Result<ExecReply, RtiError> {
+        let (reply, fed, notes) = self.exec.handle(req);
+        if let Some(fed) = fed {
+            for n in notes {
+                self.net.exec_seq += 1;
+                let env = Envelope { sender: FederateHandle::EXECUTIVE, seq: self.net.exec_seq, publish_time_ns: 0, body: Body::Exec(n) };
+                self.send(usize::MAX, fed, Topic::Federation, env);
+            }
+        }
+        Ok(reply)
+    }
+}
+
+/// What publishing drops: the benched federate's own output goes nowhere.
+struct Sink;
+
+impl Link for Sink {
+    fn publish(&mut self, _: FederationId, _: Topic, _: Envelope) {}
+    fn subscribe(&mut self, _: FederationId, _: Topic) {}
+    fn unsubscribe(&mut self, _: FederationId, _: Topic) {}
+    fn request(&mut self, _: ExecRequest) -> Result<ExecReply, RtiError> {
+        Err(RtiError::Transport("no executive in the benchmark loop".into()))
+    }
+}
+
+/// The benched federate (the last of `n`) and two envelopes it receives in steady
+/// state: a receive-order update of an instance it discovered, and a peer's unchanged
+/// time status. Every federate regulates (lookahead 1) and is constrained; federate 0
+/// owns the instance and sits granted at 0, every other one (the benched one too)
+/// waits in a next message request for 1000, so GALT is computed with conditional
+/// bounds and nobody is granted.
+struct Scenario {
+    me: LocalRti,
+    update: Envelope,
+    status: Envelope,
+}
+
+fn scenario(n: usize) -> Scenario {
+    let fom = Fom::load_files(&[PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../foms/air-traffic.xml"))]).expect("FOM loads");
+    let aircraft = fom.object_class_by_name("Aircraft").expect("Aircraft");
+    let callsign = fom.attribute_by_name(aircraft, "callsign").expect("callsign");
+    let mut exec = Executive::new();
+    exec.handle(ExecRequest::Create { name: "bench".into(), fom: Arc::new(fom) });
+    let mut net = Net { inbox: vec![VecDeque::new(); n], ..Net::default() };
+    let mut feds: Vec<LocalRti> = Vec::new();
+    for i in 0..n {
+        let mut l = L { me: i, net: &mut net, exec: &mut exec };
+        feds.push(LocalRti::join(&mut l, "bench", Some(&format!("f{i}")), "bench").expect("join"));
+    }
+    let mut log: Vec<Envelope> = Vec::new();
+    let me = n - 1;
+    let drain = |feds: &mut Vec<LocalRti>, net: &mut Net, exec: &mut Executive, log: &mut Vec<Envelope>| loop {
+        let mut moved = false;
+        for (i, fed) in feds.iter_mut().enumerate() {
+            while let Some(env) = net.inbox[i].pop_front() {
+                if i == me {
+                    log.push(env.clone());
+                }
+                let mut l = L { me: i, net, exec };
+                fed.handle_envelope(&mut l, env);
+                moved = true;
+            }
+            while fed.poll_callback().is_some() {}
+        }
+        if !moved {
+            break;
+        }
+    };
+    for i in 0..n {
+        let mut l = L { me: i, net: &mut net, exec: &mut exec };
+        feds[i].enable_time_regulation(&mut l, 1.0).expect("regulation");
+        drain(&mut feds, &mut net, &mut exec, &mut log);
+    }
+    for (i, fed) in feds.iter_mut().enumerate() {
+        let mut l = L { me: i, net: &mut net, exec: &mut exec };
+        fed.enable_time_constrained(&mut l).expect("constrained");
+    }
+    drain(&mut feds, &mut net, &mut exec, &mut log);
+    {
+        let mut l = L { me, net: &mut net, exec: &mut exec };
+        feds[me].subscribe_object_class_attributes(&mut l, aircraft, &[callsign]).expect("subscribe");
+        let mut l = L { me: 0, net: &mut net, exec: &mut exec };
+        feds[0].publish_object_class_attributes(aircraft, &[callsign]).expect("publish");
+        feds[0].register_object_instance(&mut l, aircraft, None).expect("register");
+    }
+    drain(&mut feds, &mut net, &mut exec, &mut log);
+    for i in 1..n {
+        let mut l = L { me: i, net: &mut net, exec: &mut exec };
+        feds[i].next_message_request(&mut l, 1000.0, false).expect("nmr");
+        drain(&mut feds, &mut net, &mut exec, &mut log);
+    }
+    let instance = log
+        .iter()
+        .find_map(|e| match e.body {
+            Body::Register { instance, .. } => Some(instance),
+            _ => None,
+        })
+        .expect("the registration arrived");
+    {
+        let mut l = L { me: 0, net: &mut net, exec: &mut exec };
+        feds[0].update_attribute_values(&mut l, instance, vec![(callsign, Bytes::from_static(b"SWA1234"))], Bytes::new(), None).expect("update");
+    }
+    drain(&mut feds, &mut net, &mut exec, &mut log);
+    assert!(feds.iter().skip(1).all(LocalRti::is_advancing), "nobody may be granted in the benched state");
+    let update = log.iter().rev().find(|e| matches!(e.body, Body::Update { .. })).expect("the update arrived").clone();
+    // The last status of a waiting peer (the owner's when n == 2).
+    let peer = if n > 2 { FederateHandle(2) } else { FederateHandle(1) };
+    let status = log.iter().rev().find(|e| e.sender == peer && matches!(e.body, Body::TimeStatus(_))).expect("a status arrived").clone();
+    let me = feds.pop().expect("n >= 2");
+    Scenario { me, update, status }
+}
+
+fn bench_local_rti(c: &mut Criterion) {
+    let mut g = c.benchmark_group("local_rti_handle_envelope");
+    g.throughput(Throughput::Elements(1));
+    for n in SIZES {
+        for which in ["update_ro", "time_status"] {
+            let Scenario { mut me, update, status } = scenario(n);
+            let template = if which == "update_ro" { update } else { status };
+            let mut seq = 1_000_000_000u64;
+            let delivered_before = me.stats().delivered;
+            g.bench_function(BenchmarkId::new(which, format!("{n}_federates")), |b| {
+                b.iter(|| {
+                    seq += 1;
+                    let mut env = template.clone();
+                    env.seq = seq;
+                    me.handle_envelope(&mut Sink, black_box(env));
+                    while let Some(cb) = me.poll_callback() {
+                        black_box(cb);
+                    }
+                })
+            });
+            assert!(me.is_advancing(), "the benched federate must still be waiting");
+            if which == "update_ro" {
+                assert!(me.stats().delivered > delivered_before, "updates were delivered");
+            }
+            assert_eq!(me.stats().out_of_order, 0);
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_galt_bound, bench_local_rti);
+criterion_main!(benches);
