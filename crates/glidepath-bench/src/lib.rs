@@ -1,6 +1,18 @@
-//! The benchmark suite's building blocks. Today: the statistics of the ATM TestBed
-//! report (section 4.1), so every suite reports distributions the same way the papers
-//! do. The suites themselves (latency, throughput, loopback, timeadv, fanout) follow.
+//! The benchmark suite of `glidepath bench` (issue 4): the seed documents'
+//! measurement procedures run against glidepath on any transport, each next to a raw
+//! peer measured in the same run, with the ATM TestBed report's statistics.
+//!
+//! - [`harness`]: options, the running setup (RTI, NATS executive, federations),
+//!   members that read callbacks the same way in both process models, raw peers.
+//! - [`suites`]: latency, throughput, loopback, timeadv and fanout.
+//! - [`stats`] and [`result`]: the exact percentile formula and the result row.
+//! - [`output`]: the human table, the progress bar, JSON and plots.
 
+pub mod harness;
+pub mod output;
 pub mod result;
 pub mod stats;
+pub mod suites;
+
+pub use harness::{Bench, BenchOptions, Member, NoProgress, Progress, TransportChoice};
+pub use result::BenchResult;

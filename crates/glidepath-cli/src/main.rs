@@ -8,7 +8,9 @@ use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use glidepath::{Fom, ProcessModel, RtiConfig, TransportKind};
 
+mod bench;
 mod demo;
+mod run;
 
 /// glidepath: an HLA run-time infrastructure for distributed simulation.
 #[derive(Parser, Debug)]
@@ -37,6 +39,18 @@ enum Command {
     /// Read back a federation's messages kept by a `glidepath server --persistence
     /// jetstream` and print how many each sender sent on each topic.
     Replay(ReplayArgs),
+    /// Run a benchmark suite (latency, throughput, loopback, timeadv, fanout) on a
+    /// transport, optionally next to the raw peer; print a table, write JSON and plots.
+    Bench(bench::BenchArgs),
+    /// Run an ATM TestBed layout (blocks and links in TOML, e.g.
+    /// layouts/atm-testbed-day.toml): a simulated day of US traffic, in fast time,
+    /// through the chosen transport to a performance monitor; prints and writes the
+    /// memorandum's tables and figures.
+    Run(run::RunArgs),
+    /// Run a layout through every backend (inproc, nats, nats with JetStream; each
+    /// with compression off and on) and write a side-by-side table next to the
+    /// memorandum's runs.
+    Matrix(run::RunArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -77,7 +91,7 @@ struct ServerArgs {
 }
 
 /// Encoder-chain and bundling flags, shared by the commands that send messages.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Default)]
 struct MessagingArgs {
     /// Compression: none, lz4, zstd or zstd:LEVEL [default: $GLIDEPATH_COMPRESSION, else none].
     #[arg(long, value_name = "ALGORITHM")]
@@ -163,7 +177,7 @@ struct DemoArgs {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
-enum TransportArg {
+pub(crate) enum TransportArg {
     /// Every federate in this process.
     Inproc,
     /// Through a NATS server, with `glidepath server` hosting the federation.
@@ -197,6 +211,9 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo_options(args).and_then(|opts| demo::run(&opts)),
         Command::Server(args) => server(args),
         Command::Replay(args) => replay(args),
+        Command::Bench(args) => bench::run(args),
+        Command::Run(args) => run::run_layout(args),
+        Command::Matrix(args) => run::run_matrix(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

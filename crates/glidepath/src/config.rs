@@ -177,6 +177,23 @@ impl Default for RtiConfig {
     }
 }
 
+impl RtiConfig {
+    /// The NATS transport's options for this configuration: the encoder chain,
+    /// bundling and persistence.
+    #[cfg(feature = "transport-nats")]
+    pub fn nats_options(&self) -> glidepath_transport::NatsOptions {
+        glidepath_transport::NatsOptions {
+            messaging: glidepath_transport::nats::MessagingOptions {
+                chain: self.chain.clone(),
+                bundle: self.bundle,
+                ..Default::default()
+            },
+            persistence: self.persistence,
+            ..Default::default()
+        }
+    }
+}
+
 /// An environment variable's value; `None` when unset or blank.
 fn env_value(name: &'static str) -> Result<Option<String>, ConfigError> {
     match std::env::var(name) {

@@ -62,18 +62,7 @@ impl Rti {
         match config.transport {
             TransportKind::Inproc => Ok(Rti::inproc()),
             #[cfg(feature = "transport-nats")]
-            TransportKind::Nats => {
-                let options = glidepath_transport::NatsOptions {
-                    messaging: glidepath_transport::nats::MessagingOptions {
-                        chain: config.chain.clone(),
-                        bundle: config.bundle,
-                        ..Default::default()
-                    },
-                    persistence: config.persistence,
-                    ..Default::default()
-                };
-                Rti::nats_with(&config.nats_url, options)
-            }
+            TransportKind::Nats => Rti::nats_with(&config.nats_url, config.nats_options()),
         }
     }
 

@@ -1,0 +1,234 @@
+//! `glidepath bench SUITE`: runs one of the benchmark suites of issue 4 on the chosen
+//! transport (and its raw peer with `--raw`), prints the table, and writes JSON and
+//! plots on request. The suites live in `glidepath-bench`; this file only turns flags
+//! into `BenchOptions`, with a message naming the flag when one is wrong.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use glidepath::{ProcessModel, WaitStrategy};
+use glidepath_bench::harness::{BenchOptions, TransportChoice};
+use glidepath_bench::output::{write_json, write_plots, write_table, BarProgress};
+
+/// The flags of `glidepath bench`.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// The suite: latency, throughput, loopback, timeadv or fanout.
+    #[arg(value_name = "SUITE")]
+    suite: String,
+    /// The transport glidepath runs on: inproc or nats [default: inproc].
+    #[arg(long, value_name = "TRANSPORT")]
+    transport: Option<String>,
+    /// The NATS server for `--transport nats` and the raw NATS peer; the executive is
+    /// started in this process when no `glidepath server` answers there
+    /// [default: $GLIDEPATH_NATS_URL, else nats://127.0.0.1:4222].
+    #[arg(long, value_name = "URL")]
+    nats_url: Option<String>,
+    /// Message sizes in bytes, comma-separated; K/KiB (1024) and M/MiB suffixes
+    /// allowed, e.g. `200` or `32,1K,64KiB` [default: the suite's sweep].
+    #[arg(long, value_name = "BYTES")]
+    size: Option<String>,
+    /// Messages (or grants) per configuration [default: the suite's].
+    #[arg(long, value_name = "N")]
+    count: Option<String>,
+    /// Federates taking part [default: the suite's].
+    #[arg(long, value_name = "N")]
+    federates: Option<String>,
+    /// Subscriber counts, comma-separated [default: the suite's sweep].
+    #[arg(long, value_name = "N")]
+    subscribers: Option<String>,
+    /// Process model: evoked or immediate [default: evoked].
+    #[arg(long, value_name = "MODEL")]
+    process_model: Option<String>,
+    /// How delivering threads wait: spin, spin-park, spin-park:MICROS or park
+    /// [default: park].
+    #[arg(long, value_name = "STRATEGY")]
+    wait: Option<String>,
+    /// Longest a message waits in a bundle, in microseconds (nats only).
+    #[arg(long, value_name = "MICROSECONDS")]
+    bundle_time_us: Option<String>,
+    /// Largest bundle in bytes; 0 turns bundling off (nats only) [default: off].
+    #[arg(long, value_name = "BYTES")]
+    bundle_bytes: Option<String>,
+    /// Also run the raw peer (raw NATS or raw channels) and report the ratios.
+    #[arg(long)]
+    raw: bool,
+    /// Write the results as a JSON array to this file.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Write PNG plots into this directory.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// Busy work in microseconds per cycle at both ends (latency).
+    #[arg(long, value_name = "MICROSECONDS")]
+    compute_us: Option<String>,
+    /// Add a federate flooding best-effort traffic during the measurement (latency).
+    #[arg(long)]
+    background_load: bool,
+    /// Lookahead of the time-advance suite [default: 1].
+    #[arg(long, value_name = "TIME")]
+    lookahead: Option<String>,
+}
+
+/// Parses a number, naming the flag when it is not one.
+fn number<T: std::str::FromStr>(flag: &str, value: &str) -> anyhow::Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    value
+        .trim()
+        .parse::<T>()
+        .map_err(|e| anyhow::anyhow!("{flag} `{value}`: {e}"))
+}
+
+/// Parses a size: digits with an optional K, KiB, M or MiB suffix (binary units).
+fn size(flag: &str, value: &str) -> anyhow::Result<usize> {
+    let v = value.trim();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (digits, suffix) = v.split_at(split);
+    let unit: usize = match suffix.trim() {
+        "" | "B" | "b" => 1,
+        "K" | "k" | "KiB" | "KB" | "kB" => 1 << 10,
+        "M" | "m" | "MiB" | "MB" => 1 << 20,
+        other => bail!("{flag} `{value}`: unknown unit `{other}` (use B, K/KiB or M/MiB)"),
+    };
+    if digits.is_empty() {
+        bail!("{flag} `{value}`: expected a number of bytes such as 200, 1K or 64KiB");
+    }
+    let n: usize = number(flag, digits)?;
+    n.checked_mul(unit)
+        .ok_or_else(|| anyhow::anyhow!("{flag} `{value}`: too large"))
+}
+
+/// Parses a comma-separated list with `item`.
+fn list<T>(
+    flag: &str,
+    value: &str,
+    item: impl Fn(&str, &str) -> anyhow::Result<T>,
+) -> anyhow::Result<Vec<T>> {
+    value
+        .split(',')
+        .map(|v| item(flag, v))
+        .collect::<anyhow::Result<Vec<T>>>()
+}
+
+/// The suite's options from the flags, the environment and the defaults.
+fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
+    let mut o = BenchOptions::default();
+    if let Some(t) = &args.transport {
+        o.transport = match t.trim() {
+            "inproc" => TransportChoice::Inproc,
+            "nats" => TransportChoice::Nats,
+            other => bail!("--transport `{other}`: expected inproc or nats"),
+        };
+    }
+    o.nats_url = match &args.nats_url {
+        Some(url) => url.clone(),
+        None => match std::env::var(glidepath::NATS_URL_ENV) {
+            Ok(url) if !url.trim().is_empty() => url.trim().to_string(),
+            _ => glidepath::DEFAULT_NATS_URL.to_string(),
+        },
+    };
+    if let Some(v) = &args.size {
+        o.sizes = list("--size", v, size)?;
+        if o.sizes.contains(&0) {
+            bail!("--size `{v}`: sizes must be at least 1 byte");
+        }
+    }
+    if let Some(v) = &args.count {
+        o.count = number("--count", v)?;
+        if o.count == 0 {
+            bail!("--count `{v}`: must be at least 1");
+        }
+    }
+    if let Some(v) = &args.federates {
+        o.federates = number("--federates", v)?;
+        if o.federates == 0 {
+            bail!("--federates `{v}`: must be at least 1");
+        }
+    }
+    if let Some(v) = &args.subscribers {
+        o.subscribers = list("--subscribers", v, number::<usize>)?;
+        if o.subscribers.contains(&0) {
+            bail!("--subscribers `{v}`: counts must be at least 1");
+        }
+    }
+    if let Some(v) = &args.process_model {
+        o.process_model = match v.trim() {
+            "evoked" => ProcessModel::Evoked,
+            "immediate" => ProcessModel::Immediate,
+            other => bail!("--process-model `{other}`: expected evoked or immediate"),
+        };
+    }
+    if let Some(v) = &args.wait {
+        o.wait = v
+            .trim()
+            .parse::<WaitStrategy>()
+            .map_err(|e| anyhow::anyhow!("--wait: {e}"))?;
+    }
+    if let Some(v) = &args.bundle_time_us {
+        o.bundle_time_us = Some(number("--bundle-time-us", v)?);
+    }
+    if let Some(v) = &args.bundle_bytes {
+        o.bundle_bytes = Some(size("--bundle-bytes", v)?);
+    }
+    if let Some(v) = &args.compute_us {
+        o.compute_us = number("--compute-us", v)?;
+    }
+    if let Some(v) = &args.lookahead {
+        let l: f64 = number("--lookahead", v)?;
+        if !l.is_finite() || l < 0.0 {
+            bail!("--lookahead `{v}`: must be a finite number at least 0");
+        }
+        o.lookahead = l;
+    }
+    o.raw = args.raw;
+    o.background_load = args.background_load;
+    if !glidepath_bench::suites::SUITES.contains(&args.suite.as_str()) {
+        bail!(
+            "unknown suite `{}`; the suites are: {}",
+            args.suite,
+            glidepath_bench::suites::SUITES.join(", ")
+        );
+    }
+    Ok(o)
+}
+
+/// `glidepath bench`: runs the suite and writes what was asked for.
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let opts = options(&args)?;
+    let progress = BarProgress::new();
+    let results = glidepath_bench::suites::run(&args.suite, &opts, &progress);
+    progress.finish();
+    let results = results.with_context(|| format!("running the {} suite", args.suite))?;
+    let mut stdout = std::io::stdout().lock();
+    write_table(&mut stdout, &results)?;
+    if let Some(path) = &args.json {
+        write_json(path, &results)?;
+        println!("results written to {}", path.display());
+    }
+    if let Some(dir) = &args.plot {
+        let files = write_plots(dir, &results)?;
+        println!("{} plot(s) written to {}", files.len(), dir.display());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_accept_binary_suffixes() {
+        assert_eq!(size("--size", "200").unwrap(), 200);
+        assert_eq!(size("--size", "1K").unwrap(), 1024);
+        assert_eq!(size("--size", "64KiB").unwrap(), 65536);
+        assert_eq!(size("--size", "2M").unwrap(), 2 << 20);
+        assert!(size("--size", "12Q")
+            .unwrap_err()
+            .to_string()
+            .contains("--size"));
+        assert!(size("--size", "K").is_err());
+        assert_eq!(list("--size", "32,1K", size).unwrap(), vec![32, 1024]);
+    }
+}

@@ -1,0 +1,180 @@
+//! `glidepath run LAYOUT`: runs an ATM TestBed layout (issue 5) and prints and writes
+//! the memorandum's tables and figures; `glidepath matrix LAYOUT`: the experiment
+//! matrix of its Tables 3.2–3.3 re-run on glidepath's backends.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use glidepath::{RtiConfig, TransportKind};
+use glidepath_atm::layout::load_layout;
+use glidepath_atm::report::{matrix_table, RunReport};
+use glidepath_atm::run::{run, Codec, RunOptions};
+
+use crate::{MessagingArgs, TransportArg};
+
+/// Options of `glidepath run` (and, for what they share, `glidepath matrix`).
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The layout file (TOML): blocks and links, as layouts/atm-testbed-day.toml.
+    #[arg(value_name = "LAYOUT")]
+    layout: PathBuf,
+    /// The transport [default: $GLIDEPATH_TRANSPORT, else inproc].
+    #[arg(long, value_enum)]
+    transport: Option<TransportArg>,
+    /// The NATS server for `--transport nats` [default: $GLIDEPATH_NATS_URL, else nats://127.0.0.1:4222].
+    #[arg(long, value_name = "URL")]
+    nats_url: Option<String>,
+    /// Run only the first H hours of the simulated day (a fraction is fine).
+    #[arg(long, value_name = "H")]
+    hours: Option<f64>,
+    /// Scale the generated traffic (1.0 is the calibrated day of Table 4.2).
+    #[arg(long, value_name = "FACTOR")]
+    density: Option<f64>,
+    /// Where the report goes (report.json, report.md, figures).
+    #[arg(long, default_value = "report", value_name = "DIR")]
+    report: PathBuf,
+    /// How track messages are serialised.
+    #[arg(long, default_value = "json", value_name = "json|binary")]
+    codec: String,
+    /// The run's name, written into every message (`meta.run`).
+    #[arg(long, default_value = "1A")]
+    run_name: String,
+    /// Keep every message in JetStream (`--transport nats` only): none or jetstream
+    /// [default: $GLIDEPATH_PERSISTENCE, else none].
+    #[arg(long, value_name = "MODE")]
+    persistence: Option<String>,
+    /// How the blocks' federates wait for traffic: park, spin, spin-park or
+    /// spin-park:MICROS.
+    #[arg(long, default_value = "park", value_name = "STRATEGY")]
+    wait: String,
+    #[command(flatten)]
+    messaging: MessagingArgs,
+}
+
+fn config_of(args: &mut RunArgs) -> anyhow::Result<RtiConfig> {
+    let mut config = RtiConfig::from_env()?;
+    if let Some(t) = args.transport {
+        config.transport = match t {
+            TransportArg::Inproc => TransportKind::Inproc,
+            TransportArg::Nats => TransportKind::Nats,
+        };
+    }
+    if let Some(url) = args.nats_url.take() {
+        config.nats_url = url;
+    }
+    if let Some(mode) = args.persistence.take() {
+        config.apply_args(["--persistence".to_string(), mode])?;
+    }
+    let messaging = std::mem::take(&mut args.messaging);
+    messaging.apply(&mut config)?;
+    Ok(config)
+}
+
+fn check_hours(hours: Option<f64>) -> anyhow::Result<()> {
+    if let Some(h) = hours {
+        if !(h.is_finite() && h > 0.0 && h <= 24.0) {
+            bail!("--hours {h}: expected a number of hours in (0, 24]");
+        }
+    }
+    Ok(())
+}
+
+fn run_options(args: &mut RunArgs) -> anyhow::Result<RunOptions> {
+    check_hours(args.hours)?;
+    if let Some(d) = args.density {
+        if !(d.is_finite() && d > 0.0) {
+            bail!("--density {d}: expected a positive number");
+        }
+    }
+    let codec: Codec = args.codec.parse().map_err(|e: String| anyhow::anyhow!("--codec: {e}"))?;
+    Ok(RunOptions {
+        config: config_of(args)?,
+        codec,
+        hours: args.hours,
+        density: args.density,
+        run_name: args.run_name.clone(),
+        progress: std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        wait: args
+            .wait
+            .parse()
+            .map_err(|e: String| anyhow::anyhow!("--wait: {e}"))?,
+    })
+}
+
+fn print_and_write(report: &RunReport, dir: &std::path::Path) -> anyhow::Result<()> {
+    println!("{}", report.tables());
+    let written = report
+        .write(dir)
+        .with_context(|| format!("writing the report to {}", dir.display()))?;
+    println!("report written to {} ({} files)", dir.display(), written.len());
+    Ok(())
+}
+
+/// `glidepath run`.
+pub fn run_layout(mut args: RunArgs) -> anyhow::Result<()> {
+    let layout = load_layout(&args.layout)?;
+    let opts = run_options(&mut args)?;
+    eprintln!(
+        "glidepath run: {} on {}, codec {}, {}",
+        args.layout.display(),
+        opts.config.transport.name(),
+        opts.codec.name(),
+        match opts.hours {
+            Some(h) => format!("first {h} simulated hour(s)"),
+            None => "the whole simulated day".into(),
+        }
+    );
+    let report = run(&layout, &opts)?;
+    print_and_write(&report, &args.report)?;
+    if report.lost > 0 || report.malformed > 0 {
+        bail!(
+            "{} message(s) lost and {} malformed of {} published",
+            report.lost,
+            report.malformed,
+            report.published
+        );
+    }
+    Ok(())
+}
+
+/// `glidepath matrix`: inproc, nats, nats with JetStream, each with compression off
+/// and on (lz4), then one side-by-side table next to the memorandum's runs.
+pub fn run_matrix(mut args: RunArgs) -> anyhow::Result<()> {
+    let layout = load_layout(&args.layout)?;
+    let base = run_options(&mut args)?;
+    let mut reports = Vec::new();
+    let rows: [(&str, TransportKind, &str, &str); 6] = [
+        ("1A", TransportKind::Inproc, "none", "none"),
+        ("1B", TransportKind::Inproc, "lz4", "none"),
+        ("4A", TransportKind::Nats, "none", "none"),
+        ("4B", TransportKind::Nats, "lz4", "none"),
+        ("4C", TransportKind::Nats, "none", "jetstream"),
+        ("4D", TransportKind::Nats, "lz4", "jetstream"),
+    ];
+    for (name, transport, compression, persistence) in rows {
+        let mut opts = base.clone();
+        opts.run_name = name.to_string();
+        opts.config.transport = transport;
+        opts.config.apply_args(["--compression".to_string(), compression.to_string()])?;
+        if transport == TransportKind::Nats {
+            opts.config
+                .apply_args(["--persistence".to_string(), persistence.to_string()])?;
+        }
+        eprintln!(
+            "matrix: run {name}: {}, compression {compression}, persistence {persistence}",
+            transport.name()
+        );
+        let report = run(&layout, &opts).with_context(|| format!("run {name}"))?;
+        let dir = args.report.join(name);
+        report
+            .write(&dir)
+            .with_context(|| format!("writing {}", dir.display()))?;
+        reports.push(report);
+    }
+    let table = matrix_table(&reports);
+    println!("{table}");
+    std::fs::create_dir_all(&args.report)?;
+    std::fs::write(args.report.join("matrix.md"), &table)?;
+    println!("matrix written to {}", args.report.join("matrix.md").display());
+    Ok(())
+}

@@ -1,0 +1,508 @@
+//! `glidepath bench`: every suite runs briefly from the built binary on `inproc` and
+//! on `nats` (a real `nats-server` started here; the bench hosts the executive in its
+//! own process when none answers), with the raw peer and `--json`. The JSON's shape is
+//! checked (the issue's keys present, every number finite) and the counts add up:
+//! `count = received + lost`, nothing lost on reliable classes. Speed is measured by
+//! the suites, never asserted here.
+//!
+//! Without `nats-server` (on PATH or in GLIDEPATH_NATS_SERVER) the NATS tests fail and
+//! say how to install it: `bash scripts/test.sh`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use glidepath::transport::nats::NatsServerProcess;
+use serde_json::Value;
+
+/// Generous: each run takes about a second on an idle machine.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Keys every result carries (issue 4, point 5).
+const KEYS: &[&str] = &[
+    "suite",
+    "transport",
+    "process_model",
+    "size_bytes",
+    "federates",
+    "count",
+    "lost",
+    "min_us",
+    "p25_us",
+    "p50_us",
+    "p75_us",
+    "p99_us",
+    "max_us",
+    "mean_us",
+    "sd_us",
+    "rate_per_s",
+    "mbit_per_s",
+];
+
+/// Keys a result carries when the raw peer ran.
+const RAW_KEYS: &[&str] = &["raw_p50_us", "raw_rate_per_s", "ratio_p50", "ratio_rate"];
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// A scratch directory for one test's outputs, emptied first.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "glidepath-bench-test-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `glidepath ARGS` to completion within [`TIMEOUT`]; (success, stdout, stderr).
+fn run(args: &[&str]) -> (bool, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_glidepath"));
+    command
+        .args(args)
+        .current_dir(workspace_root())
+        .env_remove("GLIDEPATH_TRANSPORT")
+        .env_remove("GLIDEPATH_NATS_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = command.spawn().unwrap();
+    let id = child.id();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = rx
+        .recv_timeout(TIMEOUT)
+        .unwrap_or_else(|_| {
+            panic!("glidepath {args:?} (pid {id}) did not finish within {TIMEOUT:?}")
+        })
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn nats_server() -> NatsServerProcess {
+    NatsServerProcess::start().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `glidepath bench ARGS --raw --json FILE` and returns the parsed results
+/// after checking their shape and counts.
+fn run_suite(name: &str, args: &[&str]) -> Vec<Value> {
+    let dir = scratch(name);
+    let json = dir.join("results.json");
+    let json_arg = json.to_str().unwrap().to_string();
+    let mut full = vec!["bench"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["--raw", "--json", &json_arg]);
+    let (ok, out, err) = run(&full);
+    assert!(
+        ok,
+        "glidepath {full:?} failed\nstdout:\n{out}\nstderr:\n{err}"
+    );
+    assert!(out.contains("p50 us"), "no table header in:\n{out}");
+    let text = std::fs::read_to_string(&json).unwrap();
+    let results: Vec<Value> = serde_json::from_str(&text).unwrap();
+    assert!(!results.is_empty(), "no results in {text}");
+    for r in &results {
+        check_result(r);
+    }
+    // The table has one line per result, after its header.
+    let rows = out
+        .lines()
+        .filter(|l| l.starts_with(&format!("{} ", r_suite(&results))))
+        .count();
+    assert_eq!(rows, results.len(), "table rows in:\n{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+    results
+}
+
+fn r_suite(results: &[Value]) -> String {
+    results[0]["suite"].as_str().unwrap().to_string()
+}
+
+/// The issue's keys, finite numbers, counts that add up, nothing lost, raw figures.
+fn check_result(r: &Value) {
+    let obj = r
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {r}"));
+    for key in KEYS.iter().chain(RAW_KEYS) {
+        assert!(obj.contains_key(*key), "missing `{key}` in {r}");
+    }
+    for (key, value) in obj {
+        if let Some(x) = value.as_f64() {
+            assert!(x.is_finite() && x >= 0.0, "`{key}` = {x} in {r}");
+        }
+    }
+    let n = |k: &str| {
+        r[k].as_u64()
+            .unwrap_or_else(|| panic!("`{k}` not a count in {r}"))
+    };
+    assert_eq!(n("count"), n("received") + n("lost"), "counts in {r}");
+    assert_eq!(n("lost"), 0, "reliable messages lost in {r}");
+    assert!(n("count") > 0, "{r}");
+    let f = |k: &str| r[k].as_f64().unwrap();
+    assert!(
+        f("min_us") <= f("p50_us") && f("p50_us") <= f("p99_us") && f("p99_us") <= f("max_us"),
+        "{r}"
+    );
+    assert!(f("rate_per_s") > 0.0, "{r}");
+    assert!(f("raw_rate_per_s") > 0.0 && f("ratio_rate") > 0.0, "{r}");
+}
+
+#[test]
+fn latency_runs_on_inproc_with_compute_and_background_load_and_plots() {
+    let results = run_suite(
+        "latency-inproc",
+        &[
+            "latency",
+            "--size",
+            "32,4K",
+            "--count",
+            "200",
+            "--compute-us",
+            "5",
+            "--background-load",
+        ],
+    );
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[1]["size_bytes"], 4096);
+    assert_eq!(results[0]["federates"], 4, "background pair counted");
+    assert_eq!(results[0]["transport"], "inproc");
+
+    // Plots: one histogram and percentile figure per size, lines against size.
+    let dir = scratch("latency-plots");
+    let plots = dir.join("plots");
+    let (ok, out, err) = run(&[
+        "bench",
+        "latency",
+        "--size",
+        "64,128",
+        "--count",
+        "100",
+        "--process-model",
+        "immediate",
+        "--wait",
+        "spin-park",
+        "--plot",
+        plots.to_str().unwrap(),
+    ]);
+    assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        out.contains("immediate") && out.contains("spin-park"),
+        "{out}"
+    );
+    let pngs: Vec<_> = std::fs::read_dir(&plots)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    assert!(pngs.len() >= 3, "plots: {pngs:?}");
+    for p in &pngs {
+        let bytes = std::fs::read(p).unwrap();
+        assert!(bytes.starts_with(b"\x89PNG"), "{} is no PNG", p.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn latency_runs_over_nats_next_to_raw_nats() {
+    let nats = nats_server();
+    let url = nats.url();
+    let results = run_suite(
+        "latency-nats",
+        &[
+            "latency",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &url,
+            "--size",
+            "200",
+            "--count",
+            "200",
+        ],
+    );
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["transport"], "nats");
+    assert_eq!(results[0]["size_bytes"], 200);
+}
+
+#[test]
+fn fanout_runs_on_inproc() {
+    let results = run_suite(
+        "fanout-inproc",
+        &[
+            "fanout",
+            "--size",
+            "100",
+            "--count",
+            "100",
+            "--subscribers",
+            "1,3",
+        ],
+    );
+    let variants: Vec<&str> = results
+        .iter()
+        .map(|r| r["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        variants,
+        [
+            "send-only",
+            "send-receive",
+            "send-receive",
+            "throughput",
+            "throughput"
+        ]
+    );
+    // Deliveries: updates times subscribers.
+    assert_eq!(results[2]["subscribers"], 3);
+    assert_eq!(results[2]["count"], 300);
+}
+
+#[test]
+fn fanout_runs_over_nats_in_the_immediate_model() {
+    let nats = nats_server();
+    let url = nats.url();
+    let results = run_suite(
+        "fanout-nats",
+        &[
+            "fanout",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &url,
+            "--size",
+            "100",
+            "--count",
+            "100",
+            "--subscribers",
+            "2",
+            "--process-model",
+            "immediate",
+        ],
+    );
+    assert_eq!(results.len(), 3);
+    assert!(results.iter().all(|r| r["process_model"] == "immediate"));
+}
+
+#[test]
+fn bad_options_are_named_and_fail() {
+    for (args, wanted) in [
+        (
+            vec!["bench", "latency", "--wait", "sometimes"],
+            "unknown wait strategy",
+        ),
+        (
+            vec!["bench", "latency", "--transport", "carrier-pigeon"],
+            "--transport",
+        ),
+        (vec!["bench", "latency", "--size", "12Q"], "--size"),
+        (vec!["bench", "latency", "--count", "many"], "--count"),
+        (
+            vec!["bench", "latency", "--process-model", "lazy"],
+            "--process-model",
+        ),
+        (
+            vec!["bench", "fanout", "--subscribers", "0"],
+            "--subscribers",
+        ),
+        (vec!["bench", "nosuchsuite"], "unknown suite `nosuchsuite`"),
+    ] {
+        let (ok, out, err) = run(&args);
+        assert!(!ok, "{args:?} succeeded: {out}");
+        assert!(
+            err.contains(wanted),
+            "{args:?}: `{wanted}` not in stderr: {err}"
+        );
+    }
+}
+
+#[test]
+fn nats_without_a_server_says_so() {
+    // A port nobody listens on: bind one, note it, and free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("nats://127.0.0.1:{port}");
+    let (ok, _, err) = run(&[
+        "bench",
+        "latency",
+        "--transport",
+        "nats",
+        "--nats-url",
+        &url,
+        "--count",
+        "5",
+    ]);
+    assert!(!ok);
+    assert!(err.contains(&format!("nothing answers at {url}")), "{err}");
+}
+
+// ===== B2 suites (throughput, loopback, timeadv) =====================================
+// Tests of the suites written in parallel go below this line, using `run_suite`.
+
+#[test]
+fn throughput_runs_both_variants_on_inproc() {
+    let results = run_suite(
+        "throughput-inproc",
+        &[
+            "throughput",
+            "--size",
+            "100",
+            "--count",
+            "2000",
+            "--subscribers",
+            "2",
+        ],
+    );
+    let variants: Vec<&str> = results
+        .iter()
+        .map(|r| r["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(variants, ["sender", "receiver"]);
+    // Sender throughput: every one of 2 receivers gets all 2000; receiver
+    // throughput: 2 senders send 1000 each to one receiver.
+    assert_eq!(results[0]["count"], 4000);
+    assert_eq!(results[0]["subscribers"], 2);
+    assert_eq!(results[1]["count"], 2000);
+    assert_eq!(results[1]["federates"], 3);
+    assert!(results[0]["mbit_per_s"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn throughput_runs_over_nats_with_bundling_in_the_immediate_model() {
+    let nats = nats_server();
+    let url = nats.url();
+    let results = run_suite(
+        "throughput-nats",
+        &[
+            "throughput",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &url,
+            "--size",
+            "100",
+            "--count",
+            "2000",
+            "--bundle-bytes",
+            "16384",
+            "--bundle-time-us",
+            "1000",
+            "--process-model",
+            "immediate",
+        ],
+    );
+    assert_eq!(results.len(), 2);
+    assert!(results
+        .iter()
+        .all(|r| r["transport"] == "nats" && r["count"] == 2000));
+}
+
+#[test]
+fn loopback_runs_on_inproc_with_two_repeaters() {
+    let results = run_suite(
+        "loopback-inproc",
+        &[
+            "loopback",
+            "--size",
+            "100",
+            "--count",
+            "500",
+            "--subscribers",
+            "2",
+            "--wait",
+            "spin-park",
+        ],
+    );
+    assert_eq!(results.len(), 1);
+    // Every repeater returns every update.
+    assert_eq!(results[0]["count"], 1000);
+    assert_eq!(results[0]["wait"], "spin-park");
+}
+
+#[test]
+fn loopback_runs_over_nats() {
+    let nats = nats_server();
+    let url = nats.url();
+    let results = run_suite(
+        "loopback-nats",
+        &[
+            "loopback",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &url,
+            "--size",
+            "100",
+            "--count",
+            "500",
+        ],
+    );
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["count"], 500);
+}
+
+#[test]
+fn timeadv_runs_on_inproc_in_both_process_models() {
+    for model in ["evoked", "immediate"] {
+        let results = run_suite(
+            &format!("timeadv-inproc-{model}"),
+            &[
+                "timeadv",
+                "--federates",
+                "3",
+                "--count",
+                "100",
+                "--process-model",
+                model,
+            ],
+        );
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0]["variant"], "tar");
+        assert_eq!(results[0]["federates"], 3);
+        // Grants over all federates.
+        assert_eq!(results[0]["count"], 300);
+        assert!(results[0]["total_rate_per_s"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn timeadv_runs_over_nats_with_zero_lookahead() {
+    let nats = nats_server();
+    let url = nats.url();
+    let results = run_suite(
+        "timeadv-nats",
+        &[
+            "timeadv",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &url,
+            "--federates",
+            "3",
+            "--count",
+            "50",
+            "--lookahead",
+            "0",
+        ],
+    );
+    assert_eq!(results.len(), 1);
+    // Zero lookahead needs time advance request available to progress.
+    assert_eq!(results[0]["variant"], "tara");
+    assert_eq!(results[0]["count"], 150);
+}
