@@ -40,9 +40,9 @@ fn merged_counts_include_the_mim() {
             object_classes: 4,
             // HLAprivilegeToDeleteObject + 3 + 9 + 7.
             attributes: 20,
-            // HLAinteractionRoot + 5 benchmark classes + Track.
-            interaction_classes: 7,
-            parameters: 19,
+            // HLAinteractionRoot + 5 benchmark classes + Track + SndemMessage.
+            interaction_classes: 8,
+            parameters: 21,
             dimensions: 1,
             // EpochMicros, FlightRules, TrackMetadata on top of the MIM.
             data_types: MIM_DATA_TYPE_COUNT + 3,
@@ -301,7 +301,7 @@ fn class_hierarchy_queries() {
     assert_eq!(
         fom.interaction_class_and_descendants(Fom::INTERACTION_ROOT)
             .len(),
-        7
+        8
     );
 }
 

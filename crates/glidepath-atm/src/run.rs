@@ -1,0 +1,1226 @@
+//! Runs a layout: the simulation manager takes every block through the TestBed's seven
+//! states (memorandum section 4.3) while traffic blocks publish SNDEM track messages
+//! through glidepath to the performance monitor (and recorders), in fast time.
+//!
+//! Every block is a federate on its own thread, joined to one federation created from
+//! the air-traffic FOM; the transport is whatever the [`RtiConfig`] says, so the same
+//! run goes through `inproc` or NATS by configuration alone.
+//!
+//! # Why time management carries the run
+//! Fast time means "as fast as the middleware takes it", and the memorandum's runs lost
+//! messages at shutdown. Both are settled by the core's time management instead of by
+//! sleeps or counters: every block is time-regulating and time-constrained and logical
+//! time is the simulated second. A traffic block publishes second `t`'s tracks
+//! (receive order, reliable), then asks to advance to `t + 1`; the monitor's lookahead
+//! bounds how far ahead of it the sources may run (flow control, so nothing queues
+//! without bound), and because a federate's time status travels after its earlier
+//! messages, the monitor's grant to `t + 1` proves it has every message of second `t`.
+//! At the end the monitor has all of them: received = published is checked, not
+//! hoped for.
+//!
+//! # The seven states
+//! The manager registers one synchronization point per state; each block does the
+//! state's work, achieves the point, and the state ends when the federation is
+//! synchronized — "a state is advanced only if all the components complete the state".
+//! The manager times each state from registration to synchronization (Table 4.5).
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::hash::{Hash, Hasher};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use glidepath::{
+    Bytes, Callback, Federate, Fom, FomModule, InteractionClassHandle, JoinOptions,
+    ParameterHandle, ResignAction, Rti, RtiConfig, TransportKind, WaitStrategy,
+};
+use glidepath_bench::stats::Recorder;
+use glidepath_codec::track::Track;
+
+use crate::layout::{Block, BlockKind, Layout, TrafficSource};
+use crate::report::{RunReport, SecondStats};
+use crate::traffic::{TrafficConfig, TrafficDay, DAY_S};
+
+/// The air-traffic FOM module, built in so a run needs no file but its layout.
+const AIR_TRAFFIC_FOM: &str = include_str!("../../../foms/air-traffic.xml");
+
+/// The seven states, in order (memorandum section 4.3).
+pub const STATES: [&str; 7] = [
+    "deployment",
+    "startup",
+    "initialization",
+    "execution",
+    "shutdown",
+    "archival",
+    "retirement",
+];
+
+/// How long any wait for the federation may take before the run fails. Generous: a
+/// state's work is bounded by the run itself, only a wedged federation waits this long.
+const WAIT: Duration = Duration::from_secs(600);
+
+/// How many simulated seconds the traffic may run ahead of the monitor.
+const MONITOR_LOOKAHEAD: f64 = 4.0;
+
+/// How tracks are serialised (the first function of the encoder chain).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Codec {
+    /// SNDEM JSON exactly as Table 4.1 (the TestBed's own format).
+    #[default]
+    Json,
+    /// glidepath's compact binary track encoding.
+    Binary,
+}
+
+impl Codec {
+    /// The name as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::Json => "json",
+            Codec::Binary => "binary",
+        }
+    }
+
+    fn encode(self, track: &Track, out: &mut Vec<u8>) {
+        out.clear();
+        match self {
+            Codec::Json => track.write_sndem_json(out),
+            Codec::Binary => track.encode_binary(out),
+        }
+    }
+
+    fn decode(self, bytes: &[u8]) -> Option<Track> {
+        match self {
+            Codec::Json => Track::from_sndem_json(bytes).ok(),
+            Codec::Binary => Track::decode_binary(bytes).ok(),
+        }
+    }
+}
+
+impl std::str::FromStr for Codec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "json" => Ok(Codec::Json),
+            "binary" => Ok(Codec::Binary),
+            other => Err(format!("unknown codec `{other}`: expected json or binary")),
+        }
+    }
+}
+
+/// How to run a layout.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Transport and encoder chain (compression, key, bundling, persistence).
+    pub config: RtiConfig,
+    /// Serialisation of the track messages.
+    pub codec: Codec,
+    /// Run only the first `hours` of the simulated day (default: all of it).
+    pub hours: Option<f64>,
+    /// Overrides the generated traffic's density (1.0 = the calibrated day).
+    pub density: Option<f64>,
+    /// The run's name, written into every message's `meta.run` (e.g. `1A`).
+    pub run_name: String,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+    /// How every block's federate waits for traffic (see [`WaitStrategy`]).
+    pub wait: WaitStrategy,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            config: RtiConfig::default(),
+            codec: Codec::Json,
+            hours: None,
+            density: None,
+            run_name: "1A".into(),
+            progress: false,
+            wait: WaitStrategy::default(),
+        }
+    }
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The RTI could not be set up (transport unreachable, bad configuration).
+    #[error("cannot start the RTI: {0}")]
+    Rti(String),
+    /// A block failed; the message names it.
+    #[error("block `{block}`: {reason}")]
+    Block {
+        /// The block's name.
+        block: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The layout cannot be run as it is.
+    #[error("layout: {0}")]
+    Layout(String),
+}
+
+fn block_error(block: &str, reason: impl std::fmt::Display) -> RunError {
+    RunError::Block {
+        block: block.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// Handles of the FOM's SNDEM message class.
+#[derive(Clone, Copy)]
+struct Sndem {
+    class: InteractionClassHandle,
+    vid: ParameterHandle,
+    message: ParameterHandle,
+}
+
+impl Sndem {
+    fn of(f: &Federate) -> Result<Sndem, String> {
+        let class = f
+            .interaction_class_handle("SndemMessage")
+            .map_err(|e| e.to_string())?;
+        Ok(Sndem {
+            class,
+            vid: f.parameter_handle(class, "vid").map_err(|e| e.to_string())?,
+            message: f
+                .parameter_handle(class, "message")
+                .map_err(|e| e.to_string())?,
+        })
+    }
+}
+
+/// Counters the blocks share with the progress bar.
+#[derive(Default)]
+struct Progress {
+    published: AtomicU64,
+    received: AtomicU64,
+    monitor_second: AtomicU64,
+}
+
+/// The simulated seconds a run covers: `[0, end)`.
+fn run_end(opts: &RunOptions) -> u32 {
+    match opts.hours {
+        Some(h) => ((h * 3600.0).round() as u32).clamp(1, DAY_S),
+        None => DAY_S,
+    }
+}
+
+fn air_traffic_fom() -> Result<Fom, RunError> {
+    let module = FomModule::parse_str("air-traffic.xml", AIR_TRAFFIC_FOM)
+        .map_err(|e| RunError::Rti(e.to_string()))?;
+    Fom::merge(&[module]).map_err(|e| RunError::Rti(e.to_string()))
+}
+
+/// Starts the executive in this process when the transport is NATS and none answers
+/// yet, so `glidepath run --transport nats` needs only a NATS server.
+fn executive_for(
+    config: &RtiConfig,
+) -> Result<Option<glidepath::transport::nats::ExecutiveServer>, RunError> {
+    if config.transport != TransportKind::Nats {
+        return Ok(None);
+    }
+    let mut options = config.nats_options();
+    options.messaging.bundle = Default::default();
+    match glidepath::transport::nats::serve_executive_with(&config.nats_url, options) {
+        Ok(server) => Ok(Some(server)),
+        // Another executive already hosts federations there: use it.
+        Err(e) if e.to_string().contains("already") => Ok(None),
+        Err(e) => Err(RunError::Rti(format!(
+            "cannot host the executive on {}: {e}",
+            config.nats_url
+        ))),
+    }
+}
+
+/// Runs `layout` to the end and returns its report (not yet written anywhere).
+pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
+    let monitors: Vec<&Block> = layout
+        .blocks
+        .iter()
+        .filter(|b| b.kind == BlockKind::Monitor)
+        .collect();
+    if monitors.len() != 1 {
+        return Err(RunError::Layout(format!(
+            "a run needs exactly one performance monitor block, the layout has {}",
+            monitors.len()
+        )));
+    }
+    let end = run_end(opts);
+    let _executive = executive_for(&opts.config)?;
+    let rti = Rti::from_config(&opts.config).map_err(|e| RunError::Rti(e.to_string()))?;
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let federation = format!(
+        "atm-{}-{}-{}",
+        std::process::id(),
+        RUNS.fetch_add(1, Ordering::Relaxed),
+        opts.run_name
+    );
+    rti.create_federation_execution_with_fom(&federation, air_traffic_fom()?)
+        .map_err(|e| RunError::Rti(e.to_string()))?;
+    let manager = rti
+        .join(&federation, JoinOptions::named("simulation-manager", "manager"))
+        .map_err(|e| RunError::Rti(e.to_string()))?;
+
+    let progress = Arc::new(Progress::default());
+    let joined = Arc::new(Barrier::new(layout.blocks.len() + 1));
+    let started = Instant::now();
+    let mut threads = Vec::new();
+    for block in &layout.blocks {
+        let block = block.clone();
+        let (rti, federation, joined, progress) = (
+            rti.clone(),
+            federation.clone(),
+            joined.clone(),
+            progress.clone(),
+        );
+        let sources = layout
+            .links
+            .iter()
+            .filter(|l| l.to == block.name)
+            .map(|l| l.from.clone())
+            .collect();
+        let ctx = Context {
+            sources,
+            layout_day_start: layout.day_start,
+            end,
+            opts: opts.clone(),
+            progress,
+        };
+        let spawned = thread::Builder::new()
+            .name(format!("atm-{}", block.name))
+            .spawn(move || {
+                let outcome = run_block(&rti, &federation, &block, &ctx, &joined);
+                (block.name, outcome)
+            });
+        threads.push(spawned.map_err(|e| RunError::Rti(format!("cannot start a thread: {e}")))?);
+    }
+    joined.wait();
+
+    let bar = opts.progress.then(|| progress_bar(end));
+    let mut durations = Vec::new();
+    let mut failure = None;
+    for state in STATES {
+        let t0 = Instant::now();
+        if let Err(e) = manager_state(&manager, state, bar.as_ref(), &progress) {
+            failure = Some(e);
+            break;
+        }
+        durations.push((state.to_string(), t0.elapsed().as_secs_f64()));
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let _ = manager.resign(ResignAction::DeleteObjects);
+    let mut outcomes = Vec::new();
+    for t in threads {
+        outcomes.push(t.join());
+    }
+    let _ = rti.destroy_federation_execution(&federation);
+    let mut monitor = None;
+    let mut published = 0;
+    // What reached the monitor's links counts as published to it.
+    let monitor_name = &monitors[0].name;
+    for outcome in outcomes {
+        match outcome {
+            Ok((name, Ok(BlockOutcome::Published(n)))) => {
+                if layout.links.iter().any(|l| l.from == name && &l.to == monitor_name) {
+                    published += n;
+                }
+            }
+            Ok((_, Ok(BlockOutcome::Monitor(m)))) => monitor = Some(m),
+            Ok((_, Ok(BlockOutcome::Other))) => {}
+            Ok((_, Err(e))) => return Err(e),
+            Err(_) => return Err(RunError::Rti("a block's thread panicked".into())),
+        }
+    }
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let m = monitor.ok_or_else(|| RunError::Layout("the monitor reported nothing".into()))?;
+    let _ = started;
+    let execution_s = durations
+        .iter()
+        .find(|(s, _)| s == "execution")
+        .map_or(0.0, |(_, d)| *d);
+    let received = m.received;
+    Ok(RunReport {
+        run: opts.run_name.clone(),
+        layout: layout.name.clone(),
+        transport: opts.config.transport.name().to_string(),
+        codec: opts.codec.name().to_string(),
+        compression: compression_name(opts.config.chain.compression),
+        persistence: persistence_on(&opts.config),
+        hours: f64::from(end) / 3600.0,
+        published,
+        received,
+        lost: published.saturating_sub(received),
+        duplicated: m.duplicated,
+        malformed: m.malformed,
+        bytes: m.bytes,
+        execution_s,
+        throughput_mbit_s: if execution_s > 0.0 {
+            m.bytes as f64 * 8.0 / execution_s / 1e6
+        } else {
+            0.0
+        },
+        peak_flights: m.per_second.iter().map(|s| u64::from(s.flights)).max().unwrap_or(0),
+        lengths: m.lengths,
+        frequencies: m.frequencies,
+        latency_us: m.latency_us,
+        per_second: m.per_second,
+        state_durations_s: durations,
+    })
+}
+
+fn compression_name(c: glidepath::Compression) -> String {
+    match c {
+        glidepath::Compression::None => "none".into(),
+        glidepath::Compression::Lz4 => "lz4".into(),
+        glidepath::Compression::Zstd { level } => format!("zstd:{level}"),
+    }
+}
+
+fn persistence_on(config: &RtiConfig) -> bool {
+    config.transport == TransportKind::Nats
+        && config.persistence != glidepath::transport::nats::Persistence::default()
+}
+
+fn progress_bar(end: u32) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(u64::from(end));
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} sim {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// The manager's part of one state: register, achieve, wait for synchronization.
+fn manager_state(
+    manager: &Federate,
+    state: &str,
+    bar: Option<&indicatif::ProgressBar>,
+    progress: &Progress,
+) -> Result<(), RunError> {
+    let fail = |e: String| block_error("simulation-manager", format!("{state}: {e}"));
+    manager
+        .register_federation_synchronization_point(state, Bytes::new())
+        .map_err(|e| fail(e.to_string()))?;
+    let deadline = Instant::now() + WAIT;
+    let mut achieved = false;
+    let mut last_tick = Instant::now();
+    loop {
+        if Instant::now() > deadline {
+            return Err(fail("the federation did not synchronize in time".into()));
+        }
+        if let Some(bar) = bar {
+            if last_tick.elapsed() > Duration::from_millis(200) {
+                last_tick = Instant::now();
+                let second = progress.monitor_second.load(Ordering::Relaxed);
+                let published = progress.published.load(Ordering::Relaxed);
+                let received = progress.received.load(Ordering::Relaxed);
+                let elapsed = bar.elapsed().as_secs_f64().max(1e-9);
+                bar.set_position(second);
+                bar.set_message(format!(
+                    "{:02}:{:02} | state {state} | published {published} received {received} | {:.0} msg/s",
+                    second / 3600,
+                    second % 3600 / 60,
+                    received as f64 / elapsed
+                ));
+            }
+        }
+        match manager.next_callback(Duration::from_millis(100)) {
+            Some(Callback::AnnounceSynchronizationPoint { label, .. }) if label == state => {
+                manager
+                    .synchronization_point_achieved(state)
+                    .map_err(|e| fail(e.to_string()))?;
+                achieved = true;
+            }
+            Some(Callback::FederationSynchronized { label, failed }) if label == state => {
+                if !achieved {
+                    return Err(fail("synchronized before the manager achieved".into()));
+                }
+                if !failed.is_empty() {
+                    return Err(fail(format!("blocks failed the state: {failed:?}")));
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What a block's thread needs besides the block.
+struct Context {
+    /// The blocks linked to this one: the only producers it takes messages from.
+    sources: Vec<String>,
+    layout_day_start: i64,
+    end: u32,
+    opts: RunOptions,
+    progress: Arc<Progress>,
+}
+
+enum BlockOutcome {
+    Published(u64),
+    Monitor(Box<MonitorStats>),
+    Other,
+}
+
+/// What the performance monitor measured.
+struct MonitorStats {
+    received: u64,
+    duplicated: u64,
+    malformed: u64,
+    bytes: u64,
+    lengths: Recorder,
+    frequencies: Recorder,
+    latency_us: Recorder,
+    per_second: Vec<SecondStats>,
+}
+
+/// The work of one block in each state; callbacks outside the states' own waits go
+/// to `callback`.
+trait Component {
+    fn state(&mut self, state: &str, f: &Federate) -> Result<(), String>;
+    fn callback(&mut self, _cb: Callback) {}
+    fn outcome(self: Box<Self>) -> BlockOutcome;
+}
+
+fn run_block(
+    rti: &Rti,
+    federation: &str,
+    block: &Block,
+    ctx: &Context,
+    joined: &Barrier,
+) -> Result<BlockOutcome, RunError> {
+    let fail = |e: &dyn std::fmt::Display| block_error(&block.name, e);
+    let joining = rti.join(
+        federation,
+        JoinOptions::named(&block.name, kind_name(block.kind)).with_wait(ctx.opts.wait),
+    );
+    // Everyone meets at the barrier, joined or not, so the manager never waits forever.
+    joined.wait();
+    let f = joining.map_err(|e| fail(&e))?;
+    let sndem = Sndem::of(&f).map_err(|e| fail(&e))?;
+    let mut component: Box<dyn Component> = match block.kind {
+        BlockKind::Traffic | BlockKind::Player => Box::new(TrafficBlock::new(block, ctx, sndem)),
+        BlockKind::Monitor => Box::new(MonitorBlock::new(ctx, sndem)),
+        BlockKind::Recorder => Box::new(RecorderBlock::new(block, ctx, sndem)),
+    };
+    for state in STATES {
+        let r = lifecycle_state(&f, state, &mut *component);
+        if let Err(e) = r {
+            let _ = f.synchronization_point_failed(state);
+            let _ = f.resign(ResignAction::DeleteObjects);
+            return Err(fail(&format!("{state}: {e}")));
+        }
+    }
+    let _ = f.resign(ResignAction::DeleteObjects);
+    Ok(component.outcome())
+}
+
+fn kind_name(kind: BlockKind) -> &'static str {
+    match kind {
+        BlockKind::Traffic => "traffic",
+        BlockKind::Monitor => "monitor",
+        BlockKind::Recorder => "recorder",
+        BlockKind::Player => "player",
+    }
+}
+
+/// Waits for `state`'s announcement, does the work, achieves, waits for the
+/// federation to synchronize.
+fn lifecycle_state(f: &Federate, state: &str, c: &mut dyn Component) -> Result<(), String> {
+    let deadline = Instant::now() + WAIT;
+    let next = |c: &mut dyn Component, what: &str| -> Result<Callback, String> {
+        loop {
+            if Instant::now() > deadline {
+                return Err(format!("no {what} within {WAIT:?}"));
+            }
+            if let Some(cb) = f.next_callback(Duration::from_millis(100)) {
+                match cb {
+                    Callback::AnnounceSynchronizationPoint { .. }
+                    | Callback::FederationSynchronized { .. } => return Ok(cb),
+                    other => c.callback(other),
+                }
+            }
+        }
+    };
+    loop {
+        match next(c, "announcement")? {
+            Callback::AnnounceSynchronizationPoint { label, .. } if label == state => break,
+            _ => {}
+        }
+    }
+    c.state(state, f)?;
+    f.synchronization_point_achieved(state)
+        .map_err(|e| e.to_string())?;
+    loop {
+        match next(c, "synchronization")? {
+            Callback::FederationSynchronized { label, .. } if label == state => return Ok(()),
+            _ => {}
+        }
+    }
+}
+
+/// Enables regulation (lookahead `lookahead`) and constrained, feeding other
+/// callbacks to `c`.
+fn enable_time(
+    f: &Federate,
+    lookahead: f64,
+    mut c: impl FnMut(Callback),
+) -> Result<(), String> {
+    f.enable_time_regulation(lookahead)
+        .map_err(|e| e.to_string())?;
+    wait_until(f, "regulation", &mut c, |cb| {
+        matches!(cb, Callback::TimeRegulationEnabled { .. })
+    })?;
+    f.enable_time_constrained().map_err(|e| e.to_string())?;
+    wait_until(f, "constrained", &mut c, |cb| {
+        matches!(cb, Callback::TimeConstrainedEnabled { .. })
+    })
+}
+
+fn wait_until(
+    f: &Federate,
+    what: &str,
+    c: &mut impl FnMut(Callback),
+    done: impl Fn(&Callback) -> bool,
+) -> Result<(), String> {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if Instant::now() > deadline {
+            return Err(format!("no {what} within {WAIT:?}"));
+        }
+        if let Some(cb) = f.next_callback(Duration::from_millis(100)) {
+            if done(&cb) {
+                return Ok(());
+            }
+            c(cb);
+        }
+    }
+}
+
+/// Asks to advance to `t` and waits for the grant.
+fn advance(f: &Federate, t: f64, c: &mut impl FnMut(Callback)) -> Result<(), String> {
+    f.time_advance_request(t).map_err(|e| e.to_string())?;
+    wait_until(f, "time advance grant", c, |cb| {
+        matches!(cb, Callback::TimeAdvanceGrant { .. })
+    })
+}
+
+/// Where a traffic block's tracks come from, second by second.
+enum Tracks {
+    Generated(Box<TrafficDay>),
+    /// Tracks already read (a CSV or a recording), sorted by second.
+    Loaded { by_second: Vec<(u32, Track)>, next: usize },
+}
+
+impl Tracks {
+    /// Replaces `out`'s contents with second `t`'s tracks.
+    fn second(&mut self, t: u32, out: &mut Vec<Track>) {
+        match self {
+            // Overwrites the tracks already in `out`: no allocation per track.
+            Tracks::Generated(day) => day.second_reusing(t, out),
+            Tracks::Loaded { by_second, next } => {
+                out.clear();
+                while let Some((s, track)) = by_second.get(*next) {
+                    if *s > t {
+                        break;
+                    }
+                    if *s == t {
+                        out.push(track.clone());
+                    }
+                    *next += 1;
+                }
+            }
+        }
+    }
+}
+
+/// A traffic block (generated day, ADS-B CSV or a recording played back).
+struct TrafficBlock {
+    block: Block,
+    day_start: i64,
+    end: u32,
+    codec: Codec,
+    run_name: String,
+    sndem: Sndem,
+    progress: Arc<Progress>,
+    density: Option<f64>,
+    window: (u32, u32),
+    tracks: Option<Tracks>,
+    published: u64,
+}
+
+impl TrafficBlock {
+    fn new(block: &Block, ctx: &Context, sndem: Sndem) -> TrafficBlock {
+        TrafficBlock {
+            block: block.clone(),
+            day_start: ctx.layout_day_start,
+            end: ctx.end,
+            codec: ctx.opts.codec,
+            run_name: ctx.opts.run_name.clone(),
+            sndem,
+            progress: ctx.progress.clone(),
+            density: ctx.opts.density,
+            window: (0, 0),
+            tracks: None,
+            published: 0,
+        }
+    }
+
+    /// The simulated seconds `[from, to)` this block plays, clipped to the run.
+    fn window(&self) -> (u32, u32) {
+        let rel = |unix: i64| (unix - self.day_start).clamp(0, i64::from(DAY_S)) as u32;
+        let delay = self.block.scheduled_delay_s.max(0.0).round() as u32;
+        let from = self.block.traffic_start.map_or(delay, rel).max(delay);
+        let to = self.block.traffic_end.map_or(DAY_S, rel);
+        (from.min(self.end), to.min(self.end))
+    }
+
+    fn load(&mut self) -> Result<(), String> {
+        let (from, to) = self.window;
+        let tracks = match &self.block.source {
+            Some(TrafficSource::Generated { seed, density }) => {
+                if from >= to {
+                    None
+                } else {
+                    let config = TrafficConfig {
+                        seed: *seed,
+                        start_s: from,
+                        end_s: to,
+                        density: self.density.unwrap_or(*density),
+                        src: self.block.name.replace(':', "."),
+                        run: self.run_name.clone(),
+                        epoch_ms: self.day_start * 1000,
+                    };
+                    Some(Tracks::Generated(Box::new(
+                        TrafficDay::new(config).map_err(|e| e.to_string())?,
+                    )))
+                }
+            }
+            Some(TrafficSource::AdsbCsv { path }) => {
+                let (tracks, bad) = crate::adsb_csv::read_adsb_csv(path)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                for e in bad.iter().take(20) {
+                    eprintln!("{}: skipped: {e}", self.block.name);
+                }
+                let day_ms = self.day_start * 1000;
+                let mut by_second: Vec<(u32, Track)> = tracks
+                    .into_iter()
+                    .filter_map(|t| {
+                        let s = (t.time - day_ms).div_euclid(1000);
+                        (s >= i64::from(from) && s < i64::from(to)).then_some((s as u32, t))
+                    })
+                    .collect();
+                by_second.sort_by_key(|(s, _)| *s);
+                Some(Tracks::Loaded { by_second, next: 0 })
+            }
+            Some(TrafficSource::Recording { path }) => {
+                let records = read_recording(path)?;
+                let day_ms = self.day_start * 1000;
+                let mut by_second: Vec<(u32, Track)> = Vec::with_capacity(records.len());
+                for (i, (_, bytes)) in records.into_iter().enumerate() {
+                    let track = Codec::Json
+                        .decode(&bytes)
+                        .or_else(|| Codec::Binary.decode(&bytes))
+                        .ok_or_else(|| {
+                            format!("{}: record {} is not a track", path.display(), i + 1)
+                        })?;
+                    let s = (track.time - day_ms).div_euclid(1000);
+                    if s >= i64::from(from) && s < i64::from(to) {
+                        by_second.push((s as u32, track));
+                    }
+                }
+                by_second.sort_by_key(|(s, _)| *s);
+                Some(Tracks::Loaded { by_second, next: 0 })
+            }
+            None => return Err("no traffic source".into()),
+        };
+        self.tracks = tracks;
+        Ok(())
+    }
+
+    fn execute(&mut self, f: &Federate) -> Result<(), String> {
+        let (from, to) = self.window;
+        let mut ignore = |_cb: Callback| {};
+        let Some(tracks) = self.tracks.as_mut() else {
+            // Nothing to play in this run: step aside to the end.
+            return advance(f, f64::from(self.end), &mut ignore);
+        };
+        if from > 0 {
+            advance(f, f64::from(from), &mut ignore)?;
+        }
+        let mut buf = Vec::new();
+        let mut scratch = Vec::with_capacity(256);
+        let real_time = !self.block.fast_time;
+        let started = Instant::now();
+        for t in from..to {
+            if real_time {
+                let due = Duration::from_secs_f64(f64::from(t - from) / self.block.speed);
+                if let Some(wait) = due.checked_sub(started.elapsed()) {
+                    thread::sleep(wait);
+                }
+            }
+            tracks.second(t, &mut buf);
+            for track in &mut buf {
+                track.meta.tpub = wall_ms();
+                self.codec.encode(track, &mut scratch);
+                f.send_interaction(
+                    self.sndem.class,
+                    [
+                        (self.sndem.vid, Bytes::copy_from_slice(track.vid.as_bytes())),
+                        (self.sndem.message, Bytes::copy_from_slice(&scratch)),
+                    ],
+                    Bytes::new(),
+                )
+                .map_err(|e| e.to_string())?;
+            }
+            self.published += buf.len() as u64;
+            self.progress
+                .published
+                .fetch_add(buf.len() as u64, Ordering::Relaxed);
+            advance(f, f64::from(t + 1), &mut ignore)?;
+        }
+        if to < self.end {
+            advance(f, f64::from(self.end), &mut ignore)?;
+        }
+        Ok(())
+    }
+}
+
+fn wall_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+impl Component for TrafficBlock {
+    fn state(&mut self, state: &str, f: &Federate) -> Result<(), String> {
+        match state {
+            "deployment" => {
+                self.window = self.window();
+                match &self.block.source {
+                    Some(TrafficSource::AdsbCsv { path } | TrafficSource::Recording { path })
+                        if !path.exists() =>
+                    {
+                        Err(format!("source file {} not found", path.display()))
+                    }
+                    _ => Ok(()),
+                }
+            }
+            "startup" => f
+                .publish_interaction_class(self.sndem.class)
+                .map_err(|e| e.to_string()),
+            "initialization" => {
+                self.load()?;
+                enable_time(f, 1.0, |_| {})
+            }
+            "execution" => self.execute(f),
+            "shutdown" => {
+                f.flush().map_err(|e| e.to_string())?;
+                f.disable_time_regulation().map_err(|e| e.to_string())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn outcome(self: Box<Self>) -> BlockOutcome {
+        BlockOutcome::Published(self.published)
+    }
+}
+
+/// The performance monitor: message lengths, per-second frequencies, latency, counts.
+struct MonitorBlock {
+    day_start_ms: i64,
+    end: u32,
+    codec: Codec,
+    sndem: Sndem,
+    progress: Arc<Progress>,
+    received: u64,
+    malformed: u64,
+    bytes: u64,
+    lengths: Recorder,
+    latency_us: Recorder,
+    per_second: Vec<u32>,
+    /// Distinct flights per simulated minute (hashes of the vehicle identifiers).
+    minute_flights: Vec<u32>,
+    minute_seen: HashSet<u64>,
+    current_minute: u32,
+    /// Per sender, the last sequence number seen: duplicates are counted, not hidden.
+    last_seq: std::collections::HashMap<glidepath::FederateHandle, u64>,
+    duplicated: u64,
+    /// Names of the linked blocks, and their federates once known.
+    sources: Vec<String>,
+    linked: Linked,
+}
+
+/// Which producers a subscribing block takes messages from: those of the blocks
+/// linked to it in the layout (Figure 3.1's arrows). Learned from the federation's
+/// list of federates during initialization, when every block has joined.
+#[derive(Default)]
+struct Linked {
+    handles: HashSet<glidepath::FederateHandle>,
+    /// Messages from producers no link names: not counted as received.
+    unlinked: u64,
+}
+
+impl Linked {
+    fn learn(&mut self, f: &Federate, sources: &[String]) -> Result<(), String> {
+        let federates = f.list_federates().map_err(|e| e.to_string())?;
+        for name in sources {
+            let info = federates
+                .iter()
+                .find(|i| &i.name == name)
+                .ok_or_else(|| format!("linked block `{name}` has not joined"))?;
+            self.handles.insert(info.handle);
+        }
+        Ok(())
+    }
+
+    fn accepts(&mut self, producer: glidepath::FederateHandle) -> bool {
+        let ok = self.handles.contains(&producer);
+        if !ok {
+            self.unlinked += 1;
+        }
+        ok
+    }
+}
+
+impl MonitorBlock {
+    fn new(ctx: &Context, sndem: Sndem) -> MonitorBlock {
+        MonitorBlock {
+            day_start_ms: ctx.layout_day_start * 1000,
+            end: ctx.end,
+            codec: ctx.opts.codec,
+            sndem,
+            progress: ctx.progress.clone(),
+            received: 0,
+            malformed: 0,
+            bytes: 0,
+            lengths: Recorder::new(),
+            latency_us: Recorder::new(),
+            per_second: vec![0; ctx.end as usize],
+            minute_flights: vec![0; (ctx.end as usize).div_ceil(60)],
+            minute_seen: HashSet::new(),
+            current_minute: 0,
+            last_seq: Default::default(),
+            duplicated: 0,
+            sources: ctx.sources.clone(),
+            linked: Linked::default(),
+        }
+    }
+
+    fn receive(&mut self, cb: Callback) {
+        let Callback::ReceiveInteraction {
+            class, values, info, ..
+        } = cb
+        else {
+            return;
+        };
+        if class != self.sndem.class || !self.linked.accepts(info.producer) {
+            return;
+        }
+        let now_ns = glidepath::transport::monotonic_now_ns();
+        let last = self.last_seq.entry(info.producer).or_insert(0);
+        if info.seq <= *last {
+            self.duplicated += 1;
+            return;
+        }
+        *last = info.seq;
+        self.received += 1;
+        self.progress.received.fetch_add(1, Ordering::Relaxed);
+        let field = |p: ParameterHandle| values.iter().find(|(q, _)| *q == p).map(|(_, v)| v);
+        let (Some(key), Some(message)) = (field(self.sndem.vid), field(self.sndem.message)) else {
+            self.malformed += 1;
+            return;
+        };
+        // "The length of a track message is the sum of the lengths of the key and the
+        // payload" (memorandum, section 4): 7 + 200 bytes for Table 4.1's sample.
+        let length = (key.len() + message.len()) as u64;
+        self.bytes += length;
+        self.lengths.record(length);
+        self.latency_us
+            .record(now_ns.saturating_sub(info.publish_time_ns) / 1000);
+        let Some(track) = self.codec.decode(message) else {
+            self.malformed += 1;
+            return;
+        };
+        let second = (track.time - self.day_start_ms).div_euclid(1000);
+        if second >= 0 && (second as usize) < self.per_second.len() {
+            let second = second as usize;
+            self.per_second[second] += 1;
+            let minute = (second / 60) as u32;
+            if minute != self.current_minute {
+                self.close_minute();
+                self.current_minute = minute;
+            }
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            track.vid.hash(&mut h);
+            self.minute_seen.insert(h.finish());
+        }
+    }
+
+    fn close_minute(&mut self) {
+        let m = self.current_minute as usize;
+        if let Some(slot) = self.minute_flights.get_mut(m) {
+            *slot = (*slot).max(self.minute_seen.len() as u32);
+        }
+        self.minute_seen.clear();
+    }
+}
+
+impl Component for MonitorBlock {
+    fn state(&mut self, state: &str, f: &Federate) -> Result<(), String> {
+        match state {
+            "startup" => f
+                .subscribe_interaction_class(self.sndem.class)
+                .map_err(|e| e.to_string()),
+            "initialization" => {
+                self.linked.learn(f, &self.sources)?;
+                let mut early = Vec::new();
+                enable_time(f, MONITOR_LOOKAHEAD, |cb| early.push(cb))?;
+                for cb in early {
+                    self.receive(cb);
+                }
+                Ok(())
+            }
+            "execution" => {
+                for t in 1..=self.end {
+                    let mut got = Vec::new();
+                    advance(f, f64::from(t), &mut |cb| got.push(cb))?;
+                    for cb in got {
+                        self.receive(cb);
+                    }
+                    self.progress
+                        .monitor_second
+                        .store(u64::from(t), Ordering::Relaxed);
+                }
+                self.close_minute();
+                Ok(())
+            }
+            "shutdown" => f.disable_time_regulation().map_err(|e| e.to_string()),
+            _ => Ok(()),
+        }
+    }
+
+    fn callback(&mut self, cb: Callback) {
+        self.receive(cb);
+    }
+
+    fn outcome(self: Box<Self>) -> BlockOutcome {
+        let mut frequencies = Recorder::new();
+        for &n in &self.per_second {
+            frequencies.record(u64::from(n));
+        }
+        let per_second = self
+            .per_second
+            .iter()
+            .enumerate()
+            .map(|(t, &messages)| SecondStats {
+                t: t as u32,
+                messages,
+                flights: self.minute_flights.get(t / 60).copied().unwrap_or(0),
+            })
+            .collect();
+        BlockOutcome::Monitor(Box::new(MonitorStats {
+            received: self.received,
+            duplicated: self.duplicated,
+            malformed: self.malformed,
+            bytes: self.bytes,
+            lengths: self.lengths,
+            frequencies,
+            latency_us: self.latency_us,
+            per_second,
+        }))
+    }
+}
+
+/// Magic at the start of a recording file.
+const RECORDING_MAGIC: &[u8; 8] = b"GPREC01\n";
+
+/// Writes every SNDEM message of a run to a file: after the magic, one record per
+/// message — simulated second (u32 LE), length (u32 LE), the message bytes as they
+/// travelled (JSON or binary).
+struct RecorderBlock {
+    name: String,
+    end: u32,
+    sources: Vec<String>,
+    linked: Linked,
+    path: Option<PathBuf>,
+    sndem: Sndem,
+    out: Option<BufWriter<File>>,
+    error: Option<String>,
+    written: u64,
+}
+
+impl RecorderBlock {
+    fn new(block: &Block, ctx: &Context, sndem: Sndem) -> RecorderBlock {
+        RecorderBlock {
+            name: block.name.clone(),
+            end: ctx.end,
+            sources: ctx.sources.clone(),
+            linked: Linked::default(),
+            path: block.output.clone(),
+            sndem,
+            out: None,
+            error: None,
+            written: 0,
+        }
+    }
+
+    fn record(&mut self, cb: Callback) {
+        let (
+            Some(out),
+            Callback::ReceiveInteraction {
+                class,
+                values,
+                info,
+                ..
+            },
+        ) = (&mut self.out, cb)
+        else {
+            return;
+        };
+        if class != self.sndem.class || self.error.is_some() || !self.linked.accepts(info.producer)
+        {
+            return;
+        }
+        let Some((_, message)) = values.iter().find(|(p, _)| *p == self.sndem.message) else {
+            return;
+        };
+        let second = Codec::Json
+            .decode(message)
+            .or_else(|| Codec::Binary.decode(message))
+            .map_or(0, |t| (t.time.div_euclid(1000)) as u32);
+        let r = out
+            .write_all(&second.to_le_bytes())
+            .and_then(|()| out.write_all(&(message.len() as u32).to_le_bytes()))
+            .and_then(|()| out.write_all(message));
+        match r {
+            Ok(()) => self.written += 1,
+            Err(e) => self.error = Some(e.to_string()),
+        }
+    }
+}
+
+impl Component for RecorderBlock {
+    fn state(&mut self, state: &str, f: &Federate) -> Result<(), String> {
+        match state {
+            "deployment" => {
+                let path = self
+                    .path
+                    .clone()
+                    .ok_or_else(|| format!("recorder {} has no output", self.name))?;
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                }
+                let mut file = BufWriter::new(
+                    File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?,
+                );
+                file.write_all(RECORDING_MAGIC)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                self.out = Some(file);
+                Ok(())
+            }
+            "startup" => f
+                .subscribe_interaction_class(self.sndem.class)
+                .map_err(|e| e.to_string()),
+            "initialization" => {
+                self.linked.learn(f, &self.sources)?;
+                // Constrained (not regulating: it holds nobody back), so the grant at
+                // the end proves every message of the run has arrived.
+                f.enable_time_constrained().map_err(|e| e.to_string())?;
+                let mut early = Vec::new();
+                wait_until(f, "constrained", &mut |cb| early.push(cb), |cb| {
+                    matches!(cb, Callback::TimeConstrainedEnabled { .. })
+                })?;
+                for cb in early {
+                    self.record(cb);
+                }
+                Ok(())
+            }
+            "execution" => {
+                let mut got = Vec::new();
+                f.time_advance_request(f64::from(self.end))
+                    .map_err(|e| e.to_string())?;
+                let deadline = Instant::now() + WAIT;
+                loop {
+                    if Instant::now() > deadline {
+                        return Err("no grant at the end of the run".into());
+                    }
+                    match f.next_callback(Duration::from_millis(100)) {
+                        Some(Callback::TimeAdvanceGrant { .. }) => break,
+                        Some(cb) => got.push(cb),
+                        None => {}
+                    }
+                    for cb in got.drain(..) {
+                        self.record(cb);
+                    }
+                }
+                Ok(())
+            }
+            "archival" => {
+                if let Some(e) = self.error.take() {
+                    return Err(e);
+                }
+                if let Some(mut out) = self.out.take() {
+                    out.flush().map_err(|e| e.to_string())?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn callback(&mut self, cb: Callback) {
+        self.record(cb);
+    }
+
+    fn outcome(self: Box<Self>) -> BlockOutcome {
+        BlockOutcome::Other
+    }
+}
+
+/// Reads a recording: (unix second of the track, message bytes) per record.
+fn read_recording(path: &Path) -> Result<Vec<(u32, Vec<u8>)>, String> {
+    let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut r = BufReader::new(file);
+    let mut magic = [0u8; 8];
+    r.read_exact(&mut magic)
+        .map_err(|e| format!("{}: not a recording ({e})", path.display()))?;
+    if &magic != RECORDING_MAGIC {
+        return Err(format!("{}: not a glidepath recording", path.display()));
+    }
+    let mut out = Vec::new();
+    loop {
+        if r.fill_buf().map_err(|e| e.to_string())?.is_empty() {
+            return Ok(out);
+        }
+        let mut head = [0u8; 8];
+        r.read_exact(&mut head).map_err(|e| {
+            format!("{}: record {} truncated ({e})", path.display(), out.len() + 1)
+        })?;
+        let second = u32::from_le_bytes(head[..4].try_into().expect("4 bytes"));
+        let len = u32::from_le_bytes(head[4..].try_into().expect("4 bytes")) as usize;
+        if len > 1 << 20 {
+            return Err(format!(
+                "{}: record {} claims {len} bytes",
+                path.display(),
+                out.len() + 1
+            ));
+        }
+        let mut message = vec![0; len];
+        r.read_exact(&mut message).map_err(|e| {
+            format!("{}: record {} truncated ({e})", path.display(), out.len() + 1)
+        })?;
+        out.push((second, message));
+    }
+}

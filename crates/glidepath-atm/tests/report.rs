@@ -1,0 +1,191 @@
+//! The end-of-run report (issue 5): built from synthetic data shaped like the
+//! memorandum's day, its tables carry the headers and numbers of Tables 4.2, 4.3, 4.5 and
+//! 4.7, `report.json` has every documented key, `write` produces the files (PNG figures
+//! included), and the matrix table stands next to the memorandum's runs.
+
+use std::path::PathBuf;
+
+use glidepath_atm::report::{matrix_table, RunReport, SecondStats, STATES};
+use glidepath_bench::stats::Recorder;
+
+/// Two simulated hours: flights and messages rising then falling, lengths 193..219
+/// around 210 B, latencies of a few hundred microseconds with a rare 70 ms outlier.
+fn synthetic() -> RunReport {
+    let mut lengths = Recorder::new();
+    let mut frequencies = Recorder::new();
+    let mut latency_us = Recorder::new();
+    let mut per_second = Vec::new();
+    let mut published = 0u64;
+    let mut bytes = 0u64;
+    for t in 0..7200u32 {
+        let flights = 1000 + (t % 3600) / 2;
+        let messages = 24 + (t * 7919) % 1756;
+        per_second.push(SecondStats { t, messages, flights });
+        frequencies.record(u64::from(messages));
+        for i in 0..messages {
+            let len = 193 + u64::from((i * 31 + t) % 27);
+            lengths.record(len);
+            latency_us.record(u64::from((i * 37 + t) % 900));
+            bytes += len;
+            published += 1;
+        }
+    }
+    latency_us.record(70_000);
+    let execution_s = 12.5;
+    RunReport {
+        run: "inproc-json-none".into(),
+        layout: "atm-testbed-day".into(),
+        transport: "inproc".into(),
+        codec: "json".into(),
+        compression: "none".into(),
+        persistence: false,
+        hours: 2.0,
+        published,
+        received: published,
+        lost: 0,
+        duplicated: 0,
+        malformed: 0,
+        bytes,
+        execution_s,
+        throughput_mbit_s: bytes as f64 * 8.0 / execution_s / 1e6,
+        peak_flights: 2799,
+        lengths,
+        frequencies,
+        latency_us,
+        per_second,
+        state_durations_s: STATES.iter().enumerate().map(|(i, s)| (s.to_string(), if *s == "execution" { execution_s } else { 0.001 * (i + 1) as f64 })).collect(),
+    }
+}
+
+#[test]
+fn tables_have_the_memorandum_layout_and_our_numbers() {
+    let r = synthetic();
+    let text = r.tables();
+    println!("{text}");
+    for header in [
+        "Table 4.2",
+        "Table 4.3",
+        "Table 4.5",
+        "Table 4.7",
+        "| Message | Min | P25 | P50 | P75 | Max | Mean | SD | Unit | Count |",
+        "| Run | Min | P25 | P50 | P75 | Max | Mean | SD | Unit | Count |",
+        "Deployment",
+        "Initialization",
+        "Retirement",
+        "**Total**",
+        "Published",
+        "Received",
+        "Lost",
+        "Peak flights",
+    ] {
+        assert!(text.contains(header), "missing {header:?}");
+    }
+    let l = r.lengths.summary().unwrap();
+    assert_eq!((l.min, l.max), (193.0, 219.0));
+    assert!(text.contains(&format!("| Lengths | 193 | {} | {} | {} | 219 | {:.2} |", l.p25, l.p50, l.p75, l.mean)), "lengths row");
+    // The memorandum's own rows for comparison.
+    assert!(text.contains("| 193 | 207 | 210 | 212 | 219 | 209.63 | 3.15 | bytes | 43,308,919 |"));
+    assert!(text.contains("| 24 | 247 | 525 | 704 | 1,779 | 501.26 | 281.79 | msg/s | 86,400 |"));
+    assert!(text.contains("| 0 | 0 | 0 | 0 | 70 | 0.0113 | 0.119 | ms | 43,308,919 |"));
+    assert!(text.contains("| 0 | 0 | 1 | 2 | 139 | 1.49 | 3.144 | ms | 43,308,917 |"));
+    // Latency in ms from the exact microsecond summary: the outlier is the max.
+    assert!(text.contains("| 70.000 | "), "latency max 70 ms");
+    assert!(text.contains(&format!("| {} |", fmt_group(r.published))));
+    assert!(text.contains("663.702") && text.contains("109.430"));
+    assert!(text.contains("every published message was received"));
+    let mut lossy = synthetic();
+    lossy.received -= 2;
+    lossy.lost = 2;
+    assert!(lossy.tables().contains("received ≠ published"));
+}
+
+fn fmt_group(v: u64) -> String {
+    let s = v.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn json_has_every_key() {
+    let r = synthetic();
+    let j = r.to_json();
+    for key in ["run", "layout", "transport", "codec", "compression", "persistence", "hours", "published", "received", "lost", "duplicated", "malformed", "bytes", "execution_s", "throughput_mbit_s", "peak_flights", "total_s"] {
+        assert!(!j[key].is_null(), "missing {key}");
+    }
+    for obj in ["lengths", "frequencies", "latency_ms"] {
+        for key in ["min", "p25", "p50", "p75", "max", "mean", "sd", "count"] {
+            assert!(j[obj][key].is_number(), "missing {obj}.{key}");
+        }
+    }
+    for state in STATES {
+        assert!(j["state_durations_s"][state].is_number(), "missing state {state}");
+    }
+    assert_eq!(j["state_durations_s"].as_object().unwrap().len(), 7);
+    assert_eq!(j["published"].as_u64(), Some(r.published));
+    assert_eq!(j["latency_ms"]["max"].as_f64(), Some(70.0));
+    assert_eq!(j["latency_ms"]["count"].as_u64(), Some(r.published + 1));
+    assert_eq!(j["frequencies"]["count"].as_u64(), Some(7200));
+    assert_eq!(j["lengths"]["min"].as_f64(), Some(193.0));
+    assert_eq!(j["persistence"].as_bool(), Some(false));
+
+    // An empty run still has every key (null statistics, zero counts), and no panic.
+    let empty = RunReport::default();
+    let j = empty.to_json();
+    assert_eq!(j["latency_ms"]["count"].as_u64(), Some(0));
+    assert!(j["latency_ms"]["p50"].is_null());
+    assert!(j["state_durations_s"]["execution"].is_null());
+    assert!(empty.tables().contains("Table 4.2"));
+}
+
+#[test]
+fn write_creates_report_files_and_pngs() {
+    let dir = std::env::temp_dir().join(format!("glidepath-report-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let r = synthetic();
+    let written = r.write(&dir.join("nested")).unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<String> = written.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    for expected in ["report.json", "report.md", "fig4_1a_flights.png", "fig4_1b_messages.png", "fig4_2a_lengths.png", "fig4_2b_frequencies.png", "fig4_3_latency.png"] {
+        assert!(names.iter().any(|n| n == expected), "{expected} not in {names:?}");
+    }
+    for p in &written {
+        let data = std::fs::read(p).unwrap();
+        if p.extension().is_some_and(|e| e == "png") {
+            assert_eq!(&data[..8], b"\x89PNG\r\n\x1a\n", "{} is not a PNG", p.display());
+        }
+    }
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("nested/report.json")).unwrap()).unwrap();
+    assert_eq!(json, r.to_json());
+    let md = std::fs::read_to_string(dir.join("nested/report.md")).unwrap();
+    assert!(md.starts_with(&r.tables()));
+    assert!(md.contains("(fig4_3_latency.png)"));
+
+    // A run with no per-second series and no samples still writes a report.
+    let empty: Vec<PathBuf> = RunReport::default().write(&dir.join("empty")).unwrap();
+    assert!(empty.iter().all(|p| p.exists()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn matrix_table_stands_next_to_the_memorandum() {
+    let a = synthetic();
+    let mut b = synthetic();
+    b.run = "nats-json-lz4".into();
+    b.transport = "nats".into();
+    b.compression = "lz4".into();
+    b.execution_s = 20.0;
+    let text = matrix_table(&[a, b]);
+    println!("{text}");
+    assert!(text.contains("| Run | Transport |"));
+    assert!(text.contains("| inproc-json-none | inproc | json | none | off |"));
+    assert!(text.contains("| nats-json-lz4 | nats | json | lz4 | off |"));
+    for memo in ["1A (memorandum)", "663.702", "109.430", "0.0113", "| 70 |", "4A (memorandum)", "673.550", "107.831", "1.49", "| 139 |", "2A (memorandum)", "4,786.092", "15.175", "43,308,917", "| 2 |"] {
+        assert!(text.contains(memo), "missing {memo:?}");
+    }
+    assert_eq!(text.lines().count(), 2 + 2 + 3);
+}
