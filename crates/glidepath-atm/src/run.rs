@@ -985,20 +985,11 @@ impl Component for MonitorBlock {
                 .map_err(|e| e.to_string()),
             "initialization" => {
                 self.linked.learn(f, &self.sources)?;
-                let mut early = Vec::new();
-                enable_time(f, MONITOR_LOOKAHEAD, |cb| early.push(cb))?;
-                for cb in early {
-                    self.receive(cb);
-                }
-                Ok(())
+                enable_time(f, MONITOR_LOOKAHEAD, |cb| self.receive(cb))
             }
             "execution" => {
                 for t in 1..=self.end {
-                    let mut got = Vec::new();
-                    advance(f, f64::from(t), &mut |cb| got.push(cb))?;
-                    for cb in got {
-                        self.receive(cb);
-                    }
+                    advance(f, f64::from(t), &mut |cb| self.receive(cb))?;
                     self.progress
                         .monitor_second
                         .store(u64::from(t), Ordering::Relaxed);
@@ -1138,35 +1129,11 @@ impl Component for RecorderBlock {
                 // Constrained (not regulating: it holds nobody back), so the grant at
                 // the end proves every message of the run has arrived.
                 f.enable_time_constrained().map_err(|e| e.to_string())?;
-                let mut early = Vec::new();
-                wait_until(f, "constrained", &mut |cb| early.push(cb), |cb| {
+                wait_until(f, "constrained", &mut |cb| self.record(cb), |cb| {
                     matches!(cb, Callback::TimeConstrainedEnabled { .. })
-                })?;
-                for cb in early {
-                    self.record(cb);
-                }
-                Ok(())
+                })
             }
-            "execution" => {
-                let mut got = Vec::new();
-                f.time_advance_request(f64::from(self.end))
-                    .map_err(|e| e.to_string())?;
-                let deadline = Instant::now() + WAIT;
-                loop {
-                    if Instant::now() > deadline {
-                        return Err("no grant at the end of the run".into());
-                    }
-                    match f.next_callback(Duration::from_millis(100)) {
-                        Some(Callback::TimeAdvanceGrant { .. }) => break,
-                        Some(cb) => got.push(cb),
-                        None => {}
-                    }
-                    for cb in got.drain(..) {
-                        self.record(cb);
-                    }
-                }
-                Ok(())
-            }
+            "execution" => advance(f, f64::from(self.end), &mut |cb| self.record(cb)),
             "archival" => {
                 if let Some(e) = self.error.take() {
                     return Err(e);

@@ -133,6 +133,21 @@ impl BenchOptions {
         }
     }
 
+    /// The peer counts of a one-to-N suite (receivers, repeaters): `--subscribers`,
+    /// else `--federates` minus the one measuring federate, else one. A zero count is
+    /// refused with a message naming the suite and what it needs.
+    pub fn peers(&self, suite: &str, what: &str) -> anyhow::Result<Vec<usize>> {
+        let peers = if self.subscribers.is_empty() && self.federates > 1 {
+            vec![self.federates - 1]
+        } else {
+            self.subscribers_or(&[1])
+        };
+        if peers.contains(&0) {
+            anyhow::bail!("{suite} needs at least one {what}: --subscribers must be 1 or more");
+        }
+        Ok(peers)
+    }
+
     /// The federate count to use: the options' count, or `default`.
     pub fn federates_or(&self, default: usize) -> usize {
         if self.federates == 0 {

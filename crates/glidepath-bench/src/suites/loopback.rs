@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Instant;
 
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, Context};
 use bytes::Bytes;
 use crossbeam_channel::{Receiver, Sender};
 use futures::StreamExt;
@@ -59,14 +59,7 @@ pub fn run(
 ) -> anyhow::Result<Vec<BenchResult>> {
     let sizes = opts.sizes_or(DEFAULT_SIZES);
     let count = opts.count_or(DEFAULT_COUNT);
-    let repeaters = if opts.subscribers.is_empty() && opts.federates > 1 {
-        vec![opts.federates - 1]
-    } else {
-        opts.subscribers_or(&[1])
-    };
-    if repeaters.contains(&0) {
-        bail!("loopback needs at least one repeater: --subscribers must be 1 or more");
-    }
+    let repeaters = opts.peers("loopback", "repeater")?;
     let raw_nats = match (opts.raw, opts.transport) {
         (true, TransportChoice::Nats) => Some(RawNats::new(&opts.nats_url)?),
         _ => None,

@@ -73,14 +73,7 @@ pub fn run(
     progress: &dyn Progress,
 ) -> anyhow::Result<Vec<BenchResult>> {
     let sizes = opts.sizes_or(DEFAULT_SIZES);
-    let peers = if opts.subscribers.is_empty() && opts.federates > 1 {
-        vec![opts.federates - 1]
-    } else {
-        opts.subscribers_or(&[1])
-    };
-    if peers.contains(&0) {
-        bail!("throughput needs at least one receiver (and one sender): --subscribers must be 1 or more");
-    }
+    let peers = opts.peers("throughput", "receiver (and one sender)")?;
     let raw_nats = match (opts.raw, opts.transport) {
         (true, TransportChoice::Nats) => Some(RawNats::new(&opts.nats_url)?),
         _ => None,
