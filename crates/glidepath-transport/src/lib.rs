@@ -40,9 +40,12 @@
 //! 7. **Best effort is shed, reliable is not.** When a receiving endpoint's inbox
 //!    already holds [`BEST_EFFORT_BACKLOG_MAX`] envelopes, best-effort envelopes for it
 //!    are dropped and counted ([`EndpointStats::best_effort_dropped`]); reliable ones are
-//!    always kept, in order. (Bounding reliable traffic needs flow control back to the
-//!    sender: the JetStream mode of the NATS backend has it; core NATS and `inproc` do
-//!    not yet.)
+//!    always kept, in order. Bounding reliable traffic needs flow control back to the
+//!    sender: the NATS backend has it (acknowledgement windows over core NATS, the
+//!    publish acknowledgement window with JetStream), so a slow subscriber slows its
+//!    senders instead of growing another process's memory. `inproc` has none: all
+//!    federates share one process, and a federate that stops draining grows its
+//!    inbox in that process.
 //!
 //! The `inproc` backend ([`InprocTransport`]) is the embedded default: all federates
 //! in one process, envelopes moved (their payloads are reference-counted [`bytes::Bytes`]),
@@ -156,6 +159,14 @@ pub struct EndpointStats {
     /// envelopes: a slow subscriber sheds best-effort data instead of growing without
     /// bound. Reliable envelopes are never dropped this way.
     pub best_effort_dropped: u64,
+    /// Envelopes that arrived twice (a retransmission that crossed the original) and
+    /// were dropped the second time.
+    pub duplicates_dropped: u64,
+    /// Envelopes this endpoint sent again because a receiver missed them.
+    pub retransmitted: u64,
+    /// Receivers this endpoint stopped waiting for because they stayed silent while
+    /// data waited for them (a crashed process, a cut network).
+    pub receivers_given_up: u64,
 }
 
 /// Inbox length from which a receiving endpoint drops best-effort envelopes. 65,536

@@ -468,6 +468,9 @@ pub(super) fn subscribe(
         notified: endpoint.notified.clone(),
         last_seq: HashMap::new(),
         codec: transport.codec.clone(),
+        // JetStream has its own acknowledgements and exactly-once acceptance.
+        receiver: None,
+        flow: None,
     };
     transport.block_on(js.start_reading(
         transport.runtime.handle(),
@@ -479,6 +482,7 @@ pub(super) fn subscribe(
         topics: HashSet::from([topic]),
         filter,
         stop: Some(stop_tx),
+        task: None,
     })
 }
 
@@ -616,7 +620,7 @@ async fn read_stream(
                     }
                     let message: Message = m.message;
                     if r.filter.admit(message.headers.as_ref()) {
-                        r.reader.handle(message);
+                        r.reader.handle(message, false);
                     }
                 }
                 Some(Err(e)) => tracing::debug!(error = %e, "JetStream consumer hiccup; it recovers by itself"),

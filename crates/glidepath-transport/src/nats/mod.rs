@@ -54,23 +54,23 @@
 //!
 //! # Loss, and where it can happen
 //!
-//! Core NATS is at-most-once. The places a message can be dropped are: (1) the
-//! receiving client's subscription channel, when full ([`NatsOptions::subscription_capacity`];
-//! the client drops and reports a slow consumer, counted in
-//! [`EndpointStats::slow_consumer_events`]); (2) the NATS server, when a receiving
-//! connection falls more than its `max_pending` (64 MiB by default) behind — the
-//! server then disconnects it as a slow consumer; (3) a lost connection (messages in
-//! flight are gone; the client reconnects and resubscribes by itself). The reader
-//! task of each endpoint moves messages from the client's channel into the
-//! endpoint's unbounded inbox as fast as it can decode them, so (1) and (2) happen
-//! only when decoding itself falls behind. Every sender numbers its envelopes and
-//! each receiver sees all of a federation's envelopes, so every loss shows up as a
-//! gap in some sender's `seq`: it is counted ([`EndpointStats::lost_envelopes`]) and
-//! logged. Nothing is retransmitted yet, and nothing slows a sender down for a slow
-//! receiver: the receiver's inbox grows instead (memory is bounded only by the
-//! subscription capacity and the NATS server's `max_pending`, which turn growth into
-//! counted loss). A publisher is slowed only by its own client's queue
-//! ([`NatsOptions::client_capacity`]).
+//! Core NATS is at-most-once. A message can be dropped (1) by the receiving client's
+//! subscription channel, when full ([`NatsOptions::subscription_capacity`]; the client
+//! reports a slow consumer, counted in [`EndpointStats::slow_consumer_events`]); (2) by
+//! the NATS server, when a receiving connection falls more than its `max_pending`
+//! (64 MiB by default) behind; (3) with a broken connection. Reliable delivery
+//! ([`flow`], on by default, [`NatsOptions::window_envelopes`]) repairs all three:
+//! every sender numbers its envelopes, every receiver of a federation reads all of
+//! them, acknowledges per sender and NACKs holes, and the sender keeps what is not
+//! yet acknowledged and retransmits it. A sender may run at most a window ahead of its
+//! slowest receiver, and a receiver whose inbox holds [`flow::RELIABLE_BACKLOG_MAX`]
+//! envelopes stops reading until its federate catches up, so a slow subscriber slows
+//! its senders down (bounded memory in every process) instead of losing data. Only a
+//! hole nobody fills within [`flow::GAP_GIVEUP`] (the sender crashed, or a peer that
+//! does not speak the protocol) is counted as lost ([`EndpointStats::lost_envelopes`])
+//! and skipped; a receiver that stays silent for [`flow::PEER_TIMEOUT`] is given up
+//! by its senders ([`EndpointStats::receivers_given_up`]). With the window set to 0,
+//! the backend is plain at-most-once core NATS and gaps are only counted.
 //!
 //! # When the NATS server restarts
 //!
@@ -80,10 +80,11 @@
 //! sent. A request answered with "no responders" after the executive server had
 //! answered (any endpoint of the same transport) before is repeated, backing off, until the request timeout, since the
 //! executive server is then most likely reconnecting; it keeps its state in memory.
-//! Messages in flight when the server went down are lost and counted as gaps.
-//! With [`Persistence::JetStream`] ([`NatsOptions::persistence`]) nothing acknowledged
+//! Messages in flight when the server went down are retransmitted once both sides
+//! are back (they are kept until acknowledged). With [`Persistence::JetStream`] ([`NatsOptions::persistence`]) nothing acknowledged
 //! is lost and a run can be replayed: see [`jetstream`].
 
+pub mod flow;
 mod frames;
 pub mod jetstream;
 mod process;
@@ -154,6 +155,16 @@ pub struct NatsOptions {
     /// Whether federations' messages are kept in JetStream (see [`Persistence`]).
     /// Default [`Persistence::None`]: core NATS needs no JetStream-enabled server.
     pub persistence: Persistence,
+    /// Reliable delivery over core NATS ([`flow`]): how many envelopes a sender may
+    /// publish in a federation beyond what its slowest receiver has acknowledged
+    /// before `publish` waits. Default 16,384 (16 ms of traffic at a million a
+    /// second, several round trips). 0 turns acknowledgements, retransmission and
+    /// the window off: core NATS's at-most-once, with gaps only counted.
+    pub window_envelopes: usize,
+    /// The same window in bytes of kept (unacknowledged) envelopes. Default 16 MiB:
+    /// a sender's retransmission buffer never holds more, and a receiver never has
+    /// more than this per sender in flight towards it.
+    pub window_bytes: usize,
 }
 
 impl Default for NatsOptions {
@@ -166,6 +177,8 @@ impl Default for NatsOptions {
             runtime_workers: 2,
             messaging: MessagingOptions::default(),
             persistence: Persistence::None,
+            window_envelopes: 16 << 10,
+            window_bytes: 16 << 20,
         }
     }
 }
@@ -284,6 +297,29 @@ impl NatsTransport {
         ))?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let outgoing = Arc::new(Outgoing::new(inner.codec.clone(), client.clone(), name));
+        let window = flow::Window {
+            envelopes: inner.options.window_envelopes,
+            bytes: inner.options.window_bytes.max(1),
+        };
+        let flow = (window.enabled() && inner.options.persistence == Persistence::None).then(|| {
+            flow::Flow::new(window, client.clone(), inner.codec.clone(), inner.runtime.handle().clone())
+        });
+        let flow_stop = flow.as_ref().map(|flow| {
+            let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
+            let flow = flow.clone();
+            inner.runtime.handle().spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_millis(20));
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tokio::select! {
+                        biased;
+                        _ = &mut stop_rx => break,
+                        _ = tick.tick() => flow.tick().await,
+                    }
+                }
+            });
+            stop_tx
+        });
         let timer_stop = if inner.codec.options().bundling() {
             let (stop_tx, stop_rx) = oneshot::channel();
             inner
@@ -312,6 +348,10 @@ impl NatsTransport {
             }),
             counters,
             notified: Arc::new(Notified::default()),
+            flow,
+            flow_stop: Mutex::new(flow_stop),
+            token: flow::new_token(),
+            window,
         })
     }
 }
@@ -334,6 +374,7 @@ struct Counters {
     slow_consumer: AtomicU64,
     rejected: AtomicU64,
     best_effort_dropped: AtomicU64,
+    duplicates: AtomicU64,
 }
 
 /// Opens one connection with our options; `counters` hears of slow-consumer drops.
@@ -434,6 +475,8 @@ struct FederationSubscription {
     /// The same set, read by the reader task for every message.
     filter: Arc<RwLock<HashSet<Topic>>>,
     stop: Option<oneshot::Sender<()>>,
+    /// The reader task (core NATS), which says goodbye to its senders as it ends.
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl FederationSubscription {
@@ -442,6 +485,14 @@ impl FederationSubscription {
         self.filter.write().clear();
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
+        }
+    }
+
+    /// Stops, then waits (a little) for the reader task to have said goodbye.
+    async fn stop_and_wait(&mut self) {
+        self.stop();
+        if let Some(task) = self.task.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
         }
     }
 }
@@ -467,6 +518,13 @@ pub struct NatsEndpoint {
     timer_stop: Mutex<Option<oneshot::Sender<()>>>,
     /// Publishing and receiving through JetStream, with persistence.
     jetstream: Option<Arc<jetstream::JetStreamEndpoint>>,
+    /// Reliable delivery over core NATS: what this endpoint keeps for its receivers.
+    flow: Option<Arc<flow::Flow>>,
+    /// Stops the flow ticker.
+    flow_stop: Mutex<Option<oneshot::Sender<()>>>,
+    /// This endpoint's name as a receiver (acknowledgements, retransmissions).
+    token: u64,
+    window: flow::Window,
 }
 
 impl NatsEndpoint {
@@ -501,6 +559,18 @@ impl NatsEndpoint {
     /// acknowledgement at once (never above [`JetStreamOptions::acks_outstanding_max`]).
     pub fn jetstream_acks_outstanding_max(&self) -> Option<usize> {
         self.jetstream.as_ref().map(|js| js.outstanding_max())
+    }
+
+    /// The most envelopes this endpoint ever had published but not yet acknowledged
+    /// by its slowest receiver in one federation (never above
+    /// [`NatsOptions::window_envelopes`]); 0 without flow control.
+    pub fn unacknowledged_max(&self) -> u64 {
+        self.flow.as_ref().map_or(0, |f| f.unacked_max.load(Ordering::Relaxed))
+    }
+
+    /// How many times a publication waited for a receiver to acknowledge.
+    pub fn credit_waits(&self) -> u64 {
+        self.flow.as_ref().map_or(0, |f| f.credit_waits.load(Ordering::Relaxed))
     }
 
     /// Messages this endpoint dropped because they failed authentication.
@@ -570,6 +640,11 @@ impl Endpoint for NatsEndpoint {
             let payload = self.transport.codec.seal(Some(topic), payload)?;
             return self.transport.block_on(js.publish(subject, payload));
         }
+        if let Some(flow) = &self.flow {
+            if envelope.sender != FederateHandle::EXECUTIVE {
+                flow.admit(federation, &envelope, topic, &payload)?;
+            }
+        }
         if !self.transport.codec.plain() {
             // Bundling and the chain; a plain executor as below, for the same reason.
             return futures::executor::block_on(self.outgoing.publish(subject, topic, payload));
@@ -603,7 +678,18 @@ impl Endpoint for NatsEndpoint {
             .map_err(|e| TransportError::Backend(format!("subscribe failed: {e}")))?;
         let filter = Arc::new(RwLock::new(HashSet::from([topic])));
         let (stop_tx, stop_rx) = oneshot::channel();
-        transport.runtime.handle().spawn(read_federation(
+        let receiver = self.window.enabled().then(|| {
+            flow::Receiver::new(federation, self.token, self.window, self.client.clone(), transport.codec.clone())
+        });
+        let retransmissions = match &receiver {
+            Some(r) => Some(
+                transport
+                    .block_on(self.client.subscribe(r.retx_subject()))
+                    .map_err(|e| TransportError::Backend(format!("subscribe failed: {e}")))?,
+            ),
+            None => None,
+        };
+        let task = transport.runtime.handle().spawn(read_federation(
             Reader {
                 federation,
                 filter: filter.clone(),
@@ -612,14 +698,18 @@ impl Endpoint for NatsEndpoint {
                 notified: self.notified.clone(),
                 last_seq: HashMap::new(),
                 codec: transport.codec.clone(),
+                receiver,
+                flow: self.flow.clone(),
             },
             subscriber,
+            retransmissions,
             stop_rx,
         ));
         let mut sub = FederationSubscription {
             topics: HashSet::from([topic]),
             filter,
             stop: Some(stop_tx),
+            task: Some(task),
         };
         if let Err(e) = transport.block_on(barrier(&self.client, transport.options.request_timeout))
         {
@@ -713,6 +803,8 @@ impl Endpoint for NatsEndpoint {
         let outgoing = self.outgoing.clone();
         let timer_stop = self.timer_stop.lock().take();
         let jetstream = self.jetstream.clone();
+        let flow = self.flow.clone();
+        let flow_stop = self.flow_stop.lock().take();
         let finish = async move {
             // With persistence: until the stream has acknowledged everything.
             if let Some(js) = &jetstream {
@@ -729,8 +821,24 @@ impl Endpoint for NatsEndpoint {
             if let Err(e) = barrier(&client, timeout).await {
                 tracing::warn!(error = %e, "closing a NATS endpoint: could not confirm that the server has everything it published");
             }
+            // Reliable over core NATS: until every receiver has acknowledged everything
+            // (retransmitting meanwhile), or the request timeout.
+            if let Some(flow) = &flow {
+                let deadline = tokio::time::Instant::now() + timeout;
+                while !flow.all_acknowledged() {
+                    if tokio::time::Instant::now() >= deadline {
+                        tracing::warn!("closing a NATS endpoint: receivers did not acknowledge everything within {timeout:?}");
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                flow.close();
+            }
+            if let Some(stop) = flow_stop {
+                let _ = stop.send(());
+            }
             for sub in &mut federations {
-                sub.stop();
+                sub.stop_and_wait().await;
             }
             let _ = tokio::time::timeout(timeout, client.drain()).await;
         };
@@ -749,6 +857,9 @@ impl Endpoint for NatsEndpoint {
             slow_consumer_events: self.counters.slow_consumer.load(Ordering::Relaxed),
             rejected_frames: self.counters.rejected.load(Ordering::Relaxed),
             best_effort_dropped: self.counters.best_effort_dropped.load(Ordering::Relaxed),
+            duplicates_dropped: self.counters.duplicates.load(Ordering::Relaxed),
+            retransmitted: self.flow.as_ref().map_or(0, |f| f.retransmitted.load(Ordering::Relaxed)),
+            receivers_given_up: self.flow.as_ref().map_or(0, |f| f.peers_given_up.load(Ordering::Relaxed)),
         }
     }
 
@@ -775,15 +886,26 @@ struct Reader {
     inbox: Sender<Envelope>,
     counters: Arc<Counters>,
     notified: Arc<Notified>,
-    /// The last `seq` seen from each sender since this subscription started.
+    /// The last `seq` seen from each sender without flow control (the executive's
+    /// notifications, or everything when the window is off).
     last_seq: HashMap<FederateHandle, u64>,
     /// Opens frames and bundles.
     codec: Arc<FrameCodec>,
+    /// Reliable delivery: per-sender order, acknowledgements, NACKs.
+    receiver: Option<flow::Receiver>,
+    /// This endpoint's sending side: while it waits for credit, we never stop reading.
+    flow: Option<Arc<flow::Flow>>,
 }
 
 impl Reader {
-    fn handle(&mut self, message: Message) {
-        let Some(topic) = parse_topic(self.federation, &message.subject) else {
+    /// Takes one message: from the federation's wildcard, or (`retransmitted`) from
+    /// this endpoint's retransmission subject.
+    fn handle(&mut self, message: Message, retransmitted: bool) {
+        let topic = match &self.receiver {
+            Some(receiver) if retransmitted => receiver.retransmitted_topic(&message),
+            _ => parse_topic(self.federation, &message.subject),
+        };
+        let Some(topic) = topic else {
             self.counters.malformed.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(subject = %message.subject, "dropped a message on a subject that is no glidepath topic");
             return;
@@ -791,7 +913,7 @@ impl Reader {
         let payload = message.payload;
         // Plain envelopes, the common case without a key, skip the frame machinery.
         if !self.codec.keyed() && payload.first() == Some(&glidepath_wire::MAGIC) {
-            self.handle_envelope(topic, &message.subject, payload);
+            self.handle_envelope(topic, &message.subject, payload, retransmitted);
             return;
         }
         let envelopes = match self.codec.open(&payload).and_then(FrameCodec::split) {
@@ -813,14 +935,15 @@ impl Reader {
             }
         };
         for envelope in envelopes {
-            self.handle_envelope(topic, &message.subject, envelope);
+            self.handle_envelope(topic, &message.subject, envelope, retransmitted);
         }
     }
 
-    fn handle_envelope(&mut self, topic: Topic, subject: &str, payload: Bytes) {
+    fn handle_envelope(&mut self, topic: Topic, subject: &str, payload: Bytes, retransmitted: bool) {
         // Envelopes of topics we do not want are read only as far as the header,
         // which is enough to check their sender's sequence.
         let wanted = self.filter.read().contains(&topic);
+        let bytes = payload.len();
         let decoded = if wanted {
             glidepath_wire::decode_envelope_bytes(payload.clone())
                 .map(|e| (e.sender, e.seq, Some(e)))
@@ -831,10 +954,29 @@ impl Reader {
             Ok(d) => d,
             Err(error) => {
                 self.counters.malformed.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(subject, %error, bytes = payload.len(), "dropped an undecodable envelope");
+                tracing::warn!(subject, %error, bytes, "dropped an undecodable envelope");
                 return;
             }
         };
+        if sender != FederateHandle::EXECUTIVE {
+            if let Some(receiver) = &mut self.receiver {
+                match receiver.admit(sender, seq, envelope, bytes, retransmitted) {
+                    flow::Admission::Deliver(envelopes) => {
+                        for envelope in envelopes.into_iter().flatten() {
+                            self.deliver(envelope);
+                        }
+                        let receiver = self.receiver.as_mut().expect("checked");
+                        receiver.needs_ack(sender);
+                        self.counters.lost.fetch_add(receiver.take_lost(), Ordering::Relaxed);
+                    }
+                    flow::Admission::Duplicate => {
+                        self.counters.duplicates.fetch_add(1, Ordering::Relaxed);
+                    }
+                    flow::Admission::Held => {}
+                }
+                return;
+            }
+        }
         match self.last_seq.entry(sender) {
             Entry::Vacant(v) => {
                 v.insert(seq);
@@ -853,36 +995,86 @@ impl Reader {
             }
         }
         if let Some(envelope) = envelope {
-            if is_best_effort(&envelope) && self.inbox.len() >= BEST_EFFORT_BACKLOG_MAX {
-                // A slow subscriber sheds best-effort data; its seq was accounted above,
-                // so this is not reported as loss in transit.
-                self.counters.best_effort_dropped.fetch_add(1, Ordering::Relaxed);
-                return;
-            }
-            // The receiver is gone only when the endpoint is closing.
-            let _ = self.inbox.send(envelope);
+            self.deliver(envelope);
         }
         if sender == FederateHandle::EXECUTIVE {
             self.notified.record(self.federation, seq);
         }
     }
+
+    /// Into the inbox, unless it is best effort and the inbox is already long.
+    fn deliver(&self, envelope: Envelope) {
+        if is_best_effort(&envelope) && self.inbox.len() >= BEST_EFFORT_BACKLOG_MAX {
+            // A slow subscriber sheds best-effort data; its seq was accounted for,
+            // so this is not reported as loss in transit.
+            self.counters.best_effort_dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        // The receiver is gone only when the endpoint is closing.
+        let _ = self.inbox.send(envelope);
+    }
+
+    /// Whether to stop reading for now: the inbox holds a reliable backlog and this
+    /// endpoint is not itself waiting for credit (see [`flow`], "Why no deadlock").
+    fn stalled(&self) -> bool {
+        self.receiver.is_some()
+            && self.inbox.len() >= flow::RELIABLE_BACKLOG_MAX
+            && !self.flow.as_ref().is_some_and(|f| f.waiting())
+    }
+
+    fn tick(&mut self) {
+        let Some(receiver) = &mut self.receiver else { return };
+        let released = receiver.tick();
+        let lost = receiver.take_lost();
+        self.counters.lost.fetch_add(lost, Ordering::Relaxed);
+        for envelope in released.into_iter().flatten() {
+            self.deliver(envelope);
+        }
+    }
+}
+
+/// The next message of an optional subscription; pending forever without one.
+async fn next_of(subscriber: &mut Option<Subscriber>) -> Option<Message> {
+    match subscriber {
+        Some(s) => s.next().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Moves one federation's messages from the client into the endpoint's inbox until
-/// stopped; dropping the subscriber at the end unsubscribes at the server.
+/// stopped; dropping the subscriber at the end unsubscribes at the server. With flow
+/// control it also acknowledges on a timer, and stops reading while the inbox is full.
 async fn read_federation(
     mut reader: Reader,
     mut subscriber: Subscriber,
+    mut retransmissions: Option<Subscriber>,
     mut stop: oneshot::Receiver<()>,
 ) {
+    let mut tick = tokio::time::interval(flow::ACK_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
+        let stalled = reader.stalled();
+        if let Some(receiver) = &mut reader.receiver {
+            receiver.busy = stalled;
+        }
         tokio::select! {
             biased;
             _ = &mut stop => break,
-            message = subscriber.next() => match message {
-                Some(m) => reader.handle(m),
+            _ = tick.tick(), if reader.receiver.is_some() => reader.tick(),
+            // Retransmissions first: they fill gaps that hold newer envelopes back.
+            Some(m) = next_of(&mut retransmissions), if !stalled => reader.handle(m, true),
+            message = subscriber.next(), if !stalled => match message {
+                Some(m) => reader.handle(m, false),
                 None => break,
             },
+            _ = tokio::time::sleep(Duration::from_millis(1)), if stalled => {}
         }
+        if let Some(receiver) = &mut reader.receiver {
+            receiver.send().await;
+        }
+    }
+    if let Some(receiver) = &mut reader.receiver {
+        receiver.goodbye();
+        receiver.send().await;
     }
 }
