@@ -74,6 +74,9 @@ pub struct BenchOptions {
     pub bundle_time_us: Option<u64>,
     /// Bundling: largest bundle in bytes; `Some(0)` or `None` leaves bundling off (NATS only).
     pub bundle_bytes: Option<usize>,
+    /// Reliable delivery over core NATS: the sender's window in envelopes; `Some(0)`
+    /// turns it off, `None` keeps the default (NATS only).
+    pub reliable_window: Option<usize>,
     /// Also run the raw peer and report the ratios.
     pub raw: bool,
     /// Busy work in microseconds per cycle at both ends (latency's compute load).
@@ -97,6 +100,7 @@ impl Default for BenchOptions {
             wait: WaitStrategy::Park,
             bundle_time_us: None,
             bundle_bytes: None,
+            reliable_window: None,
             raw: false,
             compute_us: 0,
             background_load: false,
@@ -192,6 +196,9 @@ impl BenchOptions {
             bundle.bundle_time_max_ns = us.saturating_mul(1000);
         }
         config.bundle = bundle;
+        if let Some(window) = self.reliable_window {
+            config.reliable_window = window;
+        }
         config
     }
 }

@@ -50,6 +50,10 @@ pub struct BenchArgs {
     /// Largest bundle in bytes; 0 turns bundling off (nats only) [default: off].
     #[arg(long, value_name = "BYTES")]
     bundle_bytes: Option<String>,
+    /// Over core NATS, envelopes a sender may run ahead of its slowest receiver's
+    /// acknowledgement; 0 turns reliable delivery off (nats only) [default: 16384].
+    #[arg(long, value_name = "ENVELOPES")]
+    reliable_window: Option<String>,
     /// Also run the raw peer (raw NATS or raw channels) and report the ratios.
     #[arg(long)]
     raw: bool,
@@ -171,6 +175,9 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
     }
     if let Some(v) = &args.bundle_bytes {
         o.bundle_bytes = Some(size("--bundle-bytes", v)?);
+    }
+    if let Some(v) = &args.reliable_window {
+        o.reliable_window = Some(number("--reliable-window", v)?);
     }
     if let Some(v) = &args.compute_us {
         o.compute_us = number("--compute-us", v)?;

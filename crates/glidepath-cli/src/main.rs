@@ -108,6 +108,10 @@ struct MessagingArgs {
     /// Longest a message waits in a bundle, in microseconds [default: $GLIDEPATH_BUNDLE_TIME_US, else 1000].
     #[arg(long, value_name = "MICROSECONDS")]
     bundle_time_us: Option<String>,
+    /// Over core NATS, envelopes a sender may run ahead of its slowest receiver's
+    /// acknowledgement; 0 turns acknowledgements and retransmission off [default: $GLIDEPATH_RELIABLE_WINDOW, else 16384].
+    #[arg(long, value_name = "ENVELOPES")]
+    reliable_window: Option<String>,
 }
 
 impl MessagingArgs {
@@ -120,6 +124,7 @@ impl MessagingArgs {
             ("--key-file", self.key_file),
             ("--bundle-bytes", self.bundle_bytes),
             ("--bundle-time-us", self.bundle_time_us),
+            ("--reliable-window", self.reliable_window),
         ];
         for (flag, value) in flags {
             if let Some(value) = value {
@@ -275,6 +280,7 @@ fn server(args: ServerArgs) -> anyhow::Result<()> {
         key_file: args.key_file,
         bundle_bytes: None,
         bundle_time_us: None,
+        reliable_window: None,
     };
     messaging.apply(&mut config)?;
     if let Some(mode) = args.persistence {

@@ -36,6 +36,12 @@ pub const BUNDLE_TIME_US_ENV: &str = "GLIDEPATH_BUNDLE_TIME_US";
 #[cfg(feature = "transport-nats")]
 pub const PERSISTENCE_ENV: &str = "GLIDEPATH_PERSISTENCE";
 
+/// The environment variable for [`RtiConfig::reliable_window`] (flag
+/// `--reliable-window`): envelopes a sender may run ahead of its slowest receiver over
+/// core NATS; 0 turns acknowledgements and retransmission off.
+#[cfg(feature = "transport-nats")]
+pub const RELIABLE_WINDOW_ENV: &str = "GLIDEPATH_RELIABLE_WINDOW";
+
 /// Where the `nats` transport looks for a NATS server unless told otherwise: the
 /// address `nats-server` listens on by default, on this host.
 pub const DEFAULT_NATS_URL: &str = "nats://127.0.0.1:4222";
@@ -162,6 +168,12 @@ pub struct RtiConfig {
     /// JetStream-enabled server.
     #[cfg(feature = "transport-nats")]
     pub persistence: glidepath_transport::nats::Persistence,
+    /// Reliable delivery over core NATS: how many envelopes a sender may publish
+    /// beyond what its slowest receiver acknowledged before `publish` waits
+    /// (`glidepath_transport::nats::flow`). Default 16,384; 0 turns acknowledgements
+    /// and retransmission off (plain at-most-once core NATS, gaps only counted).
+    #[cfg(feature = "transport-nats")]
+    pub reliable_window: usize,
 }
 
 impl Default for RtiConfig {
@@ -173,6 +185,8 @@ impl Default for RtiConfig {
             bundle: BundleConfig::default(),
             #[cfg(feature = "transport-nats")]
             persistence: Default::default(),
+            #[cfg(feature = "transport-nats")]
+            reliable_window: glidepath_transport::NatsOptions::default().window_envelopes,
         }
     }
 }
@@ -189,6 +203,7 @@ impl RtiConfig {
                 ..Default::default()
             },
             persistence: self.persistence,
+            window_envelopes: self.reliable_window,
             ..Default::default()
         }
     }
@@ -214,6 +229,8 @@ const SETTINGS: &[(&str, &str)] = &[
     ("--bundle-time-us", BUNDLE_TIME_US_ENV),
     #[cfg(feature = "transport-nats")]
     ("--persistence", PERSISTENCE_ENV),
+    #[cfg(feature = "transport-nats")]
+    ("--reliable-window", RELIABLE_WINDOW_ENV),
 ];
 
 fn number<T: FromStr>(setting: &'static str, value: &str) -> Result<T, ConfigError>
@@ -248,7 +265,7 @@ impl RtiConfig {
     /// keeps the default): `GLIDEPATH_TRANSPORT`, `GLIDEPATH_NATS_URL`,
     /// `GLIDEPATH_COMPRESSION`, `GLIDEPATH_COMPRESS_MIN_BYTES`, `GLIDEPATH_KEY_FILE`,
     /// `GLIDEPATH_BUNDLE_BYTES`, `GLIDEPATH_BUNDLE_TIME_US` and (with NATS)
-    /// `GLIDEPATH_PERSISTENCE`.
+    /// `GLIDEPATH_PERSISTENCE` and `GLIDEPATH_RELIABLE_WINDOW`.
     pub fn from_env() -> Result<RtiConfig, ConfigError> {
         let mut config = RtiConfig::default();
         for &(_, variable) in SETTINGS {
@@ -292,6 +309,8 @@ impl RtiConfig {
                             }
                         })?
             }
+            #[cfg(feature = "transport-nats")]
+            "--reliable-window" => self.reliable_window = number(setting, value)?,
             "--key-file" => self.chain.key = Some(read_key_file(setting, value)?),
             "--bundle-bytes" => self.bundle.bundle_bytes_max = number(setting, value)?,
             "--bundle-time-us" => {
@@ -312,7 +331,7 @@ impl RtiConfig {
     /// [`RtiConfig::from_env`], then overrides from this program's command line:
     /// `--transport NAME`, `--nats-url URL`, `--compression none|lz4|zstd[:N]`,
     /// `--compress-min-bytes N`, `--key-file PATH`, `--bundle-bytes N`,
-    /// `--bundle-time-us N` and `--persistence none|jetstream` (also as
+    /// `--bundle-time-us N`, `--persistence none|jetstream` and `--reliable-window N` (also as
     /// `--flag=VALUE`). Other arguments are left alone, so any program can offer
     /// these without a parser.
     pub fn from_env_and_args() -> Result<RtiConfig, ConfigError> {

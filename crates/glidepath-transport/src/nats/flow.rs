@@ -550,7 +550,10 @@ struct Inbound {
     acked: u64,
     bytes_since_ack: usize,
     acked_at: Instant,
+    /// When we last heard from the sender (as of the last tick).
     heard: Instant,
+    /// Something arrived since the last tick.
+    touched: bool,
     nacked_at: Option<Instant>,
     /// The highest `seq` a NACK has asked for.
     nacked_upto: u64,
@@ -558,10 +561,10 @@ struct Inbound {
     gap_progress: Instant,
 }
 
-/// What a receiver does with an envelope of a flow-controlled sender.
+/// What a receiver did with an envelope of a flow-controlled sender.
 pub(crate) enum Admission {
-    /// Deliver these, in order (the envelope and any it released from the reorder buffer).
-    Deliver(Vec<Option<Envelope>>),
+    /// Delivered (with whatever it released from the reorder buffer).
+    Delivered,
     /// A duplicate (a retransmission that was not needed): drop it.
     Duplicate,
     /// Waits for a gap to be filled.
@@ -577,8 +580,6 @@ pub(crate) struct Receiver {
     codec: Arc<FrameCodec>,
     senders: HashMap<FederateHandle, Inbound>,
     outbox: Vec<(FederateHandle, Control)>,
-    /// Envelopes of gaps given up, not yet counted by the reader.
-    lost: u64,
     /// Whether the reader has stopped reading because the inbox is full.
     pub(crate) busy: bool,
 }
@@ -599,7 +600,6 @@ impl Receiver {
             codec,
             senders: HashMap::new(),
             outbox: Vec::new(),
-            lost: 0,
             busy: false,
         }
     }
@@ -619,8 +619,9 @@ impl Receiver {
         retx_subject(self.federation, self.token)
     }
 
-    /// Takes one envelope of `sender` (already filtered: `None` when not wanted).
-    /// Lost envelopes given up are added to `lost`.
+    /// Takes one envelope of `sender` (already filtered: `None` when not wanted) and
+    /// hands `deliver` whatever may now be delivered, in order. The common case (the
+    /// next `seq`, nothing held) reads no clock and allocates nothing.
     pub(crate) fn admit(
         &mut self,
         sender: FederateHandle,
@@ -628,12 +629,14 @@ impl Receiver {
         envelope: Option<Envelope>,
         bytes: usize,
         retransmitted: bool,
+        lost: &AtomicU64,
+        deliver: &mut dyn FnMut(Envelope),
     ) -> Admission {
-        let now = Instant::now();
         let inbound = match self.senders.entry(sender) {
             Entry::Occupied(o) => o.into_mut(),
             Entry::Vacant(v) => {
                 // The first we hear of this sender: the stream starts here for us.
+                let now = Instant::now();
                 self.outbox.push((sender, Control::Ack { token: self.token, seq, busy: false }));
                 v.insert(Inbound {
                     delivered: seq.saturating_sub(1),
@@ -642,23 +645,31 @@ impl Receiver {
                     bytes_since_ack: 0,
                     acked_at: now,
                     heard: now,
+                    touched: false,
                     nacked_at: None,
                     nacked_upto: 0,
                     gap_progress: now,
                 })
             }
         };
-        inbound.heard = now;
+        inbound.touched = true;
+        if seq == inbound.delivered + 1 && inbound.pending.is_empty() {
+            inbound.delivered = seq;
+            inbound.bytes_since_ack += bytes;
+            if let Some(e) = envelope {
+                deliver(e);
+            }
+            self.ack_if_due(sender);
+            return Admission::Delivered;
+        }
         if seq <= inbound.delivered || inbound.pending.contains_key(&seq) {
             return Admission::Duplicate;
         }
-        if retransmitted {
+        let now = Instant::now();
+        if retransmitted || inbound.pending.is_empty() {
             inbound.gap_progress = now;
         }
         if seq != inbound.delivered + 1 {
-            if inbound.pending.is_empty() {
-                inbound.gap_progress = now;
-            }
             // A new hole ends just below this envelope: ask for it at once (holes
             // asked for already are repeated by the timer).
             let new_hole = seq - 1 > inbound.nacked_upto.max(inbound.delivered)
@@ -672,15 +683,20 @@ impl Receiver {
             }
             if inbound.pending.len() > self.window.envelopes.max(1) * 2 {
                 // More held than any sender's window allows: the gap will not fill.
-                return Admission::Deliver(Self::skip_gap(inbound, &mut self.lost));
+                Self::skip_gap(inbound, lost, deliver);
+                self.ack_if_due(sender);
+                return Admission::Delivered;
             }
             return Admission::Held;
         }
         inbound.delivered = seq;
         inbound.bytes_since_ack += bytes;
-        let mut out = vec![envelope];
-        Self::release(inbound, &mut out);
-        Admission::Deliver(out)
+        if let Some(e) = envelope {
+            deliver(e);
+        }
+        Self::release(inbound, deliver);
+        self.ack_if_due(sender);
+        Admission::Delivered
     }
 
     /// A NACK for every hole below the newest envelope held: one round trip fills
@@ -692,7 +708,7 @@ impl Receiver {
     }
 
     /// Moves consecutive envelopes out of the reorder buffer.
-    fn release(inbound: &mut Inbound, out: &mut Vec<Option<Envelope>>) {
+    fn release(inbound: &mut Inbound, deliver: &mut dyn FnMut(Envelope)) {
         while let Some(entry) = inbound.pending.first_entry() {
             if *entry.key() != inbound.delivered + 1 {
                 break;
@@ -700,28 +716,29 @@ impl Receiver {
             let (seq, (envelope, bytes)) = entry.remove_entry();
             inbound.delivered = seq;
             inbound.bytes_since_ack += bytes;
-            out.push(envelope);
+            if let Some(e) = envelope {
+                deliver(e);
+            }
         }
         if inbound.pending.is_empty() {
             inbound.nacked_at = None;
         }
     }
 
-    /// Gives up the open gap: counts it into `lost` and releases what waits.
-    fn skip_gap(inbound: &mut Inbound, lost: &mut u64) -> Vec<Option<Envelope>> {
-        let mut out = Vec::new();
+    /// Gives up the open gap: counts it into `lost` (before anything it releases is
+    /// delivered, so whoever sees those sees the count) and releases what waits.
+    fn skip_gap(inbound: &mut Inbound, lost: &AtomicU64, deliver: &mut dyn FnMut(Envelope)) {
         if let Some(first) = inbound.pending.keys().next().copied() {
-            *lost += first - inbound.delivered - 1;
+            lost.fetch_add(first - inbound.delivered - 1, Ordering::Relaxed);
             inbound.delivered = first - 1;
             inbound.gap_progress = Instant::now();
-            Self::release(inbound, &mut out);
+            Self::release(inbound, deliver);
         }
-        out
     }
 
     /// Queues an acknowledgement to `sender` when enough was delivered since the last
     /// one (an eighth of a window); the timer acknowledges the rest.
-    pub(crate) fn needs_ack(&mut self, sender: FederateHandle) {
+    fn ack_if_due(&mut self, sender: FederateHandle) {
         let Some(inbound) = self.senders.get_mut(&sender) else { return };
         let due = inbound.delivered.saturating_sub(inbound.acked) >= (self.window.envelopes as u64 / 8).max(1)
             || inbound.bytes_since_ack >= self.window.bytes / 8;
@@ -733,24 +750,22 @@ impl Receiver {
         }
     }
 
-    /// Envelopes counted as lost (gaps given up) since the last call.
-    pub(crate) fn take_lost(&mut self) -> u64 {
-        std::mem::take(&mut self.lost)
-    }
-
-    /// Periodic work: acknowledgements, NACK repeats, gaps given up. Returns the
-    /// envelopes released by given-up gaps (their loss is in [`Receiver::take_lost`]).
-    pub(crate) fn tick(&mut self) -> Vec<Option<Envelope>> {
+    /// Periodic work: acknowledgements, NACK repeats, gaps given up (counted in
+    /// `lost`; the envelopes they release go to `deliver`).
+    pub(crate) fn tick(&mut self, lost: &AtomicU64, deliver: &mut dyn FnMut(Envelope)) {
         let now = Instant::now();
-        let mut released = Vec::new();
-        let lost = &mut self.lost;
+        for inbound in self.senders.values_mut() {
+            if std::mem::take(&mut inbound.touched) {
+                inbound.heard = now;
+            }
+        }
         let token = self.token;
         let busy = self.busy;
         self.senders.retain(|_, inbound| now.duration_since(inbound.heard) < SENDER_QUIET || !inbound.pending.is_empty());
         for (sender, inbound) in self.senders.iter_mut() {
             if !inbound.pending.is_empty() && now.duration_since(inbound.gap_progress) >= GAP_GIVEUP {
                 tracing::warn!(federation = self.federation.0, %sender, from = inbound.delivered + 1, "a gap was not retransmitted in time; counted as lost");
-                released.extend(Self::skip_gap(inbound, lost));
+                Self::skip_gap(inbound, lost, deliver);
             }
             if !inbound.pending.is_empty()
                 && inbound.nacked_at.is_none_or(|at| now.duration_since(at) >= NACK_RETRY)
@@ -772,7 +787,6 @@ impl Receiver {
                 self.outbox.push((*sender, Control::Ack { token, seq: inbound.delivered, busy }));
             }
         }
-        released
     }
 
     /// Says goodbye to every sender heard from: they stop waiting for us.

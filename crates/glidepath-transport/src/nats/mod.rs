@@ -960,19 +960,13 @@ impl Reader {
         };
         if sender != FederateHandle::EXECUTIVE {
             if let Some(receiver) = &mut self.receiver {
-                match receiver.admit(sender, seq, envelope, bytes, retransmitted) {
-                    flow::Admission::Deliver(envelopes) => {
-                        for envelope in envelopes.into_iter().flatten() {
-                            self.deliver(envelope);
-                        }
-                        let receiver = self.receiver.as_mut().expect("checked");
-                        receiver.needs_ack(sender);
-                        self.counters.lost.fetch_add(receiver.take_lost(), Ordering::Relaxed);
-                    }
+                let (inbox, counters) = (&self.inbox, &*self.counters);
+                let mut deliver = |e: Envelope| deliver_to(inbox, counters, e);
+                match receiver.admit(sender, seq, envelope, bytes, retransmitted, &counters.lost, &mut deliver) {
+                    flow::Admission::Delivered | flow::Admission::Held => {}
                     flow::Admission::Duplicate => {
-                        self.counters.duplicates.fetch_add(1, Ordering::Relaxed);
+                        counters.duplicates.fetch_add(1, Ordering::Relaxed);
                     }
-                    flow::Admission::Held => {}
                 }
                 return;
             }
@@ -1002,16 +996,8 @@ impl Reader {
         }
     }
 
-    /// Into the inbox, unless it is best effort and the inbox is already long.
     fn deliver(&self, envelope: Envelope) {
-        if is_best_effort(&envelope) && self.inbox.len() >= BEST_EFFORT_BACKLOG_MAX {
-            // A slow subscriber sheds best-effort data; its seq was accounted for,
-            // so this is not reported as loss in transit.
-            self.counters.best_effort_dropped.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        // The receiver is gone only when the endpoint is closing.
-        let _ = self.inbox.send(envelope);
+        deliver_to(&self.inbox, &self.counters, envelope);
     }
 
     /// Whether to stop reading for now: the inbox holds a reliable backlog and this
@@ -1024,13 +1010,21 @@ impl Reader {
 
     fn tick(&mut self) {
         let Some(receiver) = &mut self.receiver else { return };
-        let released = receiver.tick();
-        let lost = receiver.take_lost();
-        self.counters.lost.fetch_add(lost, Ordering::Relaxed);
-        for envelope in released.into_iter().flatten() {
-            self.deliver(envelope);
-        }
+        let (inbox, counters) = (&self.inbox, &*self.counters);
+        receiver.tick(&counters.lost, &mut |e: Envelope| deliver_to(inbox, counters, e));
     }
+}
+
+/// Into the inbox, unless it is best effort and the inbox is already long.
+fn deliver_to(inbox: &Sender<Envelope>, counters: &Counters, envelope: Envelope) {
+    if is_best_effort(&envelope) && inbox.len() >= BEST_EFFORT_BACKLOG_MAX {
+        // A slow subscriber sheds best-effort data; its seq was accounted for, so
+        // this is not reported as loss in transit.
+        counters.best_effort_dropped.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    // The receiver is gone only when the endpoint is closing.
+    let _ = inbox.send(envelope);
 }
 
 /// The next message of an optional subscription; pending forever without one.
