@@ -219,7 +219,11 @@ impl Outbound {
         self.peers.values().map(|p| p.acked).min()
     }
 
-    /// Drops what every known receiver has; with none, keeps at most a window.
+    /// Drops what every known receiver has. With none known yet, keeps the window's
+    /// worth of bytes: a receiver subscribed before we started may not have
+    /// acknowledged anything yet (its first acknowledgement is a round trip away, and a
+    /// fast sender publishes many envelopes meanwhile), and it must still be able to
+    /// ask for the start of the stream.
     fn trim(&mut self, window: Window) {
         match self.min_acked() {
             Some(acked) => {
@@ -228,7 +232,7 @@ impl Outbound {
                 }
             }
             None => {
-                while self.kept.len() > window.envelopes || self.kept_bytes > window.bytes {
+                while self.kept_bytes > window.bytes {
                     self.pop();
                 }
             }
@@ -237,7 +241,7 @@ impl Outbound {
 
     fn pop(&mut self) {
         if let Some(k) = self.kept.pop_front() {
-            self.kept_bytes -= k.body.len();
+            self.kept_bytes -= weight(&k.body);
         }
     }
 
@@ -261,6 +265,11 @@ impl Outbound {
             .map(|k| (k.seq, k.topic, k.body.clone()))
             .collect()
     }
+}
+
+/// What a kept envelope costs in memory: its bytes and the bookkeeping around them.
+fn weight(body: &Bytes) -> usize {
+    body.len() + std::mem::size_of::<Kept>()
 }
 
 /// Retransmissions to send once the lock is released.
@@ -343,7 +352,7 @@ impl Flow {
             self.give_up_silent(&mut state);
         }
         let out = state.get_mut(&key).expect("listened above");
-        out.kept_bytes += body.len();
+        out.kept_bytes += weight(body);
         out.kept.push_back(Kept { seq: envelope.seq, topic, body: body.clone() });
         out.last_seq = out.last_seq.max(envelope.seq);
         if let Some(acked) = out.min_acked() {
@@ -561,6 +570,15 @@ struct Inbound {
     gap_progress: Instant,
 }
 
+/// Where an envelope came from: its sender and `seq`, its encoded size, and whether
+/// it came as a retransmission.
+pub(crate) struct Arrival {
+    pub sender: FederateHandle,
+    pub seq: u64,
+    pub bytes: usize,
+    pub retransmitted: bool,
+}
+
 /// What a receiver did with an envelope of a flow-controlled sender.
 pub(crate) enum Admission {
     /// Delivered (with whatever it released from the reorder buffer).
@@ -624,14 +642,12 @@ impl Receiver {
     /// next `seq`, nothing held) reads no clock and allocates nothing.
     pub(crate) fn admit(
         &mut self,
-        sender: FederateHandle,
-        seq: u64,
+        arrival: Arrival,
         envelope: Option<Envelope>,
-        bytes: usize,
-        retransmitted: bool,
         lost: &AtomicU64,
         deliver: &mut dyn FnMut(Envelope),
     ) -> Admission {
+        let Arrival { sender, seq, bytes, retransmitted } = arrival;
         let inbound = match self.senders.entry(sender) {
             Entry::Occupied(o) => o.into_mut(),
             Entry::Vacant(v) => {

@@ -962,7 +962,8 @@ impl Reader {
             if let Some(receiver) = &mut self.receiver {
                 let (inbox, counters) = (&self.inbox, &*self.counters);
                 let mut deliver = |e: Envelope| deliver_to(inbox, counters, e);
-                match receiver.admit(sender, seq, envelope, bytes, retransmitted, &counters.lost, &mut deliver) {
+                let arrival = flow::Arrival { sender, seq, bytes, retransmitted };
+                match receiver.admit(arrival, envelope, &counters.lost, &mut deliver) {
                     flow::Admission::Delivered | flow::Admission::Held => {}
                     flow::Admission::Duplicate => {
                         counters.duplicates.fetch_add(1, Ordering::Relaxed);
