@@ -570,6 +570,16 @@ struct Inbound {
     gap_progress: Instant,
 }
 
+impl Inbound {
+    /// The acknowledgement of everything delivered so far, recorded as sent at `now`.
+    fn ack(&mut self, token: u64, busy: bool, now: Instant) -> Control {
+        self.acked = self.delivered;
+        self.bytes_since_ack = 0;
+        self.acked_at = now;
+        Control::Ack { token, seq: self.delivered, busy }
+    }
+}
+
 /// Where an envelope came from: its sender and `seq`, its encoded size, and whether
 /// it came as a retransmission.
 pub(crate) struct Arrival {
@@ -759,10 +769,8 @@ impl Receiver {
         let due = inbound.delivered.saturating_sub(inbound.acked) >= (self.window.envelopes as u64 / 8).max(1)
             || inbound.bytes_since_ack >= self.window.bytes / 8;
         if due {
-            inbound.acked = inbound.delivered;
-            inbound.bytes_since_ack = 0;
-            inbound.acked_at = Instant::now();
-            self.outbox.push((sender, Control::Ack { token: self.token, seq: inbound.delivered, busy: self.busy }));
+            let ack = inbound.ack(self.token, self.busy, Instant::now());
+            self.outbox.push((sender, ack));
         }
     }
 
@@ -797,10 +805,7 @@ impl Receiver {
             if (progress && now.duration_since(inbound.acked_at) >= ACK_INTERVAL)
                 || now.duration_since(inbound.acked_at) >= KEEPALIVE
             {
-                inbound.acked = inbound.delivered;
-                inbound.bytes_since_ack = 0;
-                inbound.acked_at = now;
-                self.outbox.push((*sender, Control::Ack { token, seq: inbound.delivered, busy }));
+                self.outbox.push((*sender, inbound.ack(token, busy, now)));
             }
         }
     }
