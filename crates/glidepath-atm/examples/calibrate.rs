@@ -14,8 +14,13 @@ fn percentile(sorted: &[u64], i: u64) -> u64 {
 }
 
 fn main() {
-    let seed = std::env::args().nth(1).map_or(1, |s| s.parse().expect("seed is a number"));
-    let config = TrafficConfig { seed, ..TrafficConfig::default() };
+    let seed = std::env::args()
+        .nth(1)
+        .map_or(1, |s| s.parse().expect("seed is a number"));
+    let config = TrafficConfig {
+        seed,
+        ..TrafficConfig::default()
+    };
 
     // Pass 1: generation alone, timed.
     let mut airborne_hourly = Vec::new();
@@ -69,35 +74,98 @@ fn main() {
     let length_time = started_len.elapsed();
 
     let count: u64 = per_second.iter().sum();
-    let len_sorted: Vec<u64> = lengths.iter().enumerate().flat_map(|(l, &c)| std::iter::repeat_n(l as u64, c as usize)).collect();
+    let len_sorted: Vec<u64> = lengths
+        .iter()
+        .enumerate()
+        .flat_map(|(l, &c)| std::iter::repeat_n(l as u64, c as usize))
+        .collect();
     let len_mean = len_sorted.iter().sum::<u64>() as f64 / count as f64;
-    let len_sd = (len_sorted.iter().map(|&l| (l as f64 - len_mean).powi(2)).sum::<f64>() / (count as f64 - 1.0)).sqrt();
+    let len_sd = (len_sorted
+        .iter()
+        .map(|&l| (l as f64 - len_mean).powi(2))
+        .sum::<f64>()
+        / (count as f64 - 1.0))
+        .sqrt();
     let mut freq = per_second.clone();
     freq.sort_unstable();
     let f_mean = count as f64 / DAY_S as f64;
-    let f_sd = (per_second.iter().map(|&c| (c as f64 - f_mean).powi(2)).sum::<f64>() / (DAY_S as f64 - 1.0)).sqrt();
-    let in_400_800 = per_second.iter().filter(|&&c| (400..800).contains(&c)).count() as f64 / DAY_S as f64;
+    let f_sd = (per_second
+        .iter()
+        .map(|&c| (c as f64 - f_mean).powi(2))
+        .sum::<f64>()
+        / (DAY_S as f64 - 1.0))
+        .sqrt();
+    let in_400_800 = per_second
+        .iter()
+        .filter(|&&c| (400..800).contains(&c))
+        .count() as f64
+        / DAY_S as f64;
     let in_208_212: u64 = lengths[208..=212].iter().sum();
 
     println!("Table 4.2, Message Statistics: report (R) and glidepath-atm seed {seed} (G)");
-    println!("{:<14} {:>5} {:>5} {:>5} {:>5} {:>5} {:>8} {:>7} {:>6} {:>11}", "", "Min", "P25", "P50", "P75", "Max", "Mean", "SD", "Unit", "Count");
-    println!("{:<14} {:>5} {:>5} {:>5} {:>5} {:>5} {:>8.2} {:>7.2} {:>6} {:>11}", "R Lengths", 193, 207, 210, 212, 219, 209.63, 3.15, "bytes", 43_308_919);
     println!(
-        "{:<14} {:>5} {:>5} {:>5} {:>5} {:>5} {:>8.2} {:>7.2} {:>6} {:>11}",
-        "G Lengths", len_sorted[0], percentile(&len_sorted, 25), percentile(&len_sorted, 50), percentile(&len_sorted, 75), len_sorted[len_sorted.len() - 1], len_mean, len_sd, "bytes", count
+        "{:<14} {:>5} {:>5} {:>5} {:>5} {:>5} {:>8} {:>7} {:>6} {:>11}",
+        "", "Min", "P25", "P50", "P75", "Max", "Mean", "SD", "Unit", "Count"
     );
-    println!("{:<14} {:>5} {:>5} {:>5} {:>5} {:>5} {:>8.2} {:>7.2} {:>6} {:>11}", "R Frequencies", 24, 247, 525, 704, 1779, 501.26, 281.79, "msg/s", 86_400);
     println!(
         "{:<14} {:>5} {:>5} {:>5} {:>5} {:>5} {:>8.2} {:>7.2} {:>6} {:>11}",
-        "G Frequencies", freq[0], percentile(&freq, 25), percentile(&freq, 50), percentile(&freq, 75), freq[freq.len() - 1], f_mean, f_sd, "msg/s", DAY_S
+        "R Lengths", 193, 207, 210, 212, 219, 209.63, 3.15, "bytes", 43_308_919
+    );
+    println!(
+        "{:<14} {:>5} {:>5} {:>5} {:>5} {:>5} {:>8.2} {:>7.2} {:>6} {:>11}",
+        "G Lengths",
+        len_sorted[0],
+        percentile(&len_sorted, 25),
+        percentile(&len_sorted, 50),
+        percentile(&len_sorted, 75),
+        len_sorted[len_sorted.len() - 1],
+        len_mean,
+        len_sd,
+        "bytes",
+        count
+    );
+    println!(
+        "{:<14} {:>5} {:>5} {:>5} {:>5} {:>5} {:>8.2} {:>7.2} {:>6} {:>11}",
+        "R Frequencies", 24, 247, 525, 704, 1779, 501.26, 281.79, "msg/s", 86_400
+    );
+    println!(
+        "{:<14} {:>5} {:>5} {:>5} {:>5} {:>5} {:>8.2} {:>7.2} {:>6} {:>11}",
+        "G Frequencies",
+        freq[0],
+        percentile(&freq, 25),
+        percentile(&freq, 50),
+        percentile(&freq, 75),
+        freq[freq.len() - 1],
+        f_mean,
+        f_sd,
+        "msg/s",
+        DAY_S
     );
     println!();
-    println!("lengths 208-212: report 54.9 %, ours {:.1} %", 100.0 * in_208_212 as f64 / count as f64);
-    println!("seconds with 400-800 messages: report 50.5 %, ours {:.1} %", 100.0 * in_400_800);
+    println!(
+        "lengths 208-212: report 54.9 %, ours {:.1} %",
+        100.0 * in_208_212 as f64 / count as f64
+    );
+    println!(
+        "seconds with 400-800 messages: report 50.5 %, ours {:.1} %",
+        100.0 * in_400_800
+    );
     let hms = |t: u32| format!("{:02}:{:02}:{:02}Z", t / 3600, t / 60 % 60, t % 60);
-    let busiest = per_second.iter().enumerate().max_by_key(|(_, &c)| c).map_or(0, |(t, _)| t as u32);
-    println!("peak airborne: report 4,744 at 20:44:43Z, ours {} at {}", peak_airborne.0, hms(peak_airborne.1));
-    println!("busiest second: report 1,779 at 20:35:47Z, ours {} at {}", freq[freq.len() - 1], hms(busiest));
+    let busiest = per_second
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, &c)| c)
+        .map_or(0, |(t, _)| t as u32);
+    println!(
+        "peak airborne: report 4,744 at 20:44:43Z, ours {} at {}",
+        peak_airborne.0,
+        hms(peak_airborne.1)
+    );
+    println!(
+        "busiest second: report 1,779 at 20:35:47Z, ours {} at {}",
+        freq[freq.len() - 1],
+        hms(busiest)
+    );
     println!("flights: {}", day.flight_count());
     println!(
         "time: setup {:.3} s, whole day of Track structs {:.2} s wall, {} CPU ({:.0} ns/track wall); with JSON lengths {:.2} s",

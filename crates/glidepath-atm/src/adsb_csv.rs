@@ -18,7 +18,17 @@ use glidepath_codec::track::{Track, TrackMeta};
 use crate::traffic::SNDEM_VERSION;
 
 /// The required columns, in the order of [`Columns`].
-const REQUIRED: [&str; 9] = ["timestamp", "icao24", "callsign", "latitude", "longitude", "altitude", "groundspeed", "track", "vertical_rate"];
+const REQUIRED: [&str; 9] = [
+    "timestamp",
+    "icao24",
+    "callsign",
+    "latitude",
+    "longitude",
+    "altitude",
+    "groundspeed",
+    "track",
+    "vertical_rate",
+];
 const TIMESTAMP: usize = 0;
 const ICAO24: usize = 1;
 const CALLSIGN: usize = 2;
@@ -67,18 +77,35 @@ impl<R: BufRead> AdsbReader<R> {
     /// Reads the header. Tracks get `meta` `src = "ADS-B CSV"`, `ver = "2.3"`,
     /// `run = "1A"`, `tpub = 0`; change it with [`AdsbReader::with_meta`].
     pub fn new(input: R) -> Result<AdsbReader<R>, AdsbError> {
-        let mut reader = csv::ReaderBuilder::new().flexible(true).has_headers(true).from_reader(input);
-        let header = reader.byte_headers().map_err(|e| AdsbError::Header(e.to_string()))?.clone();
-        let names: Vec<String> = header.iter().map(|h| String::from_utf8_lossy(h).trim().to_ascii_lowercase()).collect();
+        let mut reader = csv::ReaderBuilder::new()
+            .flexible(true)
+            .has_headers(true)
+            .from_reader(input);
+        let header = reader
+            .byte_headers()
+            .map_err(|e| AdsbError::Header(e.to_string()))?
+            .clone();
+        let names: Vec<String> = header
+            .iter()
+            .map(|h| String::from_utf8_lossy(h).trim().to_ascii_lowercase())
+            .collect();
         let mut columns = [0usize; 9];
         for (slot, name) in columns.iter_mut().zip(REQUIRED) {
             // A byte-order mark before the first name is tolerated.
-            *slot = names.iter().position(|n| n.trim_start_matches('\u{feff}') == name).ok_or(AdsbError::MissingColumn(name))?;
+            *slot = names
+                .iter()
+                .position(|n| n.trim_start_matches('\u{feff}') == name)
+                .ok_or(AdsbError::MissingColumn(name))?;
         }
         Ok(AdsbReader {
             reader,
             columns,
-            meta: TrackMeta { src: "ADS-B CSV".to_string(), ver: SNDEM_VERSION.to_string(), run: "1A".to_string(), tpub: 0 },
+            meta: TrackMeta {
+                src: "ADS-B CSV".to_string(),
+                ver: SNDEM_VERSION.to_string(),
+                run: "1A".to_string(),
+                tpub: 0,
+            },
             record: csv::ByteRecord::new(),
             done: false,
         })
@@ -111,18 +138,30 @@ impl<R: BufRead> AdsbReader<R> {
                         self.done = true;
                         self.reader.position().line()
                     }
-                    _ => e.position().map_or_else(|| self.reader.position().line(), |p| p.line()),
+                    _ => e
+                        .position()
+                        .map_or_else(|| self.reader.position().line(), |p| p.line()),
                 };
-                Some(Err(CsvRowError { line, what: e.to_string() }))
+                Some(Err(CsvRowError {
+                    line,
+                    what: e.to_string(),
+                }))
             }
         }
     }
 
     fn field(&self, column: usize) -> Result<&str, String> {
         let bytes = self.record.get(self.columns[column]).ok_or_else(|| {
-            format!("row has {} fields, so no `{}` (field {})", self.record.len(), REQUIRED[column], self.columns[column] + 1)
+            format!(
+                "row has {} fields, so no `{}` (field {})",
+                self.record.len(),
+                REQUIRED[column],
+                self.columns[column] + 1
+            )
         })?;
-        std::str::from_utf8(bytes).map(str::trim).map_err(|_| format!("`{}` is not UTF-8", REQUIRED[column]))
+        std::str::from_utf8(bytes)
+            .map(str::trim)
+            .map_err(|_| format!("`{}` is not UTF-8", REQUIRED[column]))
     }
 
     fn number(&self, column: usize) -> Result<f64, String> {
@@ -130,7 +169,13 @@ impl<R: BufRead> AdsbReader<R> {
         if text.is_empty() {
             return Ok(f64::NAN);
         }
-        text.parse::<f64>().map_err(|_| format!("`{}` is `{}`, not a number", REQUIRED[column], shorten(text)))
+        text.parse::<f64>().map_err(|_| {
+            format!(
+                "`{}` is `{}`, not a number",
+                REQUIRED[column],
+                shorten(text)
+            )
+        })
     }
 
     fn row(&self) -> Result<Track, String> {
@@ -144,7 +189,11 @@ impl<R: BufRead> AdsbReader<R> {
         }
         let icao24 = self.field(ICAO24)?;
         let callsign = self.field(CALLSIGN)?;
-        let vid = if callsign.is_empty() { icao24 } else { callsign };
+        let vid = if callsign.is_empty() {
+            icao24
+        } else {
+            callsign
+        };
         if vid.is_empty() {
             return Err("both `callsign` and `icao24` are empty".to_string());
         }
@@ -159,7 +208,17 @@ impl<R: BufRead> AdsbReader<R> {
         if lon_deg.abs() > 180.0 {
             return Err(format!("`longitude` {lon_deg} is outside -180..180"));
         }
-        Ok(Track { vid: vid.to_string(), lat_deg, lon_deg, alt_ft, time: time_ms.round() as i64, gs_kt, crs_deg, vs_fpm, meta: self.meta.clone() })
+        Ok(Track {
+            vid: vid.to_string(),
+            lat_deg,
+            lon_deg,
+            alt_ft,
+            time: time_ms.round() as i64,
+            gs_kt,
+            crs_deg,
+            vs_fpm,
+            meta: self.meta.clone(),
+        })
     }
 }
 
@@ -182,7 +241,10 @@ impl<R: BufRead> Iterator for AdsbReader<R> {
 /// Reads a whole ADS-B CSV file: the tracks of the good rows and the errors of the bad
 /// ones, in file order.
 pub fn read_adsb_csv(path: &Path) -> Result<(Vec<Track>, Vec<CsvRowError>), AdsbError> {
-    let file = File::open(path).map_err(|source| AdsbError::Open { path: path.to_path_buf(), source })?;
+    let file = File::open(path).map_err(|source| AdsbError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut tracks = Vec::new();
     let mut errors = Vec::new();
     for row in AdsbReader::new(BufReader::new(file))? {

@@ -172,7 +172,11 @@ impl Layout {
 
     /// The blocks that receive `from`'s messages, in link order.
     pub fn sinks_of(&self, from: &str) -> Vec<&Block> {
-        self.links.iter().filter(|l| l.from == from).filter_map(|l| self.block(&l.to)).collect()
+        self.links
+            .iter()
+            .filter(|l| l.from == from)
+            .filter_map(|l| self.block(&l.to))
+            .collect()
     }
 }
 
@@ -189,7 +193,11 @@ pub enum LayoutError {
         source: std::io::Error,
     },
     /// Not TOML, a value of the wrong type, or a key the format does not know.
-    #[error("{origin}:{line}:{col}: {}{}{message}", in_block(block), in_property(property))]
+    #[error(
+        "{origin}:{line}:{col}: {}{}{message}",
+        in_block(block),
+        in_property(property)
+    )]
     Syntax {
         /// The layout file.
         origin: String,
@@ -315,7 +323,10 @@ fn in_block(block: &Option<String>) -> String {
 /// sources, recorder outputs) are resolved against the file's directory, so a layout can
 /// be run from anywhere.
 pub fn load_layout(path: &Path) -> Result<Layout, LayoutError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LayoutError::Io { path: path.to_path_buf(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| LayoutError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
     parse(&text, &path.display().to_string(), Some(&base))
 }
@@ -417,7 +428,9 @@ impl Lines<'_> {
             }
             keys.push(key.to_string());
             // An inline table: the key that holds it comes before its `{`.
-            let Some(brace) = before.rfind('{') else { break };
+            let Some(brace) = before.rfind('{') else {
+                break;
+            };
             prefix = before[..brace].trim_end();
         }
         keys.reverse();
@@ -436,7 +449,11 @@ impl Lines<'_> {
             let t = line.trim_start();
             if t.starts_with('[') {
                 let compact: String = t.chars().filter(|c| !c.is_whitespace()).collect();
-                header = if compact.starts_with("[[block]]") { Some(pos) } else { None };
+                header = if compact.starts_with("[[block]]") {
+                    Some(pos)
+                } else {
+                    None
+                };
             }
             pos += line.len();
         }
@@ -469,7 +486,11 @@ fn parse(text: &str, origin: &str, base: Option<&Path>) -> Result<Layout, Layout
         let (line, col) = lines.line_col(offset);
         let message = e.message().trim().to_string();
         // serde names the key of an unknown field but not of a value of the wrong type.
-        let property = if message.contains('`') { None } else { e.span().and_then(|s| lines.key_before(s.start)) };
+        let property = if message.contains('`') {
+            None
+        } else {
+            e.span().and_then(|s| lines.key_before(s.start))
+        };
         LayoutError::Syntax {
             origin: origin.to_string(),
             line,
@@ -479,7 +500,12 @@ fn parse(text: &str, origin: &str, base: Option<&Path>) -> Result<Layout, Layout
             message,
         }
     })?;
-    Validator { origin, lines, base }.layout(raw)
+    Validator {
+        origin,
+        lines,
+        base,
+    }
+    .layout(raw)
 }
 
 struct Validator<'a> {
@@ -495,7 +521,13 @@ struct BlockCtx<'a> {
 }
 
 impl Validator<'_> {
-    fn invalid(&self, b: &BlockCtx, span: Option<&Range<usize>>, property: &str, reason: impl Into<String>) -> LayoutError {
+    fn invalid(
+        &self,
+        b: &BlockCtx,
+        span: Option<&Range<usize>>,
+        property: &str,
+        reason: impl Into<String>,
+    ) -> LayoutError {
         LayoutError::InvalidProperty {
             origin: self.origin.to_string(),
             line: span.map_or(b.line, |s| self.lines.line(s)),
@@ -529,10 +561,19 @@ impl Validator<'_> {
             // A block is located by its `name` line: toml's span of an array-of-tables
             // entry does not always start at its `[[block]]` header.
             let table_line = self.lines.line(&spanned.span());
-            let line = spanned.get_ref().name.as_ref().map_or(table_line, |n| self.lines.line(&n.span()));
+            let line = spanned
+                .get_ref()
+                .name
+                .as_ref()
+                .map_or(table_line, |n| self.lines.line(&n.span()));
             let block = self.block(spanned.into_inner(), table_line)?;
             if let Some(first) = first_line.get(&block.name) {
-                return Err(LayoutError::DuplicateBlock { origin: self.origin.to_string(), line, block: block.name, first_line: *first });
+                return Err(LayoutError::DuplicateBlock {
+                    origin: self.origin.to_string(),
+                    line,
+                    block: block.name,
+                    first_line: *first,
+                });
             }
             first_line.insert(block.name.clone(), line);
             blocks.push((block, line));
@@ -542,56 +583,117 @@ impl Validator<'_> {
         for (i, spanned) in raw.link.into_iter().enumerate() {
             let line = self.lines.line(&spanned.span());
             let rl = spanned.into_inner();
-            let from = rl.from.as_ref().map(|s| s.get_ref().clone()).unwrap_or_default();
-            let to = rl.to.as_ref().map(|s| s.get_ref().clone()).unwrap_or_default();
-            let err = |property: &str, span: Option<Range<usize>>, reason: String| LayoutError::InvalidLink {
-                origin: self.origin.to_string(),
-                line: span.map_or(line, |s| self.lines.line(&s)),
-                index: i + 1,
-                link: format!("\"{from}\" -> \"{to}\""),
-                property: property.to_string(),
-                reason,
+            let from = rl
+                .from
+                .as_ref()
+                .map(|s| s.get_ref().clone())
+                .unwrap_or_default();
+            let to = rl
+                .to
+                .as_ref()
+                .map(|s| s.get_ref().clone())
+                .unwrap_or_default();
+            let err = |property: &str, span: Option<Range<usize>>, reason: String| {
+                LayoutError::InvalidLink {
+                    origin: self.origin.to_string(),
+                    line: span.map_or(line, |s| self.lines.line(&s)),
+                    index: i + 1,
+                    link: format!("\"{from}\" -> \"{to}\""),
+                    property: property.to_string(),
+                    reason,
+                }
             };
             for (property, end) in [("from", &rl.from), ("to", &rl.to)] {
                 let Some(end) = end else {
                     return Err(err(property, None, "missing required property".to_string()));
                 };
-                let Some((target, _)) = blocks.iter().find(|(b, _)| &b.name == end.get_ref()) else {
-                    let known: Vec<String> = blocks.iter().map(|(b, _)| format!("\"{}\"", b.name)).collect();
-                    return Err(err(property, Some(end.span()), format!("unknown block \"{}\" (blocks: {})", end.get_ref(), known.join(", "))));
+                let Some((target, _)) = blocks.iter().find(|(b, _)| &b.name == end.get_ref())
+                else {
+                    let known: Vec<String> = blocks
+                        .iter()
+                        .map(|(b, _)| format!("\"{}\"", b.name))
+                        .collect();
+                    return Err(err(
+                        property,
+                        Some(end.span()),
+                        format!(
+                            "unknown block \"{}\" (blocks: {})",
+                            end.get_ref(),
+                            known.join(", ")
+                        ),
+                    ));
                 };
-                let allowed = if property == "from" { target.kind.publishes() } else { target.kind.subscribes() };
+                let allowed = if property == "from" {
+                    target.kind.publishes()
+                } else {
+                    target.kind.subscribes()
+                };
                 if !allowed {
-                    let role = if property == "from" { "publish (only traffic and player blocks do)" } else { "subscribe (only monitor and recorder blocks do)" };
-                    return Err(err(property, Some(end.span()), format!("block \"{}\" is a {} block, which does not {role}", target.name, target.kind)));
+                    let role = if property == "from" {
+                        "publish (only traffic and player blocks do)"
+                    } else {
+                        "subscribe (only monitor and recorder blocks do)"
+                    };
+                    return Err(err(
+                        property,
+                        Some(end.span()),
+                        format!(
+                            "block \"{}\" is a {} block, which does not {role}",
+                            target.name, target.kind
+                        ),
+                    ));
                 }
             }
             if links.iter().any(|l| l.from == from && l.to == to) {
-                return Err(err("to", rl.to.as_ref().map(|s| s.span()), "duplicate link".to_string()));
+                return Err(err(
+                    "to",
+                    rl.to.as_ref().map(|s| s.span()),
+                    "duplicate link".to_string(),
+                ));
             }
             links.push(Link { from, to });
         }
 
         for (b, line) in &blocks {
             if b.kind.subscribes() && !links.iter().any(|l| l.to == b.name) {
-                return Err(LayoutError::Unfed { origin: self.origin.to_string(), line: *line, block: b.name.clone(), kind: b.kind });
+                return Err(LayoutError::Unfed {
+                    origin: self.origin.to_string(),
+                    line: *line,
+                    block: b.name.clone(),
+                    kind: b.kind,
+                });
             }
         }
 
-        let top_err = |property: &str, span: Option<Range<usize>>, reason: String| LayoutError::InvalidLayout {
-            origin: self.origin.to_string(),
-            line: span.map_or(1, |s| self.lines.line(&s)),
-            property: property.to_string(),
-            reason,
+        let top_err = |property: &str, span: Option<Range<usize>>, reason: String| {
+            LayoutError::InvalidLayout {
+                origin: self.origin.to_string(),
+                line: span.map_or(1, |s| self.lines.line(&s)),
+                property: property.to_string(),
+                reason,
+            }
         };
         let day_start = match &raw.day_start {
-            Some(v) => time_value(v.get_ref()).map_err(|r| top_err("day_start", Some(v.span()), r))?,
+            Some(v) => {
+                time_value(v.get_ref()).map_err(|r| top_err("day_start", Some(v.span()), r))?
+            }
             // Without it, second 0 is the earliest traffic start: the natural origin.
-            None => blocks.iter().filter_map(|(b, _)| b.traffic_start).min().ok_or_else(|| {
-                top_err("day_start", None, "missing: required when no block has a traffic_start".to_string())
-            })?,
+            None => blocks
+                .iter()
+                .filter_map(|(b, _)| b.traffic_start)
+                .min()
+                .ok_or_else(|| {
+                    top_err(
+                        "day_start",
+                        None,
+                        "missing: required when no block has a traffic_start".to_string(),
+                    )
+                })?,
         };
-        let name = raw.name.ok_or_else(|| top_err("name", None, "missing required property".to_string()))?.into_inner();
+        let name = raw
+            .name
+            .ok_or_else(|| top_err("name", None, "missing required property".to_string()))?
+            .into_inner();
         if name.trim().is_empty() {
             return Err(top_err("name", None, "must not be empty".to_string()));
         }
@@ -605,64 +707,134 @@ impl Validator<'_> {
     }
 
     fn block(&self, raw: RawBlock, line: usize) -> Result<Block, LayoutError> {
-        let unnamed = BlockCtx { name: "<unnamed>", line };
-        let name = raw.name.as_ref().ok_or_else(|| self.missing(&unnamed, "name"))?;
-        let ctx = BlockCtx { name: name.get_ref(), line: self.lines.line(&name.span()) };
+        let unnamed = BlockCtx {
+            name: "<unnamed>",
+            line,
+        };
+        let name = raw
+            .name
+            .as_ref()
+            .ok_or_else(|| self.missing(&unnamed, "name"))?;
+        let ctx = BlockCtx {
+            name: name.get_ref(),
+            line: self.lines.line(&name.span()),
+        };
         let b = &ctx;
         if b.name.trim().is_empty() {
             return Err(self.invalid(b, Some(&name.span()), "name", "must not be empty"));
         }
         let kind_raw = raw.kind.as_ref().ok_or_else(|| self.missing(b, "kind"))?;
-        let kind = BlockKind::from_name(kind_raw.get_ref()).ok_or_else(|| LayoutError::UnknownKind {
-            origin: self.origin.to_string(),
-            line: self.lines.line(&kind_raw.span()),
-            block: b.name.to_string(),
-            kind: kind_raw.get_ref().clone(),
-        })?;
+        let kind =
+            BlockKind::from_name(kind_raw.get_ref()).ok_or_else(|| LayoutError::UnknownKind {
+                origin: self.origin.to_string(),
+                line: self.lines.line(&kind_raw.span()),
+                block: b.name.to_string(),
+                kind: kind_raw.get_ref().clone(),
+            })?;
 
         // Properties that make no sense for the kind are refused rather than ignored, so a
         // typo in a layout (a monitor given a source) does not go unnoticed.
-        let not_for = |present: bool, span: Option<Range<usize>>, property: &str, kinds: &str| -> Result<(), LayoutError> {
+        let not_for = |present: bool,
+                       span: Option<Range<usize>>,
+                       property: &str,
+                       kinds: &str|
+         -> Result<(), LayoutError> {
             if present {
-                return Err(self.invalid(b, span.as_ref(), property, format!("not used by a {kind} block (only by {kinds})")));
+                return Err(self.invalid(
+                    b,
+                    span.as_ref(),
+                    property,
+                    format!("not used by a {kind} block (only by {kinds})"),
+                ));
             }
             Ok(())
         };
         let is = |k: &[BlockKind]| k.contains(&kind);
         use BlockKind::*;
-        not_for(!is(&[Traffic, Player]) && raw.source.is_some(), raw.source.as_ref().map(|s| s.span()), "source", "traffic and player blocks")?;
-        not_for(!is(&[Recorder]) && raw.output.is_some(), raw.output.as_ref().map(|s| s.span()), "output", "recorder blocks")?;
-        not_for(!is(&[Traffic, Player]) && raw.traffic_start.is_some(), raw.traffic_start.as_ref().map(|s| s.span()), "traffic_start", "traffic and player blocks")?;
-        not_for(!is(&[Traffic, Player]) && raw.traffic_end.is_some(), raw.traffic_end.as_ref().map(|s| s.span()), "traffic_end", "traffic and player blocks")?;
+        not_for(
+            !is(&[Traffic, Player]) && raw.source.is_some(),
+            raw.source.as_ref().map(|s| s.span()),
+            "source",
+            "traffic and player blocks",
+        )?;
+        not_for(
+            !is(&[Recorder]) && raw.output.is_some(),
+            raw.output.as_ref().map(|s| s.span()),
+            "output",
+            "recorder blocks",
+        )?;
+        not_for(
+            !is(&[Traffic, Player]) && raw.traffic_start.is_some(),
+            raw.traffic_start.as_ref().map(|s| s.span()),
+            "traffic_start",
+            "traffic and player blocks",
+        )?;
+        not_for(
+            !is(&[Traffic, Player]) && raw.traffic_end.is_some(),
+            raw.traffic_end.as_ref().map(|s| s.span()),
+            "traffic_end",
+            "traffic and player blocks",
+        )?;
 
-        let duration = |v: &Option<Spanned<toml::Value>>, property: &str, default: Option<f64>| -> Result<f64, LayoutError> {
+        let duration = |v: &Option<Spanned<toml::Value>>,
+                        property: &str,
+                        default: Option<f64>|
+         -> Result<f64, LayoutError> {
             match v {
                 None => default.ok_or_else(|| self.missing(b, property)),
-                Some(v) => duration_value(v.get_ref()).map_err(|r| self.invalid(b, Some(&v.span()), property, r)),
+                Some(v) => duration_value(v.get_ref())
+                    .map_err(|r| self.invalid(b, Some(&v.span()), property, r)),
             }
         };
         // Table 3.1 gives every traffic block a period; other kinds follow the 1 s clock.
         let period_default = if kind == Traffic { None } else { Some(1.0) };
-        let scheduled_period_s = duration(&raw.scheduled_period, "scheduled_period", period_default)?;
+        let scheduled_period_s =
+            duration(&raw.scheduled_period, "scheduled_period", period_default)?;
         if scheduled_period_s <= 0.0 {
             let span = raw.scheduled_period.as_ref().map(|s| s.span());
-            return Err(self.invalid(b, span.as_ref(), "scheduled_period", format!("must be positive, got {scheduled_period_s} s")));
+            return Err(self.invalid(
+                b,
+                span.as_ref(),
+                "scheduled_period",
+                format!("must be positive, got {scheduled_period_s} s"),
+            ));
         }
         let scheduled_delay_s = duration(&raw.scheduled_delay, "scheduled_delay", Some(0.0))?;
         if scheduled_delay_s < 0.0 {
             let span = raw.scheduled_delay.as_ref().map(|s| s.span());
-            return Err(self.invalid(b, span.as_ref(), "scheduled_delay", format!("must not be negative, got {scheduled_delay_s} s")));
+            return Err(self.invalid(
+                b,
+                span.as_ref(),
+                "scheduled_delay",
+                format!("must not be negative, got {scheduled_delay_s} s"),
+            ));
         }
 
-        let time = |v: &Option<Spanned<toml::Value>>, property: &str| -> Result<Option<i64>, LayoutError> {
-            v.as_ref().map(|v| time_value(v.get_ref()).map_err(|r| self.invalid(b, Some(&v.span()), property, r))).transpose()
+        let time = |v: &Option<Spanned<toml::Value>>,
+                    property: &str|
+         -> Result<Option<i64>, LayoutError> {
+            v.as_ref()
+                .map(|v| {
+                    time_value(v.get_ref())
+                        .map_err(|r| self.invalid(b, Some(&v.span()), property, r))
+                })
+                .transpose()
         };
         let traffic_start = time(&raw.traffic_start, "traffic_start")?;
         let traffic_end = time(&raw.traffic_end, "traffic_end")?;
         if let (Some(start), Some(end)) = (traffic_start, traffic_end) {
             if end <= start {
                 let span = raw.traffic_end.as_ref().map(|s| s.span());
-                return Err(self.invalid(b, span.as_ref(), "traffic_end", format!("{} is not after traffic_start {}", format_rfc3339(end), format_rfc3339(start))));
+                return Err(self.invalid(
+                    b,
+                    span.as_ref(),
+                    "traffic_end",
+                    format!(
+                        "{} is not after traffic_start {}",
+                        format_rfc3339(end),
+                        format_rfc3339(start)
+                    ),
+                ));
             }
         }
 
@@ -671,7 +843,12 @@ impl Validator<'_> {
             Some(s) => {
                 let v = *s.get_ref();
                 if !(v.is_finite() && v > 0.0) {
-                    return Err(self.invalid(b, Some(&s.span()), "speed", format!("must be a finite number > 0, got {v}")));
+                    return Err(self.invalid(
+                        b,
+                        Some(&s.span()),
+                        "speed",
+                        format!("must be a finite number > 0, got {v}"),
+                    ));
                 }
                 v
             }
@@ -693,17 +870,25 @@ impl Validator<'_> {
         }
         let output = match (&raw.output, kind) {
             (None, Recorder) => return Err(self.missing(b, "output")),
-            (Some(o), _) if o.get_ref().trim().is_empty() => return Err(self.invalid(b, Some(&o.span()), "output", "must not be empty")),
+            (Some(o), _) if o.get_ref().trim().is_empty() => {
+                return Err(self.invalid(b, Some(&o.span()), "output", "must not be empty"))
+            }
             (o, _) => o.as_ref().map(|o| self.resolve(o.get_ref())),
         };
-        let text = |v: &Option<Spanned<String>>, property: &str, default: &str| -> Result<String, LayoutError> {
+        let text = |v: &Option<Spanned<String>>,
+                    property: &str,
+                    default: &str|
+         -> Result<String, LayoutError> {
             match v {
                 None => Ok(default.to_string()),
-                Some(v) if v.get_ref().trim().is_empty() => Err(self.invalid(b, Some(&v.span()), property, "must not be empty")),
+                Some(v) if v.get_ref().trim().is_empty() => {
+                    Err(self.invalid(b, Some(&v.span()), property, "must not be empty"))
+                }
                 Some(v) => Ok(v.get_ref().clone()),
             }
         };
-        let flag = |v: &Option<Spanned<bool>>, default: bool| v.as_ref().map_or(default, |v| *v.get_ref());
+        let flag =
+            |v: &Option<Spanned<bool>>, default: bool| v.as_ref().map_or(default, |v| *v.get_ref());
         Ok(Block {
             name: b.name.to_string(),
             kind,
@@ -722,27 +907,55 @@ impl Validator<'_> {
         })
     }
 
-    fn source(&self, b: &BlockCtx, kind: BlockKind, s: &Spanned<RawSource>) -> Result<TrafficSource, LayoutError> {
+    fn source(
+        &self,
+        b: &BlockCtx,
+        kind: BlockKind,
+        s: &Spanned<RawSource>,
+    ) -> Result<TrafficSource, LayoutError> {
         let raw = s.get_ref();
         let line_of = |sp: Option<Range<usize>>| sp.unwrap_or_else(|| s.span());
-        let missing = |property: &str| self.invalid(b, Some(&s.span()), &format!("source.{property}"), "missing required property");
+        let missing = |property: &str| {
+            self.invalid(
+                b,
+                Some(&s.span()),
+                &format!("source.{property}"),
+                "missing required property",
+            )
+        };
         let Some(source_kind) = &raw.kind else {
             return Err(missing("kind"));
         };
-        let unused = |present: Option<Range<usize>>, property: &str, k: &str| -> Result<(), LayoutError> {
-            match present {
-                Some(sp) => Err(self.invalid(b, Some(&sp), &format!("source.{property}"), format!("not used by a \"{k}\" source"))),
-                None => Ok(()),
-            }
+        let unused =
+            |present: Option<Range<usize>>, property: &str, k: &str| -> Result<(), LayoutError> {
+                match present {
+                    Some(sp) => Err(self.invalid(
+                        b,
+                        Some(&sp),
+                        &format!("source.{property}"),
+                        format!("not used by a \"{k}\" source"),
+                    )),
+                    None => Ok(()),
+                }
+            };
+        let allowed: &[&str] = if kind == BlockKind::Player {
+            &["recording"]
+        } else {
+            &["generated", "adsb_csv"]
         };
-        let allowed: &[&str] = if kind == BlockKind::Player { &["recording"] } else { &["generated", "adsb_csv"] };
         let k = source_kind.get_ref().as_str();
         if !allowed.contains(&k) {
             let known = ["generated", "adsb_csv", "recording"].contains(&k);
             let reason = if known {
-                format!("a {kind} block cannot play a \"{k}\" source (expected one of: {})", allowed.join(", "))
+                format!(
+                    "a {kind} block cannot play a \"{k}\" source (expected one of: {})",
+                    allowed.join(", ")
+                )
             } else {
-                format!("unknown source kind \"{k}\" (expected one of: {})", allowed.join(", "))
+                format!(
+                    "unknown source kind \"{k}\" (expected one of: {})",
+                    allowed.join(", ")
+                )
             };
             return Err(self.invalid(b, Some(&source_kind.span()), "source.kind", reason));
         }
@@ -750,26 +963,50 @@ impl Validator<'_> {
             "generated" => {
                 unused(raw.path.as_ref().map(|p| p.span()), "path", k)?;
                 let seed = raw.seed.as_ref().ok_or_else(|| missing("seed"))?;
-                let seed_v = u64::try_from(*seed.get_ref()).map_err(|_| self.invalid(b, Some(&line_of(Some(seed.span()))), "source.seed", format!("must not be negative, got {}", seed.get_ref())))?;
+                let seed_v = u64::try_from(*seed.get_ref()).map_err(|_| {
+                    self.invalid(
+                        b,
+                        Some(&line_of(Some(seed.span()))),
+                        "source.seed",
+                        format!("must not be negative, got {}", seed.get_ref()),
+                    )
+                })?;
                 let density = raw.density.as_ref().map_or(Ok(1.0), |d| {
                     let v = *d.get_ref();
                     if v.is_finite() && v > 0.0 {
                         Ok(v)
                     } else {
-                        Err(self.invalid(b, Some(&d.span()), "source.density", format!("must be a finite number > 0, got {v}")))
+                        Err(self.invalid(
+                            b,
+                            Some(&d.span()),
+                            "source.density",
+                            format!("must be a finite number > 0, got {v}"),
+                        ))
                     }
                 })?;
-                Ok(TrafficSource::Generated { seed: seed_v, density })
+                Ok(TrafficSource::Generated {
+                    seed: seed_v,
+                    density,
+                })
             }
             _ => {
                 unused(raw.seed.as_ref().map(|p| p.span()), "seed", k)?;
                 unused(raw.density.as_ref().map(|p| p.span()), "density", k)?;
                 let path = raw.path.as_ref().ok_or_else(|| missing("path"))?;
                 if path.get_ref().trim().is_empty() {
-                    return Err(self.invalid(b, Some(&path.span()), "source.path", "must not be empty"));
+                    return Err(self.invalid(
+                        b,
+                        Some(&path.span()),
+                        "source.path",
+                        "must not be empty",
+                    ));
                 }
                 let path = self.resolve(path.get_ref());
-                Ok(if k == "adsb_csv" { TrafficSource::AdsbCsv { path } } else { TrafficSource::Recording { path } })
+                Ok(if k == "adsb_csv" {
+                    TrafficSource::AdsbCsv { path }
+                } else {
+                    TrafficSource::Recording { path }
+                })
             }
         }
     }
@@ -782,7 +1019,12 @@ fn duration_value(v: &toml::Value) -> Result<f64, String> {
         toml::Value::Integer(i) => *i as f64,
         toml::Value::Float(f) => *f,
         toml::Value::String(s) => parse_duration(s)?,
-        other => return Err(format!("expected seconds as a number or a string like \"61200 s\", got {}", other.type_str())),
+        other => {
+            return Err(format!(
+                "expected seconds as a number or a string like \"61200 s\", got {}",
+                other.type_str()
+            ))
+        }
     };
     if !seconds.is_finite() {
         return Err(format!("must be a finite number of seconds, got {seconds}"));
@@ -793,16 +1035,26 @@ fn duration_value(v: &toml::Value) -> Result<f64, String> {
 /// Parses `"61200 s"`, `"1s"`, `"1.5 min"`, `"250 ms"`, `"17 h"` into seconds.
 pub fn parse_duration(s: &str) -> Result<f64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
+        .unwrap_or(t.len());
     // An exponent letter followed by a unit would be mis-split; units never start with e.
     let (number, unit) = t.split_at(split);
-    let value: f64 = number.trim().parse().map_err(|_| format!("\"{s}\" is not a duration (expected a number of seconds or a string like \"61200 s\")"))?;
+    let value: f64 = number.trim().parse().map_err(|_| {
+        format!(
+            "\"{s}\" is not a duration (expected a number of seconds or a string like \"61200 s\")"
+        )
+    })?;
     let scale = match unit.trim() {
         "" | "s" => 1.0,
         "ms" => 1e-3,
         "min" => 60.0,
         "h" => 3600.0,
-        other => return Err(format!("\"{s}\": unknown unit \"{other}\" (expected s, ms, min or h)")),
+        other => {
+            return Err(format!(
+                "\"{s}\": unknown unit \"{other}\" (expected s, ms, min or h)"
+            ))
+        }
     };
     Ok(value * scale)
 }
@@ -813,7 +1065,10 @@ fn time_value(v: &toml::Value) -> Result<i64, String> {
     match v {
         toml::Value::String(s) => parse_rfc3339(s),
         toml::Value::Datetime(d) => parse_rfc3339(&d.to_string()),
-        other => Err(format!("expected an RFC 3339 time like \"2016-03-23T07:00:00Z\", got {}", other.type_str())),
+        other => Err(format!(
+            "expected an RFC 3339 time like \"2016-03-23T07:00:00Z\", got {}",
+            other.type_str()
+        )),
     }
 }
 
@@ -821,7 +1076,8 @@ fn time_value(v: &toml::Value) -> Result<i64, String> {
 /// (fractional seconds are truncated). Local times without an offset are refused: a
 /// layout must say which instant it means.
 pub fn parse_rfc3339(s: &str) -> Result<i64, String> {
-    let bad = |why: &str| format!("\"{s}\" is not an RFC 3339 time like \"2016-03-23T07:00:00Z\": {why}");
+    let bad =
+        |why: &str| format!("\"{s}\" is not an RFC 3339 time like \"2016-03-23T07:00:00Z\": {why}");
     let b = s.trim().as_bytes();
     if b.len() < 19 || !b.is_ascii() {
         return Err(bad("too short"));
@@ -829,12 +1085,19 @@ pub fn parse_rfc3339(s: &str) -> Result<i64, String> {
     let num = |r: Range<usize>| -> Result<i64, String> {
         let part = &b[r];
         if part.iter().all(u8::is_ascii_digit) {
-            Ok(part.iter().fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')))
+            Ok(part
+                .iter()
+                .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')))
         } else {
             Err(bad("expected digits"))
         }
     };
-    if b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') || b[13] != b':' || b[16] != b':' {
+    if b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b't' | b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return Err(bad("expected YYYY-MM-DDTHH:MM:SS"));
     }
     let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
@@ -856,13 +1119,23 @@ pub fn parse_rfc3339(s: &str) -> Result<i64, String> {
     let offset_s = match rest {
         [b'Z' | b'z'] => 0,
         [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
-            let d = |c: &u8| if c.is_ascii_digit() { Ok(i64::from(c - b'0')) } else { Err(bad("bad offset")) };
+            let d = |c: &u8| {
+                if c.is_ascii_digit() {
+                    Ok(i64::from(c - b'0'))
+                } else {
+                    Err(bad("bad offset"))
+                }
+            };
             let (oh, om) = (d(h1)? * 10 + d(h2)?, d(m1)? * 10 + d(m2)?);
             if oh > 23 || om > 59 {
                 return Err(bad("bad offset"));
             }
             let o = oh * 3600 + om * 60;
-            if *sign == b'+' { o } else { -o }
+            if *sign == b'+' {
+                o
+            } else {
+                -o
+            }
         }
         [] => return Err(bad("missing offset (write Z for UTC)")),
         _ => return Err(bad("expected Z or an offset like +02:00 at the end")),
@@ -875,7 +1148,12 @@ pub fn format_rfc3339(t: i64) -> String {
     let days = t.div_euclid(86_400);
     let secs = t.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs / 60 % 60, secs % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
 }
 
 fn days_in_month(year: i64, month: i64) -> i64 {
@@ -907,7 +1185,15 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
 }
 
 #[cfg(test)]
@@ -918,7 +1204,10 @@ mod tests {
     fn rfc3339_round_trips_and_offsets() {
         assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Ok(0));
         assert_eq!(parse_rfc3339("2016-03-23T07:00:00Z"), Ok(1_458_716_400));
-        assert_eq!(parse_rfc3339("2016-03-23T00:00:00-07:00"), Ok(1_458_716_400));
+        assert_eq!(
+            parse_rfc3339("2016-03-23T00:00:00-07:00"),
+            Ok(1_458_716_400)
+        );
         assert_eq!(parse_rfc3339("2016-03-23T07:00:00.999Z"), Ok(1_458_716_400));
         assert_eq!(format_rfc3339(1_458_716_400), "2016-03-23T07:00:00Z");
         assert!(parse_rfc3339("2016-02-30T00:00:00Z").is_err());

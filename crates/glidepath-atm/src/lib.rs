@@ -58,4 +58,6 @@ pub mod traffic;
 
 pub use adsb_csv::{read_adsb_csv, AdsbError, AdsbReader, CsvRowError};
 pub use airports::{us_airports, Airport, AirportsError};
-pub use traffic::{message_len, TrafficConfig, TrafficDay, TrafficError, DAY_S, EPOCH_2026_MS, SNDEM_VERSION};
+pub use traffic::{
+    message_len, TrafficConfig, TrafficDay, TrafficError, DAY_S, EPOCH_2026_MS, SNDEM_VERSION,
+};

@@ -30,7 +30,15 @@ use serde_json::{json, Value};
 
 /// The seven states every component goes through (memorandum section 4.3), in order; the
 /// keys of `state_durations_s` in `report.json`.
-pub const STATES: [&str; 7] = ["deployment", "startup", "initialization", "execution", "shutdown", "archival", "retirement"];
+pub const STATES: [&str; 7] = [
+    "deployment",
+    "startup",
+    "initialization",
+    "execution",
+    "shutdown",
+    "archival",
+    "retirement",
+];
 
 /// One simulated second of the run (the data of Figure 4.1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -114,15 +122,39 @@ struct MemoRow {
 }
 
 /// Table 4.2 of the memorandum.
-const MEMO_LENGTHS: MemoRow = MemoRow { label: "Lengths (memorandum)", cells: [193.0, 207.0, 210.0, 212.0, 219.0, 209.63, 3.15], count: 43_308_919 };
-const MEMO_FREQUENCIES: MemoRow = MemoRow { label: "Frequencies (memorandum)", cells: [24.0, 247.0, 525.0, 704.0, 1779.0, 501.26, 281.79], count: 86_400 };
+const MEMO_LENGTHS: MemoRow = MemoRow {
+    label: "Lengths (memorandum)",
+    cells: [193.0, 207.0, 210.0, 212.0, 219.0, 209.63, 3.15],
+    count: 43_308_919,
+};
+const MEMO_FREQUENCIES: MemoRow = MemoRow {
+    label: "Frequencies (memorandum)",
+    cells: [24.0, 247.0, 525.0, 704.0, 1779.0, 501.26, 281.79],
+    count: 86_400,
+};
 
 /// Table 4.3 of the memorandum (whole milliseconds: its clocks had 1 ms resolution).
 const MEMO_LATENCY: [MemoRow; 4] = [
-    MemoRow { label: "1A in-memory (memorandum)", cells: [0.0, 0.0, 0.0, 0.0, 70.0, 0.0113, 0.119], count: 43_308_919 },
-    MemoRow { label: "2A ActiveMQ (memorandum)", cells: [0.0, 0.0, 0.0, 0.0, 38.0, 0.134, 0.342], count: 43_308_919 },
-    MemoRow { label: "3A Basic (memorandum)", cells: [0.0, 5.0, 26.0, 27.0, 57.0, 19.7, 11.5], count: 43_304_541 },
-    MemoRow { label: "4A NATS (memorandum)", cells: [0.0, 0.0, 1.0, 2.0, 139.0, 1.49, 3.144], count: 43_308_917 },
+    MemoRow {
+        label: "1A in-memory (memorandum)",
+        cells: [0.0, 0.0, 0.0, 0.0, 70.0, 0.0113, 0.119],
+        count: 43_308_919,
+    },
+    MemoRow {
+        label: "2A ActiveMQ (memorandum)",
+        cells: [0.0, 0.0, 0.0, 0.0, 38.0, 0.134, 0.342],
+        count: 43_308_919,
+    },
+    MemoRow {
+        label: "3A Basic (memorandum)",
+        cells: [0.0, 5.0, 26.0, 27.0, 57.0, 19.7, 11.5],
+        count: 43_304_541,
+    },
+    MemoRow {
+        label: "4A NATS (memorandum)",
+        cells: [0.0, 0.0, 1.0, 2.0, 139.0, 1.49, 3.144],
+        count: 43_308_917,
+    },
 ];
 
 /// Table 4.5 of the memorandum, runs 1A and 4A, in the order of [`STATES`].
@@ -145,9 +177,30 @@ struct MemoRun {
 }
 
 const MEMO_RUNS: [MemoRun; 3] = [
-    MemoRun { run: "1A", what: "in-memory (Java calls)", execution_s: 663.702, throughput_mbit_s: 109.430, latency_ms: [0.0, 0.0113, 70.0], received: 43_308_919 },
-    MemoRun { run: "2A", what: "ActiveMQ, compression + persistence", execution_s: 4786.092, throughput_mbit_s: 15.175, latency_ms: [0.0, 0.134, 38.0], received: 43_308_919 },
-    MemoRun { run: "4A", what: "NATS", execution_s: 673.550, throughput_mbit_s: 107.831, latency_ms: [1.0, 1.49, 139.0], received: 43_308_917 },
+    MemoRun {
+        run: "1A",
+        what: "in-memory (Java calls)",
+        execution_s: 663.702,
+        throughput_mbit_s: 109.430,
+        latency_ms: [0.0, 0.0113, 70.0],
+        received: 43_308_919,
+    },
+    MemoRun {
+        run: "2A",
+        what: "ActiveMQ, compression + persistence",
+        execution_s: 4786.092,
+        throughput_mbit_s: 15.175,
+        latency_ms: [0.0, 0.134, 38.0],
+        received: 43_308_919,
+    },
+    MemoRun {
+        run: "4A",
+        what: "NATS",
+        execution_s: 673.550,
+        throughput_mbit_s: 107.831,
+        latency_ms: [1.0, 1.49, 139.0],
+        received: 43_308_917,
+    },
 ];
 
 impl RunReport {
@@ -179,7 +232,11 @@ impl RunReport {
     pub fn tables(&self) -> String {
         let mut o = String::new();
         let persistence = if self.persistence { "on" } else { "off" };
-        let _ = writeln!(o, "# ATM TestBed report: run {} (layout {})\n", self.run, self.layout);
+        let _ = writeln!(
+            o,
+            "# ATM TestBed report: run {} (layout {})\n",
+            self.run, self.layout
+        );
         let _ = writeln!(
             o,
             "transport {} · codec {} · compression {} · persistence {} · {} simulated hours\n",
@@ -193,9 +250,23 @@ impl RunReport {
         // Table 4.2
         let _ = writeln!(o, "## Table 4.2. Message statistics\n");
         stats_header(&mut o, "Message");
-        stats_row(&mut o, "Lengths", self.lengths.summary().as_ref(), 2, "bytes", 0);
+        stats_row(
+            &mut o,
+            "Lengths",
+            self.lengths.summary().as_ref(),
+            2,
+            "bytes",
+            0,
+        );
         memo_row(&mut o, &MEMO_LENGTHS, 2, "bytes");
-        stats_row(&mut o, "Frequencies", self.frequencies.summary().as_ref(), 2, "msg/s", 0);
+        stats_row(
+            &mut o,
+            "Frequencies",
+            self.frequencies.summary().as_ref(),
+            2,
+            "msg/s",
+            0,
+        );
         memo_row(&mut o, &MEMO_FREQUENCIES, 2, "msg/s");
         o.push('\n');
 
@@ -209,20 +280,43 @@ impl RunReport {
         }
         let _ = writeln!(o, "\nglidepath measures microseconds; the memorandum's clocks counted whole milliseconds, hence its 0 ms percentiles.");
         if let Some(l) = latency {
-            let _ = writeln!(o, "This run: P99 {} ms, P99.9 {} ms.", fmt_f(l.p99, 3), fmt_f(l.p999, 3));
+            let _ = writeln!(
+                o,
+                "This run: P99 {} ms, P99.9 {} ms.",
+                fmt_f(l.p99, 3),
+                fmt_f(l.p999, 3)
+            );
         }
         o.push('\n');
 
         // Table 4.5
         let _ = writeln!(o, "## Table 4.5. Durations by state, in seconds\n");
-        let _ = writeln!(o, "| State | {} | 1A (memorandum) | 4A (memorandum) |", self.run);
+        let _ = writeln!(
+            o,
+            "| State | {} | 1A (memorandum) | 4A (memorandum) |",
+            self.run
+        );
         let _ = writeln!(o, "|---|---:|---:|---:|");
         for (i, state) in STATES.iter().enumerate() {
-            let ours = self.state_durations_s.iter().find(|(s, _)| s.eq_ignore_ascii_case(state)).map_or("—".to_string(), |(_, d)| fmt_f(*d, 3));
-            let _ = writeln!(o, "| {} | {ours} | {} | {} |", capitalize(state), fmt_f(MEMO_DURATIONS_1A[i], 3), fmt_f(MEMO_DURATIONS_4A[i], 3));
+            let ours = self
+                .state_durations_s
+                .iter()
+                .find(|(s, _)| s.eq_ignore_ascii_case(state))
+                .map_or("—".to_string(), |(_, d)| fmt_f(*d, 3));
+            let _ = writeln!(
+                o,
+                "| {} | {ours} | {} | {} |",
+                capitalize(state),
+                fmt_f(MEMO_DURATIONS_1A[i], 3),
+                fmt_f(MEMO_DURATIONS_4A[i], 3)
+            );
         }
         // States outside the seven (a caller's extra phase) are still shown, not dropped.
-        for (state, d) in self.state_durations_s.iter().filter(|(s, _)| !STATES.iter().any(|k| s.eq_ignore_ascii_case(k))) {
+        for (state, d) in self
+            .state_durations_s
+            .iter()
+            .filter(|(s, _)| !STATES.iter().any(|k| s.eq_ignore_ascii_case(k)))
+        {
             let _ = writeln!(o, "| {state} | {} | | |", fmt_f(*d, 3));
         }
         let memo_total = |d: &[f64; 7]| d.iter().sum::<f64>();
@@ -241,9 +335,24 @@ impl RunReport {
         let _ = writeln!(o, "## Table 4.7. Throughput, in Mbit/s\n");
         let _ = writeln!(o, "| Run | Bytes | Execution (s) | Throughput (Mbit/s) |");
         let _ = writeln!(o, "|---|---:|---:|---:|");
-        let _ = writeln!(o, "| {} | {} | {} | {} |", self.run, group(self.bytes), fmt_f(self.execution_s, 3), fmt_f(self.throughput_mbit_s, 3));
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} |",
+            self.run,
+            group(self.bytes),
+            fmt_f(self.execution_s, 3),
+            fmt_f(self.throughput_mbit_s, 3)
+        );
         for m in &MEMO_RUNS {
-            let _ = writeln!(o, "| {} {} (memorandum) | {} | {} | {} |", m.run, m.what, group(MEMO_BYTES), fmt_f(m.execution_s, 3), fmt_f(m.throughput_mbit_s, 3));
+            let _ = writeln!(
+                o,
+                "| {} {} (memorandum) | {} | {} | {} |",
+                m.run,
+                m.what,
+                group(MEMO_BYTES),
+                fmt_f(m.execution_s, 3),
+                fmt_f(m.throughput_mbit_s, 3)
+            );
         }
         o.push('\n');
 
@@ -251,15 +360,42 @@ impl RunReport {
         let _ = writeln!(o, "## Messages\n");
         let _ = writeln!(o, "| | {} | memorandum |", self.run);
         let _ = writeln!(o, "|---|---:|---:|");
-        let _ = writeln!(o, "| Published | {} | {} |", group(self.published), group(MEMO_MESSAGES));
-        let _ = writeln!(o, "| Received | {} | {} (1A) · {} (4A) |", group(self.received), group(MEMO_MESSAGES), group(MEMO_RUNS[2].received));
-        let _ = writeln!(o, "| Lost | {} | 0 (1A) · 2 (4A) · 4,378 (3A) |", group(self.lost));
+        let _ = writeln!(
+            o,
+            "| Published | {} | {} |",
+            group(self.published),
+            group(MEMO_MESSAGES)
+        );
+        let _ = writeln!(
+            o,
+            "| Received | {} | {} (1A) · {} (4A) |",
+            group(self.received),
+            group(MEMO_MESSAGES),
+            group(MEMO_RUNS[2].received)
+        );
+        let _ = writeln!(
+            o,
+            "| Lost | {} | 0 (1A) · 2 (4A) · 4,378 (3A) |",
+            group(self.lost)
+        );
         let _ = writeln!(o, "| Duplicated | {} | |", group(self.duplicated));
         let _ = writeln!(o, "| Malformed | {} | |", group(self.malformed));
-        let _ = writeln!(o, "| Peak flights | {} | {} |", group(self.peak_flights), group(MEMO_PEAK_FLIGHTS));
-        let max_rate = self.frequencies.summary().map_or("—".to_string(), |s| group(s.max as u64));
+        let _ = writeln!(
+            o,
+            "| Peak flights | {} | {} |",
+            group(self.peak_flights),
+            group(MEMO_PEAK_FLIGHTS)
+        );
+        let max_rate = self
+            .frequencies
+            .summary()
+            .map_or("—".to_string(), |s| group(s.max as u64));
         let _ = writeln!(o, "| Most messages in one second | {max_rate} | 1,779 |");
-        let verdict = if self.received == self.published && self.lost == 0 { "every published message was received" } else { "received ≠ published" };
+        let verdict = if self.received == self.published && self.lost == 0 {
+            "every published message was received"
+        } else {
+            "received ≠ published"
+        };
         let _ = writeln!(o, "\n{verdict}.");
         o
     }
@@ -274,7 +410,11 @@ impl RunReport {
     pub fn to_json(&self) -> Value {
         let mut states = serde_json::Map::new();
         for state in STATES {
-            let d = self.state_durations_s.iter().find(|(s, _)| s.eq_ignore_ascii_case(state)).map(|(_, d)| *d);
+            let d = self
+                .state_durations_s
+                .iter()
+                .find(|(s, _)| s.eq_ignore_ascii_case(state))
+                .map(|(_, d)| *d);
             states.insert(state.to_string(), json_f(d));
         }
         json!({
@@ -310,22 +450,33 @@ impl RunReport {
     /// `fig4_2a_lengths.png` and `fig4_2b_frequencies.png` (Figure 4.2),
     /// `fig4_3_latency.png` (histogram and percentile curve in ms, Figure 4.3).
     pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
-        std::fs::create_dir_all(dir).map_err(|source| ReportError::Io { path: dir.to_path_buf(), source })?;
+        std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         let mut written = Vec::new();
-        let put = |name: &str, text: String, written: &mut Vec<PathBuf>| -> Result<(), ReportError> {
-            let path = dir.join(name);
-            std::fs::write(&path, text).map_err(|source| ReportError::Io { path: path.clone(), source })?;
-            written.push(path);
-            Ok(())
-        };
-        let json = serde_json::to_string_pretty(&self.to_json()).expect("a serde_json::Value always serializes");
+        let put =
+            |name: &str, text: String, written: &mut Vec<PathBuf>| -> Result<(), ReportError> {
+                let path = dir.join(name);
+                std::fs::write(&path, text).map_err(|source| ReportError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                written.push(path);
+                Ok(())
+            };
+        let json = serde_json::to_string_pretty(&self.to_json())
+            .expect("a serde_json::Value always serializes");
         put("report.json", json + "\n", &mut written)?;
 
         let mut md = self.tables();
         md.push_str("\n## Figures\n\n");
         let figures = self.figures(dir)?;
         for (path, caption) in &figures {
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let _ = writeln!(md, "![{caption}]({name})\n");
         }
         put("report.md", md, &mut written)?;
@@ -345,23 +496,59 @@ impl RunReport {
             let flights: Vec<(f64, f64)> = if self.per_second.len() > 7200 {
                 per_minute_means(&self.per_second, |s| s.flights)
             } else {
-                self.per_second.iter().map(|s| (f64::from(s.t), f64::from(s.flights))).collect()
+                self.per_second
+                    .iter()
+                    .map(|s| (f64::from(s.t), f64::from(s.flights)))
+                    .collect()
             };
             let path = dir.join("fig4_1a_flights.png");
             let caption = format!("Figure 4.1(a)-like: flights per simulated second, {label}");
-            glidepath_plot::lines(&path, &caption, "simulated time (hours)", "flights", &[Series::new("flights", flights.into_iter().map(|(t, v)| (hours(t), v)).collect())], false, false)?;
+            glidepath_plot::lines(
+                &path,
+                &caption,
+                "simulated time (hours)",
+                "flights",
+                &[Series::new(
+                    "flights",
+                    flights.into_iter().map(|(t, v)| (hours(t), v)).collect(),
+                )],
+                false,
+                false,
+            )?;
             out.push((path, caption));
 
-            let per_s: Vec<(f64, f64)> = self.per_second.iter().map(|s| (hours(f64::from(s.t)), f64::from(s.messages))).collect();
-            let minute: Vec<(f64, f64)> = per_minute_means(&self.per_second, |s| s.messages).into_iter().map(|(t, v)| (hours(t), v)).collect();
+            let per_s: Vec<(f64, f64)> = self
+                .per_second
+                .iter()
+                .map(|s| (hours(f64::from(s.t)), f64::from(s.messages)))
+                .collect();
+            let minute: Vec<(f64, f64)> = per_minute_means(&self.per_second, |s| s.messages)
+                .into_iter()
+                .map(|(t, v)| (hours(t), v))
+                .collect();
             let path = dir.join("fig4_1b_messages.png");
             let caption = format!("Figure 4.1(b)-like: messages per simulated second, {label}");
-            glidepath_plot::lines(&path, &caption, "simulated time (hours)", "messages/s", &[Series::new("per second", per_s), Series::new("one-minute mean", minute)], false, false)?;
+            glidepath_plot::lines(
+                &path,
+                &caption,
+                "simulated time (hours)",
+                "messages/s",
+                &[
+                    Series::new("per second", per_s),
+                    Series::new("one-minute mean", minute),
+                ],
+                false,
+                false,
+            )?;
             out.push((path, caption));
         }
 
         let lengths = expand(&self.lengths, 1.0);
-        let bins = self.lengths.summary().map_or(1, |s| (s.max - s.min) as usize + 1).clamp(1, 200);
+        let bins = self
+            .lengths
+            .summary()
+            .map_or(1, |s| (s.max - s.min) as usize + 1)
+            .clamp(1, 200);
         let path = dir.join("fig4_2a_lengths.png");
         let caption = format!("Figure 4.2(a)-like: message lengths, {label}");
         glidepath_plot::histogram(&path, &caption, "message length (bytes)", &lengths, bins)?;
@@ -369,7 +556,11 @@ impl RunReport {
 
         let frequencies = expand(&self.frequencies, 1.0);
         // Bins of about 50 msg/s, like the memorandum's histogram.
-        let bins = self.frequencies.summary().map_or(1, |s| ((s.max - s.min) / 50.0).ceil() as usize).clamp(1, 100);
+        let bins = self
+            .frequencies
+            .summary()
+            .map_or(1, |s| ((s.max - s.min) / 50.0).ceil() as usize)
+            .clamp(1, 100);
         let path = dir.join("fig4_2b_frequencies.png");
         let caption = format!("Figure 4.2(b)-like: messages per simulated second, {label}");
         glidepath_plot::histogram(&path, &caption, "messages per second", &frequencies, bins)?;
@@ -404,11 +595,19 @@ fn expand(r: &Recorder, scale: f64) -> Vec<f64> {
     let hdr = r.to_hdr();
     // Clamped to the exact extremes, so the figures' min and max match the tables.
     let (lo, hi) = r.summary().map_or((0.0, 0.0), |s| (s.min, s.max));
-    let keep = if n <= PLOT_VALUES_MAX { 1.0 } else { PLOT_VALUES_MAX as f64 / n as f64 };
+    let keep = if n <= PLOT_VALUES_MAX {
+        1.0
+    } else {
+        PLOT_VALUES_MAX as f64 / n as f64
+    };
     let mut out = Vec::new();
     for v in hdr.iter_recorded() {
         let c = v.count_at_value();
-        let copies = if keep >= 1.0 { c } else { ((c as f64) * keep).ceil() as u64 };
+        let copies = if keep >= 1.0 {
+            c
+        } else {
+            ((c as f64) * keep).ceil() as u64
+        };
         let value = (hdr.highest_equivalent(v.value_iterated_to()) as f64).clamp(lo, hi) * scale;
         out.extend(std::iter::repeat_n(value, copies as usize));
     }
@@ -416,7 +615,10 @@ fn expand(r: &Recorder, scale: f64) -> Vec<f64> {
 }
 
 /// `(start second of the minute, mean of field over that minute)`.
-fn per_minute_means(seconds: &[SecondStats], field: impl Fn(&SecondStats) -> u32) -> Vec<(f64, f64)> {
+fn per_minute_means(
+    seconds: &[SecondStats],
+    field: impl Fn(&SecondStats) -> u32,
+) -> Vec<(f64, f64)> {
     let mut out: Vec<(f64, f64)> = Vec::new();
     let mut current: Option<(u32, u64, u32)> = None; // minute, sum, n
     for s in seconds {
@@ -448,11 +650,19 @@ fn per_minute_means(seconds: &[SecondStats], field: impl Fn(&SecondStats) -> u32
 pub fn matrix_table(reports: &[RunReport]) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "| Run | Transport | Codec | Compression | Persistence | Hours | Execution (s) | vs 1A | Throughput (Mbit/s) | Latency P50 (ms) | Latency mean (ms) | Latency max (ms) | Published | Received | Lost |");
-    let _ = writeln!(o, "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        o,
+        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     for r in reports {
         let l = r.latency_ms();
-        let cell = |f: fn(&Summary) -> f64| l.as_ref().map_or("—".to_string(), |s| fmt_f(f(s), 3));
-        let speedup = if r.execution_s > 0.0 { format!("{}×", fmt_f(MEMO_RUNS[0].execution_s / r.execution_s, 1)) } else { "—".to_string() };
+        let cell =
+            |f: fn(&Summary) -> f64| l.as_ref().map_or("—".to_string(), |s| fmt_f(f(s), 3));
+        let speedup = if r.execution_s > 0.0 {
+            format!("{}×", fmt_f(MEMO_RUNS[0].execution_s / r.execution_s, 1))
+        } else {
+            "—".to_string()
+        };
         let _ = writeln!(
             o,
             "| {} | {} | {} | {} | {} | {} | {} | {speedup} | {} | {} | {} | {} | {} | {} | {} |",
@@ -495,17 +705,38 @@ pub fn matrix_table(reports: &[RunReport]) -> String {
 }
 
 fn stats_header(o: &mut String, first: &str) {
-    let _ = writeln!(o, "| {first} | Min | P25 | P50 | P75 | Max | Mean | SD | Unit | Count |");
+    let _ = writeln!(
+        o,
+        "| {first} | Min | P25 | P50 | P75 | Max | Mean | SD | Unit | Count |"
+    );
     let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|");
 }
 
 /// A row of our numbers: percentiles with `p_decimals` (0 for whole bytes or messages),
 /// mean and SD with `decimals`.
-fn stats_row(o: &mut String, label: &str, s: Option<&Summary>, decimals: usize, unit: &str, p_decimals: usize) {
+fn stats_row(
+    o: &mut String,
+    label: &str,
+    s: Option<&Summary>,
+    decimals: usize,
+    unit: &str,
+    p_decimals: usize,
+) {
     match s {
         Some(s) => {
             let p = |v: f64| fmt_f(v, p_decimals);
-            let _ = writeln!(o, "| {label} | {} | {} | {} | {} | {} | {} | {} | {unit} | {} |", p(s.min), p(s.p25), p(s.p50), p(s.p75), p(s.max), fmt_f(s.mean, decimals), fmt_f(s.sd, decimals), group(s.count));
+            let _ = writeln!(
+                o,
+                "| {label} | {} | {} | {} | {} | {} | {} | {} | {unit} | {} |",
+                p(s.min),
+                p(s.p25),
+                p(s.p50),
+                p(s.p75),
+                p(s.max),
+                fmt_f(s.mean, decimals),
+                fmt_f(s.sd, decimals),
+                group(s.count)
+            );
         }
         None => {
             let _ = writeln!(o, "| {label} | — | — | — | — | — | — | — | {unit} | 0 |");
@@ -519,7 +750,19 @@ fn memo_row(o: &mut String, row: &MemoRow, decimals: usize, unit: &str) {
     // The memorandum's own precision: it printed 0.0113 and 3.144, so trailing digits are
     // trimmed rather than padded.
     let m = |v: f64| trim_zeros(&fmt_f(v, decimals));
-    let _ = writeln!(o, "| *{}* | {} | {} | {} | {} | {} | {} | {} | {unit} | {} |", row.label, p(min), p(p25), p(p50), p(p75), p(max), m(mean), m(sd), group(row.count));
+    let _ = writeln!(
+        o,
+        "| *{}* | {} | {} | {} | {} | {} | {} | {} | {unit} | {} |",
+        row.label,
+        p(min),
+        p(p25),
+        p(p50),
+        p(p75),
+        p(max),
+        m(mean),
+        m(sd),
+        group(row.count)
+    );
 }
 
 fn summary_json(s: Option<&Summary>, unit: &str) -> Value {
@@ -541,7 +784,8 @@ fn summary_json(s: Option<&Summary>, unit: &str) -> Value {
 
 /// A number for JSON; NaN and infinities (which JSON cannot hold) become null.
 fn json_f(v: Option<f64>) -> Value {
-    v.filter(|v| v.is_finite()).map_or(Value::Null, |v| json!(v))
+    v.filter(|v| v.is_finite())
+        .map_or(Value::Null, |v| json!(v))
 }
 
 fn fmt_f(v: f64, decimals: usize) -> String {
@@ -551,7 +795,9 @@ fn fmt_f(v: f64, decimals: usize) -> String {
     let s = format!("{v:.decimals$}");
     // Thousands separators on the integer part, as the memorandum prints counts.
     let (sign, rest) = s.strip_prefix('-').map_or(("", s.as_str()), |r| ("-", r));
-    let (int, frac) = rest.split_once('.').map_or((rest, None), |(i, f)| (i, Some(f)));
+    let (int, frac) = rest
+        .split_once('.')
+        .map_or((rest, None), |(i, f)| (i, Some(f)));
     let grouped = group_digits(int);
     match frac {
         Some(f) => format!("{sign}{grouped}.{f}"),
@@ -584,7 +830,8 @@ fn group_digits(int: &str) -> String {
 
 fn capitalize(s: &str) -> String {
     let mut c = s.chars();
-    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
+    c.next()
+        .map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
 }
 
 /// `795.7` → `13'16"`, the memorandum's Table 4.5 style.
@@ -623,7 +870,26 @@ mod tests {
         let v = expand(&r, 1.0);
         assert!(v.len() as u64 <= PLOT_VALUES_MAX + 3);
         assert!(v.contains(&193.0) && v.contains(&219.0));
-        let minutes = per_minute_means(&[SecondStats { t: 0, messages: 2, flights: 1 }, SecondStats { t: 59, messages: 4, flights: 1 }, SecondStats { t: 60, messages: 9, flights: 1 }], |s| s.messages);
+        let minutes = per_minute_means(
+            &[
+                SecondStats {
+                    t: 0,
+                    messages: 2,
+                    flights: 1,
+                },
+                SecondStats {
+                    t: 59,
+                    messages: 4,
+                    flights: 1,
+                },
+                SecondStats {
+                    t: 60,
+                    messages: 9,
+                    flights: 1,
+                },
+            ],
+            |s| s.messages,
+        );
         assert_eq!(minutes, vec![(0.0, 3.0), (60.0, 9.0)]);
     }
 }

@@ -186,7 +186,9 @@ impl Sndem {
             .map_err(|e| e.to_string())?;
         Ok(Sndem {
             class,
-            vid: f.parameter_handle(class, "vid").map_err(|e| e.to_string())?,
+            vid: f
+                .parameter_handle(class, "vid")
+                .map_err(|e| e.to_string())?,
             message: f
                 .parameter_handle(class, "message")
                 .map_err(|e| e.to_string())?,
@@ -263,7 +265,10 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
     rti.create_federation_execution_with_fom(&federation, air_traffic_fom()?)
         .map_err(|e| RunError::Rti(e.to_string()))?;
     let manager = rti
-        .join(&federation, JoinOptions::named("simulation-manager", "manager"))
+        .join(
+            &federation,
+            JoinOptions::named("simulation-manager", "manager"),
+        )
         .map_err(|e| RunError::Rti(e.to_string()))?;
 
     let progress = Arc::new(Progress::default());
@@ -328,7 +333,11 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
     for outcome in outcomes {
         match outcome {
             Ok((name, Ok(BlockOutcome::Published(n)))) => {
-                if layout.links.iter().any(|l| l.from == name && &l.to == monitor_name) {
+                if layout
+                    .links
+                    .iter()
+                    .any(|l| l.from == name && &l.to == monitor_name)
+                {
                     published += n;
                 }
             }
@@ -368,7 +377,12 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
         } else {
             0.0
         },
-        peak_flights: m.per_second.iter().map(|s| u64::from(s.flights)).max().unwrap_or(0),
+        peak_flights: m
+            .per_second
+            .iter()
+            .map(|s| u64::from(s.flights))
+            .max()
+            .unwrap_or(0),
         lengths: m.lengths,
         frequencies: m.frequencies,
         latency_us: m.latency_us,
@@ -393,10 +407,8 @@ fn persistence_on(config: &RtiConfig) -> bool {
 fn progress_bar(end: u32) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(u64::from(end));
     bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} sim {msg}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} sim {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar
 }
@@ -571,11 +583,7 @@ fn lifecycle_state(f: &Federate, state: &str, c: &mut dyn Component) -> Result<(
 
 /// Enables regulation (lookahead `lookahead`) and constrained, feeding other
 /// callbacks to `c`.
-fn enable_time(
-    f: &Federate,
-    lookahead: f64,
-    mut c: impl FnMut(Callback),
-) -> Result<(), String> {
+fn enable_time(f: &Federate, lookahead: f64, mut c: impl FnMut(Callback)) -> Result<(), String> {
     f.enable_time_regulation(lookahead)
         .map_err(|e| e.to_string())?;
     wait_until(f, "regulation", &mut c, |cb| {
@@ -619,7 +627,10 @@ fn advance(f: &Federate, t: f64, c: &mut impl FnMut(Callback)) -> Result<(), Str
 enum Tracks {
     Generated(Box<TrafficDay>),
     /// Tracks already read (a CSV or a recording), sorted by second.
-    Loaded { by_second: Vec<(u32, Track)>, next: usize },
+    Loaded {
+        by_second: Vec<(u32, Track)>,
+        next: usize,
+    },
 }
 
 impl Tracks {
@@ -920,7 +931,10 @@ impl MonitorBlock {
 
     fn receive(&mut self, cb: Callback) {
         let Callback::ReceiveInteraction {
-            class, values, info, ..
+            class,
+            values,
+            info,
+            ..
         } = cb
         else {
             return;
@@ -1173,7 +1187,11 @@ fn read_recording(path: &Path) -> Result<Vec<(u32, Vec<u8>)>, String> {
         }
         let mut head = [0u8; 8];
         r.read_exact(&mut head).map_err(|e| {
-            format!("{}: record {} truncated ({e})", path.display(), out.len() + 1)
+            format!(
+                "{}: record {} truncated ({e})",
+                path.display(),
+                out.len() + 1
+            )
         })?;
         let second = u32::from_le_bytes(head[..4].try_into().expect("4 bytes"));
         let len = u32::from_le_bytes(head[4..].try_into().expect("4 bytes")) as usize;
@@ -1186,7 +1204,11 @@ fn read_recording(path: &Path) -> Result<Vec<(u32, Vec<u8>)>, String> {
         }
         let mut message = vec![0; len];
         r.read_exact(&mut message).map_err(|e| {
-            format!("{}: record {} truncated ({e})", path.display(), out.len() + 1)
+            format!(
+                "{}: record {} truncated ({e})",
+                path.display(),
+                out.len() + 1
+            )
         })?;
         out.push((second, message));
     }

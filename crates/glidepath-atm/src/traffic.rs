@@ -135,10 +135,15 @@ struct Weighted(Vec<f64>);
 impl Weighted {
     fn new(weights: impl IntoIterator<Item = f64>) -> Weighted {
         let mut acc = 0.0;
-        Weighted(weights.into_iter().map(|w| {
-            acc += w.max(0.0);
-            acc
-        }).collect())
+        Weighted(
+            weights
+                .into_iter()
+                .map(|w| {
+                    acc += w.max(0.0);
+                    acc
+                })
+                .collect(),
+        )
     }
     fn pick(&self, rng: &mut Rng) -> usize {
         let total = *self.0.last().expect("weights are not empty");
@@ -150,21 +155,41 @@ impl Weighted {
 /// Relative departure rate per local hour for airline flights: nearly nothing between
 /// midnight and five, a morning bank, a long plateau, an evening decline.
 const AIRLINE_LOCAL_HOURS: [f64; 24] = [
-    0.14, 0.08, 0.06, 0.06, 0.12, 0.45, 1.10, 1.30, 1.30, 1.20, 1.15, 1.15,
-    1.15, 1.15, 1.20, 1.25, 1.25, 1.20, 1.10, 0.95, 0.80, 0.60, 0.40, 0.25,
+    0.14, 0.08, 0.06, 0.06, 0.12, 0.45, 1.10, 1.30, 1.30, 1.20, 1.15, 1.15, 1.15, 1.15, 1.20, 1.25,
+    1.25, 1.20, 1.10, 0.95, 0.80, 0.60, 0.40, 0.25,
 ];
 /// General aviation flies by day.
 const GA_LOCAL_HOURS: [f64; 24] = [
-    0.02, 0.01, 0.01, 0.01, 0.02, 0.05, 0.30, 0.80, 1.20, 1.40, 1.50, 1.50,
-    1.50, 1.50, 1.50, 1.40, 1.30, 1.10, 0.90, 0.60, 0.40, 0.20, 0.08, 0.04,
+    0.02, 0.01, 0.01, 0.01, 0.02, 0.05, 0.30, 0.80, 1.20, 1.40, 1.50, 1.50, 1.50, 1.50, 1.50, 1.40,
+    1.30, 1.10, 0.90, 0.60, 0.40, 0.20, 0.08, 0.04,
 ];
 
 /// Airline callsign prefixes and their shares.
 const AIRLINES: &[(&str, f64)] = &[
-    ("AAL", 14.0), ("DAL", 14.0), ("UAL", 11.0), ("SWA", 16.0), ("SKW", 9.0), ("ENY", 4.0),
-    ("RPA", 4.0), ("JBU", 4.0), ("ASA", 3.0), ("NKS", 2.5), ("FFT", 1.5), ("EDV", 3.0),
-    ("JIA", 2.5), ("ASH", 2.0), ("AAY", 1.2), ("FDX", 2.5), ("UPS", 2.0), ("GJS", 1.5),
-    ("PDT", 1.5), ("QXE", 1.5), ("HAL", 1.0), ("SCX", 0.5), ("CPZ", 1.2), ("EJA", 2.0),
+    ("AAL", 14.0),
+    ("DAL", 14.0),
+    ("UAL", 11.0),
+    ("SWA", 16.0),
+    ("SKW", 9.0),
+    ("ENY", 4.0),
+    ("RPA", 4.0),
+    ("JBU", 4.0),
+    ("ASA", 3.0),
+    ("NKS", 2.5),
+    ("FFT", 1.5),
+    ("EDV", 3.0),
+    ("JIA", 2.5),
+    ("ASH", 2.0),
+    ("AAY", 1.2),
+    ("FDX", 2.5),
+    ("UPS", 2.0),
+    ("GJS", 1.5),
+    ("PDT", 1.5),
+    ("QXE", 1.5),
+    ("HAL", 1.0),
+    ("SCX", 0.5),
+    ("CPZ", 1.2),
+    ("EJA", 2.0),
 ];
 
 /// The reporting feeds. Surveillance data arrives in sweeps: every flight a feed
@@ -245,7 +270,12 @@ fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
 }
 
 fn central_angle(a: &Airport, b: &Airport) -> f64 {
-    dot(unit_vector(a.lat_deg, a.lon_deg), unit_vector(b.lat_deg, b.lon_deg)).clamp(-1.0, 1.0).acos()
+    dot(
+        unit_vector(a.lat_deg, a.lon_deg),
+        unit_vector(b.lat_deg, b.lon_deg),
+    )
+    .clamp(-1.0, 1.0)
+    .acos()
 }
 
 fn round_to(x: f64, scale: f64) -> f64 {
@@ -258,26 +288,55 @@ impl Flight {
     #[inline]
     fn track_at(&self, tau_s: f64) -> TrackFields {
         let (s_nm, v_nm_s, alt_ft, vs_fpm) = if tau_s < self.climb_s {
-            let s = self.v0_nm_s * tau_s + (self.vc_nm_s - self.v0_nm_s) * tau_s * tau_s / (2.0 * self.climb_s);
+            let s = self.v0_nm_s * tau_s
+                + (self.vc_nm_s - self.v0_nm_s) * tau_s * tau_s / (2.0 * self.climb_s);
             let v = self.v0_nm_s + (self.vc_nm_s - self.v0_nm_s) * tau_s / self.climb_s;
-            (s, v, self.elev_o_ft + self.climb_ft_s * tau_s, self.climb_ft_s * 60.0)
+            (
+                s,
+                v,
+                self.elev_o_ft + self.climb_ft_s * tau_s,
+                self.climb_ft_s * 60.0,
+            )
         } else if tau_s < self.climb_s + self.cruise_s {
-            (self.climb_nm + self.vc_nm_s * (tau_s - self.climb_s), self.vc_nm_s, self.alt_cruise_ft, 0.0)
+            (
+                self.climb_nm + self.vc_nm_s * (tau_s - self.climb_s),
+                self.vc_nm_s,
+                self.alt_cruise_ft,
+                0.0,
+            )
         } else {
             let t = (tau_s - self.climb_s - self.cruise_s).min(self.descent_s);
-            let s = self.climb_nm + self.cruise_nm + self.vc_nm_s * t - (self.vc_nm_s - self.v0_nm_s) * t * t / (2.0 * self.descent_s);
+            let s = self.climb_nm + self.cruise_nm + self.vc_nm_s * t
+                - (self.vc_nm_s - self.v0_nm_s) * t * t / (2.0 * self.descent_s);
             let v = self.vc_nm_s - (self.vc_nm_s - self.v0_nm_s) * t / self.descent_s;
-            (s, v, self.alt_cruise_ft - self.descent_ft_s * t, -self.descent_ft_s * 60.0)
+            (
+                s,
+                v,
+                self.alt_cruise_ft - self.descent_ft_s * t,
+                -self.descent_ft_s * 60.0,
+            )
         };
         let (sin_t, cos_t) = (s_nm / EARTH_RADIUS_NM).sin_cos();
         let (a, u) = (self.a, self.u);
-        let p = [a[0] * cos_t + u[0] * sin_t, a[1] * cos_t + u[1] * sin_t, a[2] * cos_t + u[2] * sin_t];
-        let d = [u[0] * cos_t - a[0] * sin_t, u[1] * cos_t - a[1] * sin_t, u[2] * cos_t - a[2] * sin_t];
+        let p = [
+            a[0] * cos_t + u[0] * sin_t,
+            a[1] * cos_t + u[1] * sin_t,
+            a[2] * cos_t + u[2] * sin_t,
+        ];
+        let d = [
+            u[0] * cos_t - a[0] * sin_t,
+            u[1] * cos_t - a[1] * sin_t,
+            u[2] * cos_t - a[2] * sin_t,
+        ];
         let cos_lat = (p[0] * p[0] + p[1] * p[1]).sqrt();
         let lat = p[2].clamp(-1.0, 1.0).asin();
         let lon = p[1].atan2(p[0]);
         // North and east at p, from p itself (no more trigonometry).
-        let (sin_lon, cos_lon) = if cos_lat > 1e-12 { (p[1] / cos_lat, p[0] / cos_lat) } else { (0.0, 1.0) };
+        let (sin_lon, cos_lon) = if cos_lat > 1e-12 {
+            (p[1] / cos_lat, p[0] / cos_lat)
+        } else {
+            (0.0, 1.0)
+        };
         let north = -p[2] * cos_lon * d[0] - p[2] * sin_lon * d[1] + cos_lat * d[2];
         let east = -sin_lon * d[0] + cos_lon * d[1];
         let mut crs = east.atan2(north).to_degrees();
@@ -306,7 +365,14 @@ impl Flight {
             if crs >= 360.0 {
                 crs -= 360.0;
             }
-            (round_to(lat * (180.0 / PI), 1e5), round_to(lon * (180.0 / PI), 1e5), alt_ft.round(), (v_nm_s * 3600.0).round(), crs, f64::NAN)
+            (
+                round_to(lat * (180.0 / PI), 1e5),
+                round_to(lon * (180.0 / PI), 1e5),
+                alt_ft.round(),
+                (v_nm_s * 3600.0).round(),
+                crs,
+                f64::NAN,
+            )
         }
     }
 }
@@ -333,13 +399,20 @@ impl TrafficDay {
     /// milliseconds). Tracks are computed lazily by [`TrafficDay::second`].
     pub fn new(config: TrafficConfig) -> Result<TrafficDay, TrafficError> {
         if config.end_s > DAY_S {
-            return Err(TrafficError::PastEndOfDay { end_s: config.end_s });
+            return Err(TrafficError::PastEndOfDay {
+                end_s: config.end_s,
+            });
         }
         if config.start_s >= config.end_s {
-            return Err(TrafficError::EmptyWindow { start_s: config.start_s, end_s: config.end_s });
+            return Err(TrafficError::EmptyWindow {
+                start_s: config.start_s,
+                end_s: config.end_s,
+            });
         }
         if !(config.density.is_finite() && config.density > 0.0) {
-            return Err(TrafficError::BadDensity { density: config.density });
+            return Err(TrafficError::BadDensity {
+                density: config.density,
+            });
         }
         let airports = us_airports()?;
         let mut flights = generate_flights(airports, &config);
@@ -369,10 +442,28 @@ impl TrafficDay {
         if !self.skip_to(t) {
             return;
         }
-        let meta = TrackMeta { src: self.config.src.clone(), ver: SNDEM_VERSION.to_string(), run: self.config.run.clone(), tpub: 0 };
-        self.step(t, |f, time, (lat_deg, lon_deg, alt_ft, gs_kt, crs_deg, vs_fpm)| {
-            out.push(Track { vid: f.callsign.clone(), lat_deg, lon_deg, alt_ft, time, gs_kt, crs_deg, vs_fpm, meta: meta.clone() });
-        });
+        let meta = TrackMeta {
+            src: self.config.src.clone(),
+            ver: SNDEM_VERSION.to_string(),
+            run: self.config.run.clone(),
+            tpub: 0,
+        };
+        self.step(
+            t,
+            |f, time, (lat_deg, lon_deg, alt_ft, gs_kt, crs_deg, vs_fpm)| {
+                out.push(Track {
+                    vid: f.callsign.clone(),
+                    lat_deg,
+                    lon_deg,
+                    alt_ft,
+                    time,
+                    gs_kt,
+                    crs_deg,
+                    vs_fpm,
+                    meta: meta.clone(),
+                });
+            },
+        );
     }
 
     /// Like [`TrafficDay::second`], but *replaces* the content of `out` with the
@@ -387,24 +478,32 @@ impl TrafficDay {
         let mut n = 0;
         let config = &self.config;
         let (src, run) = (config.src.clone(), config.run.clone());
-        self.step(t, |f, time, (lat_deg, lon_deg, alt_ft, gs_kt, crs_deg, vs_fpm)| {
-            if n == out.len() {
-                out.push(Track::default());
-            }
-            let track = &mut out[n];
-            n += 1;
-            track.vid.clear();
-            track.vid.push_str(&f.callsign);
-            (track.lat_deg, track.lon_deg, track.alt_ft, track.time) = (lat_deg, lon_deg, alt_ft, time);
-            (track.gs_kt, track.crs_deg, track.vs_fpm) = (gs_kt, crs_deg, vs_fpm);
-            for (field, value) in [(&mut track.meta.src, src.as_str()), (&mut track.meta.ver, SNDEM_VERSION), (&mut track.meta.run, run.as_str())] {
-                if field != value {
-                    field.clear();
-                    field.push_str(value);
+        self.step(
+            t,
+            |f, time, (lat_deg, lon_deg, alt_ft, gs_kt, crs_deg, vs_fpm)| {
+                if n == out.len() {
+                    out.push(Track::default());
                 }
-            }
-            track.meta.tpub = 0;
-        });
+                let track = &mut out[n];
+                n += 1;
+                track.vid.clear();
+                track.vid.push_str(&f.callsign);
+                (track.lat_deg, track.lon_deg, track.alt_ft, track.time) =
+                    (lat_deg, lon_deg, alt_ft, time);
+                (track.gs_kt, track.crs_deg, track.vs_fpm) = (gs_kt, crs_deg, vs_fpm);
+                for (field, value) in [
+                    (&mut track.meta.src, src.as_str()),
+                    (&mut track.meta.ver, SNDEM_VERSION),
+                    (&mut track.meta.run, run.as_str()),
+                ] {
+                    if field != value {
+                        field.clear();
+                        field.push_str(value);
+                    }
+                }
+                track.meta.tpub = 0;
+            },
+        );
         out.truncate(n);
     }
 
@@ -457,7 +556,8 @@ impl TrafficDay {
                 self.wheel[first as usize % WHEEL_SLOTS].push(id);
             }
         }
-        while self.next_arrival < self.arrivals_s.len() && self.arrivals_s[self.next_arrival] <= now {
+        while self.next_arrival < self.arrivals_s.len() && self.arrivals_s[self.next_arrival] <= now
+        {
             self.next_arrival += 1;
         }
         let departed = self.flights[..self.next_departure].partition_point(|f| f.dep_s <= now);
@@ -468,7 +568,11 @@ impl TrafficDay {
         for &id in &self.scratch {
             let f = &self.flights[id as usize];
             let instant = now + f.offset_ms as f64 / 1000.0;
-            emit(f, self.config.epoch_ms + t as i64 * 1000 + f.offset_ms as i64, f.track_at(instant - f.dep_s));
+            emit(
+                f,
+                self.config.epoch_ms + t as i64 * 1000 + f.offset_ms as i64,
+                f.track_at(instant - f.dep_s),
+            );
             let next = t + f.period_s;
             if (next as f64) + f.offset_ms as f64 / 1000.0 < f.arr_s && next < self.config.end_s {
                 self.wheel[next as usize % WHEEL_SLOTS].push(id);
@@ -499,7 +603,10 @@ fn airline_weights(airports: &[Airport]) -> Vec<f64> {
 /// General aviation leaves from anywhere, Alaska's bush strips a little less often
 /// (they are many in the table).
 fn ga_weights(airports: &[Airport]) -> Vec<f64> {
-    airports.iter().map(|a| if a.state == "Alaska" { 0.4 } else { 1.0 }).collect()
+    airports
+        .iter()
+        .map(|a| if a.state == "Alaska" { 0.4 } else { 1.0 })
+        .collect()
 }
 
 /// Relative preference of airline routes by length: few under 150 nm, most between
@@ -558,11 +665,21 @@ fn generate_flights(airports: &[Airport], config: &TrafficConfig) -> Vec<Flight>
     // A few large en-route feeds with long sweeps, many small terminal ones.
     let feeds: Vec<Feed> = (0..FEEDS)
         .map(|k| {
-            let period_s = if k < LARGE_FEEDS { LARGE_FEED_PERIOD_S } else { FEED_PERIODS_S[rng.below(FEED_PERIODS_S.len() as u64) as usize] };
-            Feed { period_s, phase_s: rng.below(period_s as u64) as u32 }
+            let period_s = if k < LARGE_FEEDS {
+                LARGE_FEED_PERIOD_S
+            } else {
+                FEED_PERIODS_S[rng.below(FEED_PERIODS_S.len() as u64) as usize]
+            };
+            Feed {
+                period_s,
+                phase_s: rng.below(period_s as u64) as u32,
+            }
         })
         .collect();
-    let minute_feed = Feed { period_s: 60, phase_s: rng.below(60) as u32 };
+    let minute_feed = Feed {
+        period_s: 60,
+        phase_s: rng.below(60) as u32,
+    };
     // Each airport belongs to one feed, the large ones taking more airports.
     let feed_w = Weighted::new((0..FEEDS).map(|k| 1.0 / ((k + 1) as f64).powf(FEED_SIZE_EXPONENT)));
     let airport_feed: Vec<usize> = airports.iter().map(|_| feed_w.pick(&mut rng)).collect();
@@ -599,13 +716,28 @@ fn generate_flights(airports: &[Airport], config: &TrafficConfig) -> Vec<Flight>
         let route_nm = (angle * EARTH_RADIUS_NM).max(20.0);
 
         let (v0_kt, vc_kt, alt_cap_ft, climb_fpm, descent_fpm) = if ga {
-            (rng.range(70.0, 90.0), rng.range(110.0, 240.0), rng.range(4_500.0, 17_500.0), rng.range(600.0, 1_400.0), rng.range(500.0, 900.0))
+            (
+                rng.range(70.0, 90.0),
+                rng.range(110.0, 240.0),
+                rng.range(4_500.0, 17_500.0),
+                rng.range(600.0, 1_400.0),
+                rng.range(500.0, 900.0),
+            )
         } else {
-            (rng.range(150.0, 180.0), rng.range(400.0, 500.0), rng.range(31_000.0, 40_000.0), rng.range(1_800.0, 2_600.0), rng.range(1_500.0, 2_200.0))
+            (
+                rng.range(150.0, 180.0),
+                rng.range(400.0, 500.0),
+                rng.range(31_000.0, 40_000.0),
+                rng.range(1_800.0, 2_600.0),
+                rng.range(1_500.0, 2_200.0),
+            )
         };
         // A wind component along the route changes the ground speed.
         let wind_kt = rng.range(-40.0, 40.0);
-        let (v0, vc) = ((v0_kt + wind_kt * 0.3) / 3600.0, ((vc_kt + wind_kt).max(v0_kt + 10.0)) / 3600.0);
+        let (v0, vc) = (
+            (v0_kt + wind_kt * 0.3) / 3600.0,
+            ((vc_kt + wind_kt).max(v0_kt + 10.0)) / 3600.0,
+        );
         let elev_o = ao.elevation_ft;
         let elev_d = ad.elevation_ft;
         let (climb_ft_s, descent_ft_s) = (climb_fpm / 60.0, descent_fpm / 60.0);
@@ -613,7 +745,10 @@ fn generate_flights(airports: &[Airport], config: &TrafficConfig) -> Vec<Flight>
         // of the route (nautical miles flown per foot of climb and of descent).
         let nm_per_ft = (v0 + vc) / 2.0 / climb_ft_s + (v0 + vc) / 2.0 / descent_ft_s;
         let top = elev_o.max(elev_d);
-        let alt_fit = top + (0.85 * route_nm - (elev_o - elev_d).abs() * (v0 + vc) / 2.0 / climb_ft_s.min(descent_ft_s)) / nm_per_ft;
+        let alt_fit = top
+            + (0.85 * route_nm
+                - (elev_o - elev_d).abs() * (v0 + vc) / 2.0 / climb_ft_s.min(descent_ft_s))
+                / nm_per_ft;
         let alt_c = alt_cap_ft.min(alt_fit).max(top + 1_500.0).round();
         let climb_s = (alt_c - elev_o) / climb_ft_s;
         let descent_s = (alt_c - elev_d) / descent_ft_s;
@@ -644,13 +779,20 @@ fn generate_flights(airports: &[Airport], config: &TrafficConfig) -> Vec<Flight>
         let adsb = rng.chance(ADSB_SHARE);
         let feed = if adsb {
             let period_s = ADSB_PERIODS_S[rng.below(ADSB_PERIODS_S.len() as u64) as usize];
-            Feed { period_s, phase_s: rng.below(period_s as u64) as u32 }
+            Feed {
+                period_s,
+                phase_s: rng.below(period_s as u64) as u32,
+            }
         } else if rng.chance(MINUTE_SHARE) {
             minute_feed
         } else {
             feeds[airport_feed[o]]
         };
-        let callsign = if ga { ga_callsign(&mut rng) } else { airline_callsign(&mut rng, &prefixes) };
+        let callsign = if ga {
+            ga_callsign(&mut rng)
+        } else {
+            airline_callsign(&mut rng, &prefixes)
+        };
         let flight = Flight {
             dep_s,
             arr_s: dep_s + duration_s,

@@ -6,7 +6,9 @@ use std::io::Cursor;
 use glidepath_atm::{read_adsb_csv, AdsbError, AdsbReader};
 
 fn read(text: &[u8]) -> Vec<Result<glidepath_codec::track::Track, glidepath_atm::CsvRowError>> {
-    AdsbReader::new(Cursor::new(text.to_vec())).unwrap().collect()
+    AdsbReader::new(Cursor::new(text.to_vec()))
+        .unwrap()
+        .collect()
 }
 
 #[test]
@@ -18,14 +20,18 @@ fn columns_in_any_order_with_extras_and_any_case() {
     let t = rows[0].as_ref().unwrap();
     assert_eq!(t.vid, "UAL1967");
     assert_eq!(t.time, 1_458_716_400_250);
-    assert_eq!((t.lat_deg, t.lon_deg, t.alt_ft, t.gs_kt, t.crs_deg), (37.62231, -122.38169, 6.0, 20.0, 286.5));
+    assert_eq!(
+        (t.lat_deg, t.lon_deg, t.alt_ft, t.gs_kt, t.crs_deg),
+        (37.62231, -122.38169, 6.0, 20.0, 286.5)
+    );
     assert!(t.vs_fpm.is_nan(), "an empty number is missing");
     assert_eq!(t.meta.ver, "2.3");
 }
 
 #[test]
 fn an_empty_callsign_falls_back_to_the_icao24() {
-    let csv = "timestamp,icao24,callsign,latitude,longitude,altitude,groundspeed,track,vertical_rate\n\
+    let csv =
+        "timestamp,icao24,callsign,latitude,longitude,altitude,groundspeed,track,vertical_rate\n\
                1,abc123,,40,-75,,,,\n";
     let t = read(csv.as_bytes()).remove(0).unwrap();
     assert_eq!(t.vid, "abc123");
@@ -34,7 +40,8 @@ fn an_empty_callsign_falls_back_to_the_icao24() {
 
 #[test]
 fn bad_rows_name_their_line_and_reading_goes_on() {
-    let csv = "timestamp,icao24,callsign,latitude,longitude,altitude,groundspeed,track,vertical_rate\n\
+    let csv =
+        "timestamp,icao24,callsign,latitude,longitude,altitude,groundspeed,track,vertical_rate\n\
                1,a,AAL1,40,-75,1000,200,90,0\n\
                2,a,AAL1,forty,-75,1000,200,90,0\n\
                3,a,AAL1\n\
@@ -46,7 +53,11 @@ fn bad_rows_name_their_line_and_reading_goes_on() {
     assert!(rows[0].is_ok() && rows[5].is_ok());
     let err = |i: usize| rows[i].as_ref().unwrap_err().clone();
     assert_eq!(err(1).line, 3);
-    assert!(err(1).what.contains("latitude") && err(1).what.contains("forty"), "{}", err(1));
+    assert!(
+        err(1).what.contains("latitude") && err(1).what.contains("forty"),
+        "{}",
+        err(1)
+    );
     assert_eq!(err(2).line, 4);
     assert!(err(2).what.contains("latitude"), "{}", err(2));
     assert_eq!(err(3).line, 5);
@@ -72,7 +83,10 @@ fn files_are_read_whole() {
     std::fs::write(&path, "timestamp,icao24,callsign,latitude,longitude,altitude,groundspeed,track,vertical_rate\n1,a,N1AB,40,-75,1000,100,90,0\nx,a,N1AB,40,-75,1000,100,90,0\n").unwrap();
     let (tracks, errors) = read_adsb_csv(&path).unwrap();
     assert_eq!((tracks.len(), errors.len(), errors[0].line), (1, 1, 3));
-    assert!(matches!(read_adsb_csv(&dir.join("absent.csv")), Err(AdsbError::Open { .. })));
+    assert!(matches!(
+        read_adsb_csv(&dir.join("absent.csv")),
+        Err(AdsbError::Open { .. })
+    ));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -86,14 +100,23 @@ fn hostile_bytes_never_panic() {
         x ^= x << 17;
         x
     };
-    let header = b"timestamp,icao24,callsign,latitude,longitude,altitude,groundspeed,track,vertical_rate\n";
+    let header =
+        b"timestamp,icao24,callsign,latitude,longitude,altitude,groundspeed,track,vertical_rate\n";
     let alphabet = b",\n\r\"0123456789.-eE NaNinf\xff\xfe\x00abc";
     for round in 0..300 {
         let len = (next() % 2_000) as usize;
-        let mut input = if round % 3 == 0 { Vec::new() } else { header.to_vec() };
+        let mut input = if round % 3 == 0 {
+            Vec::new()
+        } else {
+            header.to_vec()
+        };
         for _ in 0..len {
             let r = next();
-            input.push(if round % 2 == 0 { r as u8 } else { alphabet[(r % alphabet.len() as u64) as usize] });
+            input.push(if round % 2 == 0 {
+                r as u8
+            } else {
+                alphabet[(r % alphabet.len() as u64) as usize]
+            });
         }
         if let Ok(reader) = AdsbReader::new(Cursor::new(input)) {
             for row in reader.take(10_000) {

@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use glidepath_atm::layout::{load_layout, parse_layout, parse_rfc3339, BlockKind, LayoutError, TrafficSource};
+use glidepath_atm::layout::{
+    load_layout, parse_layout, parse_rfc3339, BlockKind, LayoutError, TrafficSource,
+};
 
 fn shipped() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../layouts/atm-testbed-day.toml")
@@ -15,7 +17,10 @@ fn shipped() -> PathBuf {
 fn shipped_layout_mirrors_figure_3_1_and_table_3_1() {
     let layout = load_layout(&shipped()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(layout.name, "atm-testbed-day");
-    assert_eq!(layout.day_start, parse_rfc3339("2016-03-23T07:00:00Z").unwrap());
+    assert_eq!(
+        layout.day_start,
+        parse_rfc3339("2016-03-23T07:00:00Z").unwrap()
+    );
     assert_eq!(layout.blocks.len(), 3);
 
     let t = |s: &str| Some(parse_rfc3339(s).unwrap());
@@ -29,19 +34,34 @@ fn shipped_layout_mirrors_figure_3_1_and_table_3_1() {
     assert!(a1.publish_track && !a1.publish_flight_plan && a1.fast_time);
     assert_eq!(a1.host, "localhost");
     assert_eq!(a1.speed, 1.0);
-    assert_eq!(a1.source, Some(TrafficSource::Generated { seed: 1, density: 1.0 }));
+    assert_eq!(
+        a1.source,
+        Some(TrafficSource::Generated {
+            seed: 1,
+            density: 1.0
+        })
+    );
     assert_eq!(a1.output, None);
 
     let a2 = layout.block("ATAC Data:2").expect("block 2");
     assert_eq!(a2.kind, BlockKind::Traffic);
-    assert_eq!((a2.scheduled_period_s, a2.scheduled_delay_s), (1.0, 61_200.0));
+    assert_eq!(
+        (a2.scheduled_period_s, a2.scheduled_delay_s),
+        (1.0, 61_200.0)
+    );
     assert_eq!(a2.traffic_start, t("2016-03-24T00:00:00Z"));
     assert_eq!(a2.traffic_end, t("2016-03-24T07:00:00Z"));
     assert_eq!(a2.source, a1.source);
     // Block 2 starts exactly at its delay, and the two windows tile one day.
-    assert_eq!(layout.day_start + a2.scheduled_delay_s as i64, a2.traffic_start.unwrap());
+    assert_eq!(
+        layout.day_start + a2.scheduled_delay_s as i64,
+        a2.traffic_start.unwrap()
+    );
     assert_eq!(a1.traffic_end, a2.traffic_start);
-    let played: i64 = layout.traffic_blocks().map(|b| b.traffic_end.unwrap() - b.traffic_start.unwrap()).sum();
+    let played: i64 = layout
+        .traffic_blocks()
+        .map(|b| b.traffic_end.unwrap() - b.traffic_start.unwrap())
+        .sum();
     assert_eq!(played, 86_400);
 
     let np = layout.block("Network Performance").expect("monitor");
@@ -53,7 +73,11 @@ fn shipped_layout_mirrors_figure_3_1_and_table_3_1() {
     assert_eq!(layout.traffic_blocks().count(), 2);
     assert_eq!(layout.links.len(), 2);
     for from in ["ATAC Data:1", "ATAC Data:2"] {
-        let sinks: Vec<&str> = layout.sinks_of(from).iter().map(|b| b.name.as_str()).collect();
+        let sinks: Vec<&str> = layout
+            .sinks_of(from)
+            .iter()
+            .map(|b| b.name.as_str())
+            .collect();
         assert_eq!(sinks, ["Network Performance"]);
     }
     assert!(layout.sinks_of("Network Performance").is_empty());
@@ -102,14 +126,37 @@ fn defaults_and_both_time_and_duration_spellings() {
     let l = parse_layout(GOOD, "good.toml").unwrap_or_else(|e| panic!("{e}"));
     let a = l.block("A").unwrap();
     assert_eq!(a.traffic_end.unwrap() - a.traffic_start.unwrap(), 3600);
-    assert_eq!(a.source, Some(TrafficSource::Generated { seed: 7, density: 1.0 }));
-    assert_eq!((a.data_category.as_str(), a.host.as_str(), a.publish_track, a.publish_flight_plan, a.fast_time), ("USA", "localhost", true, false, true));
+    assert_eq!(
+        a.source,
+        Some(TrafficSource::Generated {
+            seed: 7,
+            density: 1.0
+        })
+    );
+    assert_eq!(
+        (
+            a.data_category.as_str(),
+            a.host.as_str(),
+            a.publish_track,
+            a.publish_flight_plan,
+            a.fast_time
+        ),
+        ("USA", "localhost", true, false, true)
+    );
     let m = l.block("M").unwrap();
     assert_eq!(m.scheduled_period_s, 1.0);
-    assert_eq!(l.block("R").unwrap().output, Some(PathBuf::from("out/run.rec")));
+    assert_eq!(
+        l.block("R").unwrap().output,
+        Some(PathBuf::from("out/run.rec"))
+    );
     let p = l.block("P").unwrap();
     assert_eq!((p.fast_time, p.speed), (false, 2.5));
-    assert_eq!(p.source, Some(TrafficSource::Recording { path: PathBuf::from("old.rec") }));
+    assert_eq!(
+        p.source,
+        Some(TrafficSource::Recording {
+            path: PathBuf::from("old.rec")
+        })
+    );
     // Without day_start, second 0 is the earliest traffic start.
     let no_day = GOOD.replace("day_start = 2016-03-23T07:00:00Z", "");
     assert_eq!(parse_layout(&no_day, "x").unwrap().day_start, l.day_start);
@@ -123,7 +170,12 @@ fn load_layout_resolves_relative_paths_against_the_file() {
     std::fs::write(&file, GOOD).unwrap();
     let l = load_layout(&file).unwrap();
     assert_eq!(l.block("R").unwrap().output, Some(dir.join("out/run.rec")));
-    assert_eq!(l.block("P").unwrap().source, Some(TrafficSource::Recording { path: dir.join("old.rec") }));
+    assert_eq!(
+        l.block("P").unwrap().source,
+        Some(TrafficSource::Recording {
+            path: dir.join("old.rec")
+        })
+    );
     let missing = load_layout(&dir.join("nope.toml")).unwrap_err();
     assert!(matches!(missing, LayoutError::Io { .. }));
     assert!(missing.to_string().contains("nope.toml"), "{missing}");
@@ -134,7 +186,8 @@ fn load_layout_resolves_relative_paths_against_the_file() {
 fn error_of(from: &str, to: &str) -> (LayoutError, String) {
     assert!(GOOD.contains(from), "test bug: {from:?} not in GOOD");
     let text = GOOD.replacen(from, to, 1);
-    let e = parse_layout(&text, "bad.toml").expect_err(&format!("accepted after replacing {from:?} with {to:?}"));
+    let e = parse_layout(&text, "bad.toml")
+        .expect_err(&format!("accepted after replacing {from:?} with {to:?}"));
     let s = e.to_string();
     (e, s)
 }
@@ -149,47 +202,184 @@ fn assert_names(msg: &str, parts: &[&str]) {
 #[test]
 fn every_validation_error_names_block_and_property() {
     let cases: &[(&str, &str, &[&str])] = &[
-        ("kind = \"monitor\"", "kind = \"monitr\"", &["block \"M\"", "`kind`", "monitr"]),
-        ("scheduled_period = 1\n", "", &["block \"A\"", "`scheduled_period`", "missing"]),
-        ("scheduled_period = 1\n", "scheduled_period = -1\n", &["block \"A\"", "`scheduled_period`", "positive"]),
-        ("scheduled_period = 1\n", "scheduled_period = \"1 fortnight\"\n", &["block \"A\"", "`scheduled_period`", "fortnight"]),
-        ("scheduled_delay = \"0 s\"", "scheduled_delay = \"-5 s\"", &["block \"A\"", "`scheduled_delay`", "negative"]),
-        ("traffic_end = 2016-03-23T08:00:00Z", "traffic_end = 2016-03-23T06:00:00Z", &["block \"A\"", "`traffic_end`", "not after"]),
-        ("traffic_end = 2016-03-23T08:00:00Z", "traffic_end = \"yesterday\"", &["block \"A\"", "`traffic_end`", "RFC 3339"]),
-        ("traffic_end = 2016-03-23T08:00:00Z", "traffic_end = 2016-03-23T08:00:00", &["block \"A\"", "`traffic_end`", "offset"]),
-        ("traffic_end = 2016-03-23T08:00:00Z\n", "", &["block \"A\"", "`traffic_end`", "missing"]),
-        ("speed = 2.5", "speed = 0.0", &["block \"P\"", "`speed`", "> 0"]),
+        (
+            "kind = \"monitor\"",
+            "kind = \"monitr\"",
+            &["block \"M\"", "`kind`", "monitr"],
+        ),
+        (
+            "scheduled_period = 1\n",
+            "",
+            &["block \"A\"", "`scheduled_period`", "missing"],
+        ),
+        (
+            "scheduled_period = 1\n",
+            "scheduled_period = -1\n",
+            &["block \"A\"", "`scheduled_period`", "positive"],
+        ),
+        (
+            "scheduled_period = 1\n",
+            "scheduled_period = \"1 fortnight\"\n",
+            &["block \"A\"", "`scheduled_period`", "fortnight"],
+        ),
+        (
+            "scheduled_delay = \"0 s\"",
+            "scheduled_delay = \"-5 s\"",
+            &["block \"A\"", "`scheduled_delay`", "negative"],
+        ),
+        (
+            "traffic_end = 2016-03-23T08:00:00Z",
+            "traffic_end = 2016-03-23T06:00:00Z",
+            &["block \"A\"", "`traffic_end`", "not after"],
+        ),
+        (
+            "traffic_end = 2016-03-23T08:00:00Z",
+            "traffic_end = \"yesterday\"",
+            &["block \"A\"", "`traffic_end`", "RFC 3339"],
+        ),
+        (
+            "traffic_end = 2016-03-23T08:00:00Z",
+            "traffic_end = 2016-03-23T08:00:00",
+            &["block \"A\"", "`traffic_end`", "offset"],
+        ),
+        (
+            "traffic_end = 2016-03-23T08:00:00Z\n",
+            "",
+            &["block \"A\"", "`traffic_end`", "missing"],
+        ),
+        (
+            "speed = 2.5",
+            "speed = 0.0",
+            &["block \"P\"", "`speed`", "> 0"],
+        ),
         ("speed = 2.5", "speed = -3", &["block \"P\"", "`speed`"]),
         ("speed = 2.5", "speed = nan", &["block \"P\"", "`speed`"]),
-        ("name = \"M\"", "name = \"A\"", &["block \"A\"", "`name`", "duplicate", "first defined on line 6"]),
-        ("source = { kind = \"generated\", seed = 7 }\n", "", &["block \"A\"", "`source`", "missing"]),
+        (
+            "name = \"M\"",
+            "name = \"A\"",
+            &[
+                "block \"A\"",
+                "`name`",
+                "duplicate",
+                "first defined on line 6",
+            ],
+        ),
+        (
+            "source = { kind = \"generated\", seed = 7 }\n",
+            "",
+            &["block \"A\"", "`source`", "missing"],
+        ),
         ("seed = 7", "seed = -7", &["block \"A\"", "`source.seed`"]),
-        ("seed = 7", "seed = \"seven\"", &["block \"A\"", "`source.seed`", "invalid type"]),
-        ("seed = 7", "seed = 7, colour = 1", &["block \"A\"", "colour", "unknown field"]),
-        ("seed = 7", "seed = 7, density = 0", &["block \"A\"", "`source.density`"]),
-        ("seed = 7", "seed = 7, path = \"x\"", &["block \"A\"", "`source.path`"]),
-        ("kind = \"generated\", seed = 7", "seed = 7", &["block \"A\"", "`source.kind`", "missing"]),
-        ("kind = \"generated\"", "kind = \"magic\"", &["block \"A\"", "`source.kind`", "magic"]),
-        ("kind = \"recording\", path = \"old.rec\"", "kind = \"generated\", seed = 1", &["block \"P\"", "`source.kind`", "player"]),
-        ("output = \"out/run.rec\"\n", "", &["block \"R\"", "`output`", "missing"]),
-        ("kind = \"monitor\"", "kind = \"monitor\"\noutput = \"x\"", &["block \"M\"", "`output`", "not used by a monitor"]),
-        ("kind = \"monitor\"", "kind = \"monitor\"\nsource = { kind = \"generated\", seed = 1 }", &["block \"M\"", "`source`"]),
-        ("kind = \"monitor\"", "kind = \"monitor\"\ntraffic_start = 2016-03-23T07:00:00Z", &["block \"M\"", "`traffic_start`"]),
-        ("kind = \"monitor\"", "kind = \"monitor\"\nperiod = 1", &["block \"M\"", "period", "unknown field"]),
-        ("kind = \"monitor\"", "kind = \"monitor\"\nfast_time = \"yes\"", &["block \"M\"", "`fast_time`", "invalid type"]),
-        ("kind = \"monitor\"", "kind = \"monitor\"\nhost = \"\"", &["block \"M\"", "`host`", "empty"]),
+        (
+            "seed = 7",
+            "seed = \"seven\"",
+            &["block \"A\"", "`source.seed`", "invalid type"],
+        ),
+        (
+            "seed = 7",
+            "seed = 7, colour = 1",
+            &["block \"A\"", "colour", "unknown field"],
+        ),
+        (
+            "seed = 7",
+            "seed = 7, density = 0",
+            &["block \"A\"", "`source.density`"],
+        ),
+        (
+            "seed = 7",
+            "seed = 7, path = \"x\"",
+            &["block \"A\"", "`source.path`"],
+        ),
+        (
+            "kind = \"generated\", seed = 7",
+            "seed = 7",
+            &["block \"A\"", "`source.kind`", "missing"],
+        ),
+        (
+            "kind = \"generated\"",
+            "kind = \"magic\"",
+            &["block \"A\"", "`source.kind`", "magic"],
+        ),
+        (
+            "kind = \"recording\", path = \"old.rec\"",
+            "kind = \"generated\", seed = 1",
+            &["block \"P\"", "`source.kind`", "player"],
+        ),
+        (
+            "output = \"out/run.rec\"\n",
+            "",
+            &["block \"R\"", "`output`", "missing"],
+        ),
+        (
+            "kind = \"monitor\"",
+            "kind = \"monitor\"\noutput = \"x\"",
+            &["block \"M\"", "`output`", "not used by a monitor"],
+        ),
+        (
+            "kind = \"monitor\"",
+            "kind = \"monitor\"\nsource = { kind = \"generated\", seed = 1 }",
+            &["block \"M\"", "`source`"],
+        ),
+        (
+            "kind = \"monitor\"",
+            "kind = \"monitor\"\ntraffic_start = 2016-03-23T07:00:00Z",
+            &["block \"M\"", "`traffic_start`"],
+        ),
+        (
+            "kind = \"monitor\"",
+            "kind = \"monitor\"\nperiod = 1",
+            &["block \"M\"", "period", "unknown field"],
+        ),
+        (
+            "kind = \"monitor\"",
+            "kind = \"monitor\"\nfast_time = \"yes\"",
+            &["block \"M\"", "`fast_time`", "invalid type"],
+        ),
+        (
+            "kind = \"monitor\"",
+            "kind = \"monitor\"\nhost = \"\"",
+            &["block \"M\"", "`host`", "empty"],
+        ),
         ("name = \"M\"\n", "", &["<unnamed>", "`name`", "missing"]),
         ("name = \"M\"", "name = \"\"", &["`name`", "empty"]),
-        ("name = \"R\"\nkind = \"recorder\"", "name = \"R\"", &["block \"R\"", "`kind`", "missing"]),
-        ("from = \"A\"", "from = \"Z\"", &["link 1", "`from`", "unknown block \"Z\""]),
-        ("to = \"R\"", "to = \"Q\"", &["link 2", "`to`", "unknown block \"Q\""]),
-        ("from = \"A\"", "from = \"M\"", &["link 1", "`from`", "monitor"]),
+        (
+            "name = \"R\"\nkind = \"recorder\"",
+            "name = \"R\"",
+            &["block \"R\"", "`kind`", "missing"],
+        ),
+        (
+            "from = \"A\"",
+            "from = \"Z\"",
+            &["link 1", "`from`", "unknown block \"Z\""],
+        ),
+        (
+            "to = \"R\"",
+            "to = \"Q\"",
+            &["link 2", "`to`", "unknown block \"Q\""],
+        ),
+        (
+            "from = \"A\"",
+            "from = \"M\"",
+            &["link 1", "`from`", "monitor"],
+        ),
         ("to = \"M\"", "to = \"P\"", &["link 1", "`to`", "player"]),
-        ("from = \"P\"\nto = \"R\"", "from = \"A\"\nto = \"M\"", &["link 2", "duplicate"]),
-        ("from = \"A\"\nto = \"M\"", "from = \"A\"\nto = \"R\"", &["block \"M\"", "no incoming link"]),
+        (
+            "from = \"P\"\nto = \"R\"",
+            "from = \"A\"\nto = \"M\"",
+            &["link 2", "duplicate"],
+        ),
+        (
+            "from = \"A\"\nto = \"M\"",
+            "from = \"A\"\nto = \"R\"",
+            &["block \"M\"", "no incoming link"],
+        ),
         ("from = \"A\"\n", "", &["link 1", "`from`", "missing"]),
         ("name = \"t\"", "nmae = \"t\"", &["nmae", "unknown field"]),
-        ("day_start = 2016-03-23T07:00:00Z", "day_start = \"soon\"", &["`day_start`"]),
+        (
+            "day_start = 2016-03-23T07:00:00Z",
+            "day_start = \"soon\"",
+            &["`day_start`"],
+        ),
     ];
     for (from, to, parts) in cases {
         let (_, msg) = error_of(from, to);
@@ -201,21 +391,36 @@ fn every_validation_error_names_block_and_property() {
 fn errors_point_at_the_right_line() {
     let (e, msg) = error_of("speed = 2.5", "speed = 0.0");
     let line = GOOD.lines().position(|l| l.starts_with("speed")).unwrap() + 1;
-    assert!(matches!(&e, LayoutError::InvalidProperty { line: l, block, property, .. } if *l == line && block == "P" && property == "speed"), "{e:?}");
+    assert!(
+        matches!(&e, LayoutError::InvalidProperty { line: l, block, property, .. } if *l == line && block == "P" && property == "speed"),
+        "{e:?}"
+    );
     assert!(msg.starts_with(&format!("bad.toml:{line}:")), "{msg}");
     let (e, _) = error_of("kind = \"monitor\"", "kind = \"monitor\"\nperiod = 1");
-    let line = GOOD.lines().position(|l| l == "kind = \"monitor\"").unwrap() + 2;
-    assert!(matches!(&e, LayoutError::Syntax { line: l, col: 1, block: Some(b), .. } if *l == line && b == "M"), "{e:?}");
+    let line = GOOD
+        .lines()
+        .position(|l| l == "kind = \"monitor\"")
+        .unwrap()
+        + 2;
+    assert!(
+        matches!(&e, LayoutError::Syntax { line: l, col: 1, block: Some(b), .. } if *l == line && b == "M"),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn malformed_toml_gives_line_and_column() {
     let text = "name = \"x\"\n\n[[block]]\nname = \"A\nkind = \"traffic\"\n";
     let e = parse_layout(text, "broken.toml").unwrap_err();
-    let LayoutError::Syntax { line, col, .. } = &e else { panic!("{e:?}") };
+    let LayoutError::Syntax { line, col, .. } = &e else {
+        panic!("{e:?}")
+    };
     assert_eq!(*line, 4, "{e}");
     assert!(*col >= 1);
-    assert!(e.to_string().starts_with(&format!("broken.toml:4:{col}: ")), "{e}");
+    assert!(
+        e.to_string().starts_with(&format!("broken.toml:4:{col}: ")),
+        "{e}"
+    );
 
     let e = parse_layout("name = \"x\"\n[[block]\n", "b.toml").unwrap_err();
     assert!(e.to_string().starts_with("b.toml:2:"), "{e}");
@@ -259,7 +464,9 @@ fn hostile_and_random_input_never_panics() {
     }
     // Mutations of the real layout: byte deletions, duplications, swaps and insertions
     // of TOML-significant characters; every result must be a value or an error.
-    let alphabet: Vec<char> = "[]{}=\"'#,.:-+\n 0123456789abcdefzZT\u{e9}\u{1F6EB}\\".chars().collect();
+    let alphabet: Vec<char> = "[]{}=\"'#,.:-+\n 0123456789abcdefzZT\u{e9}\u{1F6EB}\\"
+        .chars()
+        .collect();
     let mut rng = Rng(0x5eed_1a40_u64);
     for _ in 0..3000 {
         let mut chars: Vec<char> = shipped_text.chars().collect();
@@ -290,7 +497,9 @@ fn hostile_and_random_input_never_panics() {
     // Purely random short texts.
     for _ in 0..2000 {
         let len = rng.below(80);
-        let text: String = (0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+        let text: String = (0..len)
+            .map(|_| alphabet[rng.below(alphabet.len())])
+            .collect();
         let _ = parse_layout(&text, "random.toml");
     }
 }

@@ -20,7 +20,11 @@ fn synthetic() -> RunReport {
     for t in 0..7200u32 {
         let flights = 1000 + (t % 3600) / 2;
         let messages = 24 + (t * 7919) % 1756;
-        per_second.push(SecondStats { t, messages, flights });
+        per_second.push(SecondStats {
+            t,
+            messages,
+            flights,
+        });
         frequencies.record(u64::from(messages));
         for i in 0..messages {
             let len = 193 + u64::from((i * 31 + t) % 27);
@@ -53,7 +57,20 @@ fn synthetic() -> RunReport {
         frequencies,
         latency_us,
         per_second,
-        state_durations_s: STATES.iter().enumerate().map(|(i, s)| (s.to_string(), if *s == "execution" { execution_s } else { 0.001 * (i + 1) as f64 })).collect(),
+        state_durations_s: STATES
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                (
+                    s.to_string(),
+                    if *s == "execution" {
+                        execution_s
+                    } else {
+                        0.001 * (i + 1) as f64
+                    },
+                )
+            })
+            .collect(),
     }
 }
 
@@ -82,7 +99,13 @@ fn tables_have_the_memorandum_layout_and_our_numbers() {
     }
     let l = r.lengths.summary().unwrap();
     assert_eq!((l.min, l.max), (193.0, 219.0));
-    assert!(text.contains(&format!("| Lengths | 193 | {} | {} | {} | 219 | {:.2} |", l.p25, l.p50, l.p75, l.mean)), "lengths row");
+    assert!(
+        text.contains(&format!(
+            "| Lengths | 193 | {} | {} | {} | 219 | {:.2} |",
+            l.p25, l.p50, l.p75, l.mean
+        )),
+        "lengths row"
+    );
     // The memorandum's own rows for comparison.
     assert!(text.contains("| 193 | 207 | 210 | 212 | 219 | 209.63 | 3.15 | bytes | 43,308,919 |"));
     assert!(text.contains("| 24 | 247 | 525 | 704 | 1,779 | 501.26 | 281.79 | msg/s | 86,400 |"));
@@ -115,7 +138,25 @@ fn fmt_group(v: u64) -> String {
 fn json_has_every_key() {
     let r = synthetic();
     let j = r.to_json();
-    for key in ["run", "layout", "transport", "codec", "compression", "persistence", "hours", "published", "received", "lost", "duplicated", "malformed", "bytes", "execution_s", "throughput_mbit_s", "peak_flights", "total_s"] {
+    for key in [
+        "run",
+        "layout",
+        "transport",
+        "codec",
+        "compression",
+        "persistence",
+        "hours",
+        "published",
+        "received",
+        "lost",
+        "duplicated",
+        "malformed",
+        "bytes",
+        "execution_s",
+        "throughput_mbit_s",
+        "peak_flights",
+        "total_s",
+    ] {
         assert!(!j[key].is_null(), "missing {key}");
     }
     for obj in ["lengths", "frequencies", "latency_ms"] {
@@ -124,7 +165,10 @@ fn json_has_every_key() {
         }
     }
     for state in STATES {
-        assert!(j["state_durations_s"][state].is_number(), "missing state {state}");
+        assert!(
+            j["state_durations_s"][state].is_number(),
+            "missing state {state}"
+        );
     }
     assert_eq!(j["state_durations_s"].as_object().unwrap().len(), 7);
     assert_eq!(j["published"].as_u64(), Some(r.published));
@@ -148,18 +192,40 @@ fn write_creates_report_files_and_pngs() {
     let dir = std::env::temp_dir().join(format!("glidepath-report-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let r = synthetic();
-    let written = r.write(&dir.join("nested")).unwrap_or_else(|e| panic!("{e}"));
-    let names: Vec<String> = written.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
-    for expected in ["report.json", "report.md", "fig4_1a_flights.png", "fig4_1b_messages.png", "fig4_2a_lengths.png", "fig4_2b_frequencies.png", "fig4_3_latency.png"] {
-        assert!(names.iter().any(|n| n == expected), "{expected} not in {names:?}");
+    let written = r
+        .write(&dir.join("nested"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<String> = written
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for expected in [
+        "report.json",
+        "report.md",
+        "fig4_1a_flights.png",
+        "fig4_1b_messages.png",
+        "fig4_2a_lengths.png",
+        "fig4_2b_frequencies.png",
+        "fig4_3_latency.png",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} not in {names:?}"
+        );
     }
     for p in &written {
         let data = std::fs::read(p).unwrap();
         if p.extension().is_some_and(|e| e == "png") {
-            assert_eq!(&data[..8], b"\x89PNG\r\n\x1a\n", "{} is not a PNG", p.display());
+            assert_eq!(
+                &data[..8],
+                b"\x89PNG\r\n\x1a\n",
+                "{} is not a PNG",
+                p.display()
+            );
         }
     }
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("nested/report.json")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("nested/report.json")).unwrap()).unwrap();
     assert_eq!(json, r.to_json());
     let md = std::fs::read_to_string(dir.join("nested/report.md")).unwrap();
     assert!(md.starts_with(&r.tables()));
@@ -184,7 +250,23 @@ fn matrix_table_stands_next_to_the_memorandum() {
     assert!(text.contains("| Run | Transport |"));
     assert!(text.contains("| inproc-json-none | inproc | json | none | off |"));
     assert!(text.contains("| nats-json-lz4 | nats | json | lz4 | off |"));
-    for memo in ["1A (memorandum)", "663.702", "109.430", "0.0113", "| 70 |", "4A (memorandum)", "673.550", "107.831", "1.49", "| 139 |", "2A (memorandum)", "4,786.092", "15.175", "43,308,917", "| 2 |"] {
+    for memo in [
+        "1A (memorandum)",
+        "663.702",
+        "109.430",
+        "0.0113",
+        "| 70 |",
+        "4A (memorandum)",
+        "673.550",
+        "107.831",
+        "1.49",
+        "| 139 |",
+        "2A (memorandum)",
+        "4,786.092",
+        "15.175",
+        "43,308,917",
+        "| 2 |",
+    ] {
         assert!(text.contains(memo), "missing {memo:?}");
     }
     assert_eq!(text.lines().count(), 2 + 2 + 3);

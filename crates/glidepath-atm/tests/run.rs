@@ -40,22 +40,51 @@ fn check(report: &RunReport) {
     assert_eq!(lengths.count, report.received);
     let frequencies = report.frequencies.summary().expect("frequencies");
     assert_eq!(frequencies.count, 900, "a quarter of an hour of seconds");
-    let per_second: u64 = report.per_second.iter().map(|s| u64::from(s.messages)).sum();
-    assert_eq!(per_second, report.received, "every message falls in a second");
+    let per_second: u64 = report
+        .per_second
+        .iter()
+        .map(|s| u64::from(s.messages))
+        .sum();
+    assert_eq!(
+        per_second, report.received,
+        "every message falls in a second"
+    );
     assert_eq!(report.latency_us.count(), report.received);
     assert!(report.peak_flights > 0);
-    let states: Vec<&str> = report.state_durations_s.iter().map(|(s, _)| s.as_str()).collect();
+    let states: Vec<&str> = report
+        .state_durations_s
+        .iter()
+        .map(|(s, _)| s.as_str())
+        .collect();
     assert_eq!(
         states,
-        ["deployment", "startup", "initialization", "execution", "shutdown", "archival", "retirement"]
+        [
+            "deployment",
+            "startup",
+            "initialization",
+            "execution",
+            "shutdown",
+            "archival",
+            "retirement"
+        ]
     );
     let json = report.to_json();
-    for key in ["published", "received", "lost", "execution_s", "throughput_mbit_s", "peak_flights"] {
+    for key in [
+        "published",
+        "received",
+        "lost",
+        "execution_s",
+        "throughput_mbit_s",
+        "peak_flights",
+    ] {
         assert!(json.get(key).is_some(), "report.json has {key}");
     }
     for table in ["lengths", "frequencies", "latency_ms"] {
         for stat in ["min", "p25", "p50", "p75", "max", "mean", "sd", "count"] {
-            assert!(json[table].get(stat).is_some(), "report.json {table}.{stat}");
+            assert!(
+                json[table].get(stat).is_some(),
+                "report.json {table}.{stat}"
+            );
         }
     }
     for state in states {
@@ -73,7 +102,9 @@ fn a_slice_of_the_day_loses_nothing_inproc() {
     let dir = std::env::temp_dir().join(format!("glidepath-atm-report-{}", std::process::id()));
     let written = report.write(&dir).unwrap();
     assert!(written.iter().any(|p| p.ends_with("report.json")));
-    assert!(written.iter().any(|p| p.extension().is_some_and(|e| e == "png")));
+    assert!(written
+        .iter()
+        .any(|p| p.extension().is_some_and(|e| e == "png")));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -85,7 +116,8 @@ fn a_slice_of_the_day_loses_nothing_with_the_binary_codec() {
 
 #[test]
 fn a_slice_of_the_day_loses_nothing_over_nats() {
-    let testbed = glidepath::transport::nats::NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
+    let testbed =
+        glidepath::transport::nats::NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
     let mut config = RtiConfig::default();
     config.transport = TransportKind::Nats;
     config.nats_url = testbed.url();
@@ -93,10 +125,15 @@ fn a_slice_of_the_day_loses_nothing_over_nats() {
     check(&report);
     assert_eq!(report.transport, "nats");
     // Compression on: the same messages arrive.
-    config.apply_args(["--compression".to_string(), "lz4".to_string()]).unwrap();
+    config
+        .apply_args(["--compression".to_string(), "lz4".to_string()])
+        .unwrap();
     let compressed = run(&day_layout(), &slice(config, Codec::Json)).unwrap();
     check(&compressed);
-    assert_eq!(compressed.published, report.published, "the same seeded traffic");
+    assert_eq!(
+        compressed.published, report.published,
+        "the same seeded traffic"
+    );
 }
 
 #[test]
@@ -157,7 +194,10 @@ to = "monitor"
     let layout = parse_layout(&play, "play.toml").unwrap();
     let second = run(&layout, &slice(RtiConfig::default(), Codec::Json)).unwrap();
     check(&second);
-    assert_eq!(second.published, first.published, "the recording holds every message");
+    assert_eq!(
+        second.published, first.published,
+        "the recording holds every message"
+    );
     assert_eq!(second.bytes, first.bytes, "byte for byte");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -73,7 +73,13 @@ pub struct BenchResult {
 
 impl BenchResult {
     /// A result with identity fields set and every figure zero.
-    pub fn new(suite: &str, variant: &str, transport: &str, process_model: &str, wait: &str) -> Self {
+    pub fn new(
+        suite: &str,
+        variant: &str,
+        transport: &str,
+        process_model: &str,
+        wait: &str,
+    ) -> Self {
         BenchResult {
             suite: suite.into(),
             variant: variant.into(),

@@ -50,7 +50,11 @@ pub fn summarize(values: &mut [f64]) -> Option<Summary> {
     values.sort_by(f64::total_cmp);
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
-    let sd = if values.len() > 1 { (values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0)).sqrt() } else { 0.0 };
+    let sd = if values.len() > 1 {
+        (values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0)).sqrt()
+    } else {
+        0.0
+    };
     let p = |i| percentile_of_sorted(values, i);
     Some(Summary {
         count: values.len() as u64,
@@ -155,7 +159,8 @@ impl Recorder {
     pub fn to_hdr(&self) -> hdrhistogram::Histogram<u64> {
         let mut h = hdrhistogram::Histogram::<u64>::new(3).expect("3 significant digits is valid");
         for (v, c) in &self.counts {
-            h.record_n(*v, *c).expect("auto-resizing histogram accepts any value");
+            h.record_n(*v, *c)
+                .expect("auto-resizing histogram accepts any value");
         }
         h
     }
@@ -183,9 +188,15 @@ mod tests {
     fn summary_of_known_values() {
         let mut v = vec![4.0, 1.0, 3.0, 2.0, 5.0];
         let s = summarize(&mut v).unwrap();
-        assert_eq!((s.min, s.p25, s.p50, s.p75, s.max), (1.0, 2.0, 3.0, 4.0, 5.0));
+        assert_eq!(
+            (s.min, s.p25, s.p50, s.p75, s.max),
+            (1.0, 2.0, 3.0, 4.0, 5.0)
+        );
         assert_eq!(s.mean, 3.0);
-        assert!((s.sd - 2.5f64.sqrt()).abs() < 1e-12, "corrected SD of 1..5 is sqrt(2.5)");
+        assert!(
+            (s.sd - 2.5f64.sqrt()).abs() < 1e-12,
+            "corrected SD of 1..5 is sqrt(2.5)"
+        );
         assert_eq!(s.count, 5);
         assert_eq!(summarize(&mut []), None);
         assert_eq!(summarize(&mut [7.0]).unwrap().sd, 0.0);
@@ -193,7 +204,9 @@ mod tests {
 
     #[test]
     fn recorder_matches_sorting_every_sample() {
-        let samples: Vec<u64> = (0..10_000u64).map(|i| (i * 7919) % 1013 + (i % 7) * 1000).collect();
+        let samples: Vec<u64> = (0..10_000u64)
+            .map(|i| (i * 7919) % 1013 + (i % 7) * 1000)
+            .collect();
         let mut r = Recorder::new();
         for s in &samples {
             r.record(*s);
@@ -201,14 +214,21 @@ mod tests {
         let mut f: Vec<f64> = samples.iter().map(|s| *s as f64).collect();
         let exact = summarize(&mut f).unwrap();
         let got = r.summary().unwrap();
-        assert_eq!((got.min, got.p25, got.p50, got.p75, got.p99, got.p999, got.max), (exact.min, exact.p25, exact.p50, exact.p75, exact.p99, exact.p999, exact.max));
+        assert_eq!(
+            (got.min, got.p25, got.p50, got.p75, got.p99, got.p999, got.max),
+            (exact.min, exact.p25, exact.p50, exact.p75, exact.p99, exact.p999, exact.max)
+        );
         assert_eq!(got.count, exact.count);
         assert!((got.mean - exact.mean).abs() < 1e-9);
         assert!((got.sd - exact.sd).abs() < 1e-6 * exact.sd);
         let mut halves = Recorder::new();
         let mut other = Recorder::new();
         for (i, s) in samples.iter().enumerate() {
-            if i % 2 == 0 { halves.record(*s) } else { other.record(*s) }
+            if i % 2 == 0 {
+                halves.record(*s)
+            } else {
+                other.record(*s)
+            }
         }
         halves.merge(&other);
         assert_eq!(halves.summary(), r.summary());
@@ -220,12 +240,22 @@ mod tests {
         // A distribution shaped like Table 4.2's message lengths gives the report's
         // percentiles back (193..219 around 210).
         let mut r = Recorder::new();
-        for (len, count) in [(193u64, 1u64), (207, 30), (208, 20), (210, 40), (212, 30), (219, 1)] {
+        for (len, count) in [
+            (193u64, 1u64),
+            (207, 30),
+            (208, 20),
+            (210, 40),
+            (212, 30),
+            (219, 1),
+        ] {
             for _ in 0..count {
                 r.record(len);
             }
         }
         let s = r.summary().unwrap();
-        assert_eq!((s.min, s.p25, s.p50, s.p75, s.max), (193.0, 207.0, 210.0, 212.0, 219.0));
+        assert_eq!(
+            (s.min, s.p25, s.p50, s.p75, s.max),
+            (193.0, 207.0, 210.0, 212.0, 219.0)
+        );
     }
 }

@@ -162,7 +162,13 @@ fn run_aircraft(opts: &DemoOptions, rti: &Rti, first: u32) -> anyhow::Result<()>
 
 /// Joins the monitor federate and subscribes every Aircraft attribute.
 fn join_monitor(opts: &DemoOptions, rti: &Rti) -> anyhow::Result<(Member, Handles)> {
-    let monitor = Member::join(rti, &opts.federation, "monitor", "monitor", opts.process_model)?;
+    let monitor = Member::join(
+        rti,
+        &opts.federation,
+        "monitor",
+        "monitor",
+        opts.process_model,
+    )?;
     let handles = Handles::lookup(&monitor.federate)?;
     monitor
         .federate

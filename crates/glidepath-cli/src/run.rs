@@ -86,7 +86,10 @@ fn run_options(args: &mut RunArgs) -> anyhow::Result<RunOptions> {
             bail!("--density {d}: expected a positive number");
         }
     }
-    let codec: Codec = args.codec.parse().map_err(|e: String| anyhow::anyhow!("--codec: {e}"))?;
+    let codec: Codec = args
+        .codec
+        .parse()
+        .map_err(|e: String| anyhow::anyhow!("--codec: {e}"))?;
     Ok(RunOptions {
         config: config_of(args)?,
         codec,
@@ -106,7 +109,11 @@ fn print_and_write(report: &RunReport, dir: &std::path::Path) -> anyhow::Result<
     let written = report
         .write(dir)
         .with_context(|| format!("writing the report to {}", dir.display()))?;
-    println!("report written to {} ({} files)", dir.display(), written.len());
+    println!(
+        "report written to {} ({} files)",
+        dir.display(),
+        written.len()
+    );
     Ok(())
 }
 
@@ -155,7 +162,8 @@ pub fn run_matrix(mut args: RunArgs) -> anyhow::Result<()> {
         let mut opts = base.clone();
         opts.run_name = name.to_string();
         opts.config.transport = transport;
-        opts.config.apply_args(["--compression".to_string(), compression.to_string()])?;
+        opts.config
+            .apply_args(["--compression".to_string(), compression.to_string()])?;
         if transport == TransportKind::Nats {
             opts.config
                 .apply_args(["--persistence".to_string(), persistence.to_string()])?;
@@ -175,6 +183,9 @@ pub fn run_matrix(mut args: RunArgs) -> anyhow::Result<()> {
     println!("{table}");
     std::fs::create_dir_all(&args.report)?;
     std::fs::write(args.report.join("matrix.md"), &table)?;
-    println!("matrix written to {}", args.report.join("matrix.md").display());
+    println!(
+        "matrix written to {}",
+        args.report.join("matrix.md").display()
+    );
     Ok(())
 }

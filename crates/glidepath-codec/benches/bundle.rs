@@ -15,7 +15,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glidepath_codec::track::{Track, TrackMeta};
-use glidepath_codec::{unbundle, BundleConfig, Bundler, ChainConfig, Compression, EncoderChain, FederationKey};
+use glidepath_codec::{
+    unbundle, BundleConfig, Bundler, ChainConfig, Compression, EncoderChain, FederationKey,
+};
 
 /// Counts allocations so the report can say how many one operation makes.
 struct Counting;
@@ -64,7 +66,12 @@ fn track(i: u32) -> Track {
         gs_kt: 287.0,
         crs_deg: 121.5,
         vs_fpm: -600.0,
-        meta: TrackMeta { src: "ATAC Data.1".into(), ver: "2.3".into(), run: "1A".into(), tpub: 1_481_068_800_050 + i64::from(i) * 100 },
+        meta: TrackMeta {
+            src: "ATAC Data.1".into(),
+            ver: "2.3".into(),
+            run: "1A".into(),
+            tpub: 1_481_068_800_050 + i64::from(i) * 100,
+        },
     }
 }
 
@@ -87,7 +94,10 @@ fn json_batch(size: usize) -> Vec<u8> {
     out
 }
 
-const BUNDLE_16K: BundleConfig = BundleConfig { bundle_bytes_max: 16 * 1024, bundle_time_max_ns: 1_000_000 };
+const BUNDLE_16K: BundleConfig = BundleConfig {
+    bundle_bytes_max: 16 * 1024,
+    bundle_time_max_ns: 1_000_000,
+};
 
 fn chains() -> Vec<(&'static str, EncoderChain)> {
     let key = FederationKey::from_bytes([7; 32]);
@@ -161,7 +171,10 @@ fn bench_bundle(c: &mut Criterion) {
     g.throughput(Throughput::Elements(BATCH as u64));
     // 1000 SNDEM tracks through a bundler, then flushed: per-message cost including
     // the bundles it sends (about 70 tracks per 16 KiB bundle).
-    for (name, config) in [("push_flush_16KiB", BUNDLE_16K), ("push_off", BundleConfig::default())] {
+    for (name, config) in [
+        ("push_flush_16KiB", BUNDLE_16K),
+        ("push_off", BundleConfig::default()),
+    ] {
         g.bench_function(BenchmarkId::new(name, "1000_tracks"), |b| {
             let mut bundler = Bundler::new(config);
             b.iter(|| {
@@ -186,20 +199,34 @@ fn bench_bundle(c: &mut Criterion) {
     let full: Bytes = full.expect("a 16 KiB bundle fills up");
     let count = unbundle(&full).expect("valid").len();
     g.throughput(Throughput::Elements(count as u64));
-    g.bench_function(BenchmarkId::new("unbundle_16KiB", format!("{count}_tracks")), |b| b.iter(|| unbundle(black_box(&full)).expect("valid")));
+    g.bench_function(
+        BenchmarkId::new("unbundle_16KiB", format!("{count}_tracks")),
+        |b| b.iter(|| unbundle(black_box(&full)).expect("valid")),
+    );
     g.finish();
 }
 
 fn bench_chain(c: &mut Criterion) {
-    let payloads = [("track_json", track_json(1)), ("batch_16KiB", json_batch(16 * 1024))];
+    let payloads = [
+        ("track_json", track_json(1)),
+        ("batch_16KiB", json_batch(16 * 1024)),
+    ];
     for (pname, payload) in &payloads {
         let mut g = c.benchmark_group(format!("chain_{pname}"));
         g.throughput(Throughput::Bytes(payload.len() as u64));
         for (name, chain) in chains() {
             let frame = chain.encode(payload).expect("encodes");
-            g.bench_function(BenchmarkId::new("encode", name), |b| b.iter(|| chain.encode(black_box(payload)).expect("encodes")));
-            g.bench_function(BenchmarkId::new("decode", name), |b| b.iter(|| chain.decode(black_box(&frame)).expect("decodes")));
-            println!("  chain {name:<8} {pname}: {} B -> {} B", payload.len(), frame.len());
+            g.bench_function(BenchmarkId::new("encode", name), |b| {
+                b.iter(|| chain.encode(black_box(payload)).expect("encodes"))
+            });
+            g.bench_function(BenchmarkId::new("decode", name), |b| {
+                b.iter(|| chain.decode(black_box(&frame)).expect("decodes"))
+            });
+            println!(
+                "  chain {name:<8} {pname}: {} B -> {} B",
+                payload.len(),
+                frame.len()
+            );
         }
         g.finish();
     }
@@ -220,7 +247,9 @@ fn bench_track(c: &mut Criterion) {
             black_box(out.len())
         })
     });
-    g.bench_function("from_sndem_json", |b| b.iter(|| Track::from_sndem_json(black_box(&json)).expect("valid")));
+    g.bench_function("from_sndem_json", |b| {
+        b.iter(|| Track::from_sndem_json(black_box(&json)).expect("valid"))
+    });
     g.bench_function("encode_binary", |b| {
         b.iter(|| {
             out.clear();
@@ -228,9 +257,15 @@ fn bench_track(c: &mut Criterion) {
             black_box(out.len())
         })
     });
-    g.bench_function("decode_binary", |b| b.iter(|| Track::decode_binary(black_box(&binary)).expect("valid")));
+    g.bench_function("decode_binary", |b| {
+        b.iter(|| Track::decode_binary(black_box(&binary)).expect("valid"))
+    });
     g.finish();
-    println!("  track: SNDEM JSON {} B, binary {} B", json.len(), binary.len());
+    println!(
+        "  track: SNDEM JSON {} B, binary {} B",
+        json.len(),
+        binary.len()
+    );
 }
 
 fn bench(c: &mut Criterion) {

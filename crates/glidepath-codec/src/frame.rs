@@ -57,7 +57,10 @@ impl Compression {
             "none" => Ok(Compression::None),
             "lz4" => Ok(Compression::Lz4),
             "zstd" => Ok(Compression::Zstd { level: 3 }),
-            other => match other.strip_prefix("zstd:").and_then(|l| l.parse::<i32>().ok()) {
+            other => match other
+                .strip_prefix("zstd:")
+                .and_then(|l| l.parse::<i32>().ok())
+            {
                 Some(level) if (1..=22).contains(&level) => Ok(Compression::Zstd { level }),
                 _ => Err(CodecError::InvalidSetting(format!(
                     "compression `{other}`: expected none, lz4, zstd or zstd:LEVEL (1-22)"
@@ -80,12 +83,16 @@ impl FederationKey {
     pub fn from_hex(text: &str) -> Result<FederationKey, CodecError> {
         let text = text.trim();
         if text.len() != 64 {
-            return Err(CodecError::InvalidSetting(format!("a federation key is 64 hex digits, got {} characters", text.len())));
+            return Err(CodecError::InvalidSetting(format!(
+                "a federation key is 64 hex digits, got {} characters",
+                text.len()
+            )));
         }
         let mut key = [0u8; 32];
         for (i, k) in key.iter_mut().enumerate() {
-            *k = u8::from_str_radix(&text[2 * i..2 * i + 2], 16)
-                .map_err(|_| CodecError::InvalidSetting("a federation key is 64 hex digits (0-9, a-f)".into()))?;
+            *k = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| {
+                CodecError::InvalidSetting("a federation key is 64 hex digits (0-9, a-f)".into())
+            })?;
         }
         Ok(FederationKey(key))
     }
@@ -126,7 +133,12 @@ pub struct ChainConfig {
 
 impl Default for ChainConfig {
     fn default() -> Self {
-        ChainConfig { compression: Compression::None, compress_min_bytes: 512, key: None, max_message_bytes: 64 << 20 }
+        ChainConfig {
+            compression: Compression::None,
+            compress_min_bytes: 512,
+            key: None,
+            max_message_bytes: 64 << 20,
+        }
     }
 }
 
@@ -172,19 +184,30 @@ pub struct EncoderChain {
 
 impl fmt::Debug for EncoderChain {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EncoderChain").field("config", &self.config).finish_non_exhaustive()
+        f.debug_struct("EncoderChain")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
     }
 }
 
 impl EncoderChain {
     /// Builds a chain from its configuration.
     pub fn new(config: ChainConfig) -> Result<EncoderChain, CodecError> {
-        let cipher = config.key.as_ref().map(|k| XChaCha20Poly1305::new((&k.0).into()));
+        let cipher = config
+            .key
+            .as_ref()
+            .map(|k| XChaCha20Poly1305::new((&k.0).into()));
         let mut nonce_prefix = [0u8; 16];
         if cipher.is_some() {
-            getrandom::getrandom(&mut nonce_prefix).map_err(|e| CodecError::Random(e.to_string()))?;
+            getrandom::getrandom(&mut nonce_prefix)
+                .map_err(|e| CodecError::Random(e.to_string()))?;
         }
-        Ok(EncoderChain { config, cipher, nonce_prefix, nonce_counter: AtomicU64::new(0) })
+        Ok(EncoderChain {
+            config,
+            cipher,
+            nonce_prefix,
+            nonce_counter: AtomicU64::new(0),
+        })
     }
 
     /// The configuration.
@@ -194,15 +217,24 @@ impl EncoderChain {
 
     /// Applies compression then encryption: `M_T = encrypt(compress(M))`.
     pub fn encode(&self, payload: &[u8]) -> Result<Bytes, CodecError> {
-        let mut out = Vec::with_capacity(payload.len() + 2 + if self.cipher.is_some() { NONCE_LEN + TAG_LEN } else { 0 });
+        let mut out = Vec::with_capacity(
+            payload.len()
+                + 2
+                + if self.cipher.is_some() {
+                    NONCE_LEN + TAG_LEN
+                } else {
+                    0
+                },
+        );
         let mut body = Vec::new();
         let mut flags = 0u8;
-        if self.config.compression != Compression::None && payload.len() >= self.config.compress_min_bytes {
+        if self.config.compression != Compression::None
+            && payload.len() >= self.config.compress_min_bytes
+        {
             let compressed = match self.config.compression {
                 Compression::Lz4 => lz4_flex::block::compress(payload),
-                Compression::Zstd { level } => {
-                    zstd::bulk::compress(payload, level).map_err(|e| CodecError::Compression(e.to_string()))?
-                }
+                Compression::Zstd { level } => zstd::bulk::compress(payload, level)
+                    .map_err(|e| CodecError::Compression(e.to_string()))?,
                 Compression::None => unreachable!("checked above"),
             };
             // Incompressible data goes as it is: never pay for a larger message.
@@ -212,7 +244,11 @@ impl EncoderChain {
                 body.extend_from_slice(&compressed);
             }
         }
-        let plain: &[u8] = if flags & FLAG_COMPRESSION_MASK != 0 { &body } else { payload };
+        let plain: &[u8] = if flags & FLAG_COMPRESSION_MASK != 0 {
+            &body
+        } else {
+            payload
+        };
         match &self.cipher {
             None => {
                 out.push(MARKER);
@@ -229,7 +265,13 @@ impl EncoderChain {
                 nonce[16..].copy_from_slice(&n.to_le_bytes());
                 out.extend_from_slice(&nonce);
                 let sealed = cipher
-                    .encrypt(XNonce::from_slice(&nonce), Payload { msg: plain, aad: &out[..2 + NONCE_LEN] })
+                    .encrypt(
+                        XNonce::from_slice(&nonce),
+                        Payload {
+                            msg: plain,
+                            aad: &out[..2 + NONCE_LEN],
+                        },
+                    )
                     .map_err(|_| CodecError::Compression("encryption failed".into()))?;
                 out.extend_from_slice(&sealed);
             }
@@ -244,7 +286,9 @@ impl EncoderChain {
             return Err(CodecError::NotAFrame(marker));
         }
         let (&flags, rest) = rest.split_first().ok_or(CodecError::Truncated)?;
-        if flags & !(FLAG_COMPRESSION_MASK | FLAG_ENCRYPTED) != 0 || flags & FLAG_COMPRESSION_MASK == 3 {
+        if flags & !(FLAG_COMPRESSION_MASK | FLAG_ENCRYPTED) != 0
+            || flags & FLAG_COMPRESSION_MASK == 3
+        {
             return Err(CodecError::UnknownFlags(flags));
         }
         let opened;
@@ -255,7 +299,13 @@ impl EncoderChain {
             }
             let (nonce, sealed) = rest.split_at(NONCE_LEN);
             opened = cipher
-                .decrypt(XNonce::from_slice(nonce), Payload { msg: sealed, aad: &frame[..2 + NONCE_LEN] })
+                .decrypt(
+                    XNonce::from_slice(nonce),
+                    Payload {
+                        msg: sealed,
+                        aad: &frame[..2 + NONCE_LEN],
+                    },
+                )
                 .map_err(|_| CodecError::AuthenticationFailed)?;
             &opened
         } else {
@@ -269,16 +319,24 @@ impl EncoderChain {
             compression => {
                 let (len, used) = read_varint(body).ok_or(CodecError::Truncated)?;
                 if len > self.config.max_message_bytes as u64 {
-                    return Err(CodecError::TooLarge { declared: len, limit: self.config.max_message_bytes });
+                    return Err(CodecError::TooLarge {
+                        declared: len,
+                        limit: self.config.max_message_bytes,
+                    });
                 }
                 let block = &body[used..];
                 let out = if compression == 1 {
-                    lz4_flex::block::decompress(block, len as usize).map_err(|e| CodecError::Decompression(e.to_string()))?
+                    lz4_flex::block::decompress(block, len as usize)
+                        .map_err(|e| CodecError::Decompression(e.to_string()))?
                 } else {
-                    zstd::bulk::decompress(block, len as usize).map_err(|e| CodecError::Decompression(e.to_string()))?
+                    zstd::bulk::decompress(block, len as usize)
+                        .map_err(|e| CodecError::Decompression(e.to_string()))?
                 };
                 if out.len() as u64 != len {
-                    return Err(CodecError::Decompression(format!("expected {len} bytes, got {}", out.len())));
+                    return Err(CodecError::Decompression(format!(
+                        "expected {len} bytes, got {}",
+                        out.len()
+                    )));
                 }
                 Ok(Bytes::from(out))
             }

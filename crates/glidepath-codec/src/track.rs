@@ -68,7 +68,9 @@ impl Track {
     ///
     /// Makes no allocation when `out` has room (about 220 bytes for a typical track).
     pub fn write_sndem_json(&self, out: &mut Vec<u8>) {
-        out.reserve(self.vid.len() + self.meta.src.len() + self.meta.ver.len() + self.meta.run.len() + 256);
+        out.reserve(
+            self.vid.len() + self.meta.src.len() + self.meta.ver.len() + self.meta.run.len() + 256,
+        );
         out.extend_from_slice(b"{\"vid\":");
         write_json_string(out, &self.vid);
         out.extend_from_slice(b",\"latDeg\":");
@@ -107,7 +109,15 @@ impl Track {
     pub fn from_sndem_json(input: &[u8]) -> Result<Track, CodecError> {
         let mut p = JsonReader { input, pos: 0 };
         let nan = f64::NAN;
-        let mut t = Track { lat_deg: nan, lon_deg: nan, alt_ft: nan, gs_kt: nan, crs_deg: nan, vs_fpm: nan, ..Track::default() };
+        let mut t = Track {
+            lat_deg: nan,
+            lon_deg: nan,
+            alt_ft: nan,
+            gs_kt: nan,
+            crs_deg: nan,
+            vs_fpm: nan,
+            ..Track::default()
+        };
         let mut have_vid = false;
         p.object(|p, key| {
             match key {
@@ -169,17 +179,37 @@ impl Track {
         let mut r = BinReader { input, pos: 0 };
         let version = r.byte()?;
         if version != BINARY_VERSION {
-            return Err(CodecError::Malformed(format!("binary track version {version}, expected {BINARY_VERSION}")));
+            return Err(CodecError::Malformed(format!(
+                "binary track version {version}, expected {BINARY_VERSION}"
+            )));
         }
         let vid = r.str()?;
         let (lat_deg, lon_deg, alt_ft) = (r.f64()?, r.f64()?, r.f64()?);
         let time = zigzag_decode(r.varint()?);
         let (gs_kt, crs_deg, vs_fpm) = (r.f64()?, r.f64()?, r.f64()?);
-        let meta = TrackMeta { src: r.str()?, ver: r.str()?, run: r.str()?, tpub: zigzag_decode(r.varint()?) };
+        let meta = TrackMeta {
+            src: r.str()?,
+            ver: r.str()?,
+            run: r.str()?,
+            tpub: zigzag_decode(r.varint()?),
+        };
         if r.pos != input.len() {
-            return Err(CodecError::Malformed(format!("{} trailing bytes after a binary track", input.len() - r.pos)));
+            return Err(CodecError::Malformed(format!(
+                "{} trailing bytes after a binary track",
+                input.len() - r.pos
+            )));
         }
-        Ok(Track { vid, lat_deg, lon_deg, alt_ft, time, gs_kt, crs_deg, vs_fpm, meta })
+        Ok(Track {
+            vid,
+            lat_deg,
+            lon_deg,
+            alt_ft,
+            time,
+            gs_kt,
+            crs_deg,
+            vs_fpm,
+            meta,
+        })
     }
 }
 
@@ -220,7 +250,8 @@ impl BinReader<'_> {
             return Err(CodecError::Truncated);
         }
         let b = self.take(len as usize)?;
-        String::from_utf8(b.to_vec()).map_err(|_| CodecError::Malformed("string is not UTF-8".into()))
+        String::from_utf8(b.to_vec())
+            .map_err(|_| CodecError::Malformed("string is not UTF-8".into()))
     }
 }
 
@@ -238,11 +269,19 @@ pub fn write_java_double(out: &mut Vec<u8>, x: f64) {
         return;
     }
     if x.is_infinite() {
-        out.extend_from_slice(if x > 0.0 { b"Infinity" as &[u8] } else { b"-Infinity" });
+        out.extend_from_slice(if x > 0.0 {
+            b"Infinity" as &[u8]
+        } else {
+            b"-Infinity"
+        });
         return;
     }
     if x == 0.0 {
-        out.extend_from_slice(if x.is_sign_negative() { b"-0.0" as &[u8] } else { b"0.0" });
+        out.extend_from_slice(if x.is_sign_negative() {
+            b"-0.0" as &[u8]
+        } else {
+            b"0.0"
+        });
         return;
     }
     let ax = x.abs();
@@ -266,7 +305,8 @@ pub fn write_java_double(out: &mut Vec<u8>, x: f64) {
 
 /// Exact powers of ten as doubles (10^22 is the largest exactly representable).
 const POW10: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
 /// For a finite positive `ax`, a decimal `m × 10^e10` with `m` of at most 15 digits
@@ -391,7 +431,10 @@ fn write_java_double_fmt(out: &mut Vec<u8>, x: f64, plain: bool) {
         }
     } else {
         write!(s, "{x:e}").expect("a double fits the buffer");
-        let (mantissa, exp) = s.as_str().split_once('e').expect("`{:e}` always has an exponent");
+        let (mantissa, exp) = s
+            .as_str()
+            .split_once('e')
+            .expect("`{:e}` always has an exponent");
         out.extend_from_slice(mantissa.as_bytes());
         if !mantissa.contains('.') {
             out.extend_from_slice(b".0");
@@ -409,7 +452,10 @@ struct StackStr {
 
 impl Default for StackStr {
     fn default() -> Self {
-        StackStr { buf: [0; 64], len: 0 }
+        StackStr {
+            buf: [0; 64],
+            len: 0,
+        }
     }
 }
 
@@ -496,7 +542,9 @@ fn parse_simple_decimal(t: &[u8]) -> Option<f64> {
                 }
                 m = m * 10 + u64::from(b - b'0');
             }
-            b'.' if frac.is_none() && i > 0 && i + 1 < digits.len() => frac = Some(digits.len() - i - 1),
+            b'.' if frac.is_none() && i > 0 && i + 1 < digits.len() => {
+                frac = Some(digits.len() - i - 1)
+            }
             _ => return None,
         }
     }
@@ -567,7 +615,10 @@ impl<'a> JsonReader<'a> {
     fn expected(&self, c: u8) -> CodecError {
         self.error(&format!("expected `{}`", c as char))
     }
-    fn object(&mut self, mut field: impl FnMut(&mut Self, &[u8]) -> Result<(), CodecError>) -> Result<(), CodecError> {
+    fn object(
+        &mut self,
+        mut field: impl FnMut(&mut Self, &[u8]) -> Result<(), CodecError>,
+    ) -> Result<(), CodecError> {
         self.expect(b'{')?;
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -592,9 +643,13 @@ impl<'a> JsonReader<'a> {
         self.expect(b'"')?;
         let input = self.input;
         let start = self.pos;
-        let len = input[start..].iter().position(|&b| b == b'"' || b == b'\\').unwrap_or(input.len() - start);
+        let len = input[start..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\')
+            .unwrap_or(input.len() - start);
         self.pos = start + len;
-        let chunk = std::str::from_utf8(&input[start..self.pos]).map_err(|_| self.error("string is not UTF-8"))?;
+        let chunk = std::str::from_utf8(&input[start..self.pos])
+            .map_err(|_| self.error("string is not UTF-8"))?;
         match input.get(self.pos) {
             None => Err(self.error("unterminated string")),
             Some(b'"') => {
@@ -610,7 +665,10 @@ impl<'a> JsonReader<'a> {
         self.expect(b'"')?;
         let input = self.input;
         let start = self.pos;
-        let len = input[start..].iter().position(|&b| b == b'"' || b == b'\\').unwrap_or(input.len() - start);
+        let len = input[start..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\')
+            .unwrap_or(input.len() - start);
         self.pos = start + len;
         let chunk = &input[start..self.pos];
         if !chunk.is_ascii() && std::str::from_utf8(chunk).is_err() {
@@ -624,7 +682,8 @@ impl<'a> JsonReader<'a> {
             }
             Some(_) => {
                 let chunk = std::str::from_utf8(chunk).expect("checked above");
-                self.string_escaped(chunk.to_owned()).map(|s| Cow::Owned(s.into_bytes()))
+                self.string_escaped(chunk.to_owned())
+                    .map(|s| Cow::Owned(s.into_bytes()))
             }
         }
     }
@@ -634,7 +693,10 @@ impl<'a> JsonReader<'a> {
         loop {
             // Here `pos` is at a backslash.
             self.pos += 1;
-            let esc = *self.input.get(self.pos).ok_or_else(|| self.error("unterminated escape"))?;
+            let esc = *self
+                .input
+                .get(self.pos)
+                .ok_or_else(|| self.error("unterminated escape"))?;
             self.pos += 1;
             match esc {
                 b'"' => out.push('"'),
@@ -668,7 +730,8 @@ impl<'a> JsonReader<'a> {
             while self.pos < self.input.len() && !matches!(self.input[self.pos], b'"' | b'\\') {
                 self.pos += 1;
             }
-            let chunk = std::str::from_utf8(&self.input[start..self.pos]).map_err(|_| self.error("string is not UTF-8"))?;
+            let chunk = std::str::from_utf8(&self.input[start..self.pos])
+                .map_err(|_| self.error("string is not UTF-8"))?;
             out.push_str(chunk);
             match self.input.get(self.pos) {
                 None => return Err(self.error("unterminated string")),
@@ -681,7 +744,10 @@ impl<'a> JsonReader<'a> {
         }
     }
     fn hex4(&mut self) -> Result<u32, CodecError> {
-        let digits = self.input.get(self.pos..self.pos + 4).ok_or_else(|| self.error("short \\u escape"))?;
+        let digits = self
+            .input
+            .get(self.pos..self.pos + 4)
+            .ok_or_else(|| self.error("short \\u escape"))?;
         let text = std::str::from_utf8(digits).map_err(|_| self.error("bad \\u escape"))?;
         let v = u32::from_str_radix(text, 16).map_err(|_| self.error("bad \\u escape"))?;
         self.pos += 4;
@@ -707,7 +773,11 @@ impl<'a> JsonReader<'a> {
     fn number(&mut self) -> Result<f64, CodecError> {
         if self.peek() == Some(b'n') {
             let t = self.token();
-            return if t == b"null" { Ok(f64::NAN) } else { Err(self.error(&format!("`{}` is not a number", Self::text(t)))) };
+            return if t == b"null" {
+                Ok(f64::NAN)
+            } else {
+                Err(self.error(&format!("`{}` is not a number", Self::text(t))))
+            };
         }
         let t = self.token();
         match t {
@@ -718,7 +788,8 @@ impl<'a> JsonReader<'a> {
                 Some(v) => Ok(v),
                 None => {
                     let t = Self::text(t);
-                    t.parse::<f64>().map_err(|_| self.error(&format!("`{t}` is not a number")))
+                    t.parse::<f64>()
+                        .map_err(|_| self.error(&format!("`{t}` is not a number")))
                 }
             },
         }
@@ -729,7 +800,8 @@ impl<'a> JsonReader<'a> {
             Some(v) => Ok(v),
             None => {
                 let t = Self::text(t);
-                t.parse::<i64>().map_err(|_| self.error(&format!("`{t}` is not an integer")))
+                t.parse::<i64>()
+                    .map_err(|_| self.error(&format!("`{t}` is not an integer")))
             }
         }
     }
@@ -803,11 +875,18 @@ mod legacy {
         out.extend_from_slice(b"}}");
     }
 
-
     pub fn from_sndem_json(input: &[u8]) -> Result<Track, CodecError> {
         let mut p = JsonReader { input, pos: 0 };
         let nan = f64::NAN;
-        let mut t = Track { lat_deg: nan, lon_deg: nan, alt_ft: nan, gs_kt: nan, crs_deg: nan, vs_fpm: nan, ..Track::default() };
+        let mut t = Track {
+            lat_deg: nan,
+            lon_deg: nan,
+            alt_ft: nan,
+            gs_kt: nan,
+            crs_deg: nan,
+            vs_fpm: nan,
+            ..Track::default()
+        };
         let mut have_vid = false;
         p.object(|p, key| {
             match key {
@@ -846,7 +925,6 @@ mod legacy {
         Ok(t)
     }
 
-
     /// Writes a double as Java's `Double.toString` does: at least one fraction digit,
     /// plain notation for magnitudes in [1e-3, 1e7), `d.dddE±n` otherwise, and `NaN`,
     /// `Infinity`, `-Infinity`.
@@ -854,9 +932,17 @@ mod legacy {
         if x.is_nan() {
             out.extend_from_slice(b"NaN");
         } else if x.is_infinite() {
-            out.extend_from_slice(if x > 0.0 { b"Infinity" as &[u8] } else { b"-Infinity" });
+            out.extend_from_slice(if x > 0.0 {
+                b"Infinity" as &[u8]
+            } else {
+                b"-Infinity"
+            });
         } else if x == 0.0 {
-            out.extend_from_slice(if x.is_sign_negative() { b"-0.0" as &[u8] } else { b"0.0" });
+            out.extend_from_slice(if x.is_sign_negative() {
+                b"-0.0" as &[u8]
+            } else {
+                b"0.0"
+            });
         } else if (1e-3..1e7).contains(&x.abs()) {
             let s = x.to_string();
             out.extend_from_slice(s.as_bytes());
@@ -884,7 +970,9 @@ mod legacy {
                 '\n' => out.extend_from_slice(b"\\n"),
                 '\r' => out.extend_from_slice(b"\\r"),
                 '\t' => out.extend_from_slice(b"\\t"),
-                c if (c as u32) < 0x20 => out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes()),
+                c if (c as u32) < 0x20 => {
+                    out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
+                }
                 c => {
                     let mut buf = [0u8; 4];
                     out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
@@ -906,7 +994,9 @@ mod legacy {
             CodecError::Malformed(format!("SNDEM JSON at byte {}: {what}", self.pos))
         }
         fn ws(&mut self) {
-            while self.pos < self.input.len() && matches!(self.input[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
+            while self.pos < self.input.len()
+                && matches!(self.input[self.pos], b' ' | b'\t' | b'\n' | b'\r')
+            {
                 self.pos += 1;
             }
         }
@@ -922,7 +1012,10 @@ mod legacy {
                 Err(self.error(&format!("expected `{}`", c as char)))
             }
         }
-        fn object(&mut self, mut field: impl FnMut(&mut Self, &str) -> Result<(), CodecError>) -> Result<(), CodecError> {
+        fn object(
+            &mut self,
+            mut field: impl FnMut(&mut Self, &str) -> Result<(), CodecError>,
+        ) -> Result<(), CodecError> {
             self.expect(b'{')?;
             if self.peek() == Some(b'}') {
                 self.pos += 1;
@@ -950,7 +1043,8 @@ mod legacy {
                 while self.pos < self.input.len() && !matches!(self.input[self.pos], b'"' | b'\\') {
                     self.pos += 1;
                 }
-                let chunk = std::str::from_utf8(&self.input[start..self.pos]).map_err(|_| self.error("string is not UTF-8"))?;
+                let chunk = std::str::from_utf8(&self.input[start..self.pos])
+                    .map_err(|_| self.error("string is not UTF-8"))?;
                 out.push_str(chunk);
                 match self.input.get(self.pos) {
                     None => return Err(self.error("unterminated string")),
@@ -960,7 +1054,10 @@ mod legacy {
                     }
                     Some(_) => {
                         self.pos += 1;
-                        let esc = *self.input.get(self.pos).ok_or_else(|| self.error("unterminated escape"))?;
+                        let esc = *self
+                            .input
+                            .get(self.pos)
+                            .ok_or_else(|| self.error("unterminated escape"))?;
                         self.pos += 1;
                         match esc {
                             b'"' => out.push('"'),
@@ -986,7 +1083,10 @@ mod legacy {
                                 } else {
                                     hi
                                 };
-                                out.push(char::from_u32(c).ok_or_else(|| self.error("invalid \\u escape"))?);
+                                out.push(
+                                    char::from_u32(c)
+                                        .ok_or_else(|| self.error("invalid \\u escape"))?,
+                                );
                             }
                             _ => return Err(self.error("unknown escape")),
                         }
@@ -995,7 +1095,10 @@ mod legacy {
             }
         }
         fn hex4(&mut self) -> Result<u32, CodecError> {
-            let digits = self.input.get(self.pos..self.pos + 4).ok_or_else(|| self.error("short \\u escape"))?;
+            let digits = self
+                .input
+                .get(self.pos..self.pos + 4)
+                .ok_or_else(|| self.error("short \\u escape"))?;
             let text = std::str::from_utf8(digits).map_err(|_| self.error("bad \\u escape"))?;
             let v = u32::from_str_radix(text, 16).map_err(|_| self.error("bad \\u escape"))?;
             self.pos += 4;
@@ -1004,7 +1107,9 @@ mod legacy {
         fn token(&mut self) -> &str {
             self.ws();
             let start = self.pos;
-            while self.pos < self.input.len() && matches!(self.input[self.pos], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E' | b'a'..=b'z' | b'A'..=b'Z') {
+            while self.pos < self.input.len()
+                && matches!(self.input[self.pos], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E' | b'a'..=b'z' | b'A'..=b'Z')
+            {
                 self.pos += 1;
             }
             std::str::from_utf8(&self.input[start..self.pos]).unwrap_or("")
@@ -1012,19 +1117,26 @@ mod legacy {
         fn number(&mut self) -> Result<f64, CodecError> {
             if self.peek() == Some(b'n') {
                 let t = self.token().to_string();
-                return if t == "null" { Ok(f64::NAN) } else { Err(self.error(&format!("`{t}` is not a number"))) };
+                return if t == "null" {
+                    Ok(f64::NAN)
+                } else {
+                    Err(self.error(&format!("`{t}` is not a number")))
+                };
             }
             let t = self.token().to_string();
             match t.as_str() {
                 "NaN" => Ok(f64::NAN),
                 "Infinity" => Ok(f64::INFINITY),
                 "-Infinity" => Ok(f64::NEG_INFINITY),
-                _ => t.parse::<f64>().map_err(|_| self.error(&format!("`{t}` is not a number"))),
+                _ => t
+                    .parse::<f64>()
+                    .map_err(|_| self.error(&format!("`{t}` is not a number"))),
             }
         }
         fn integer(&mut self) -> Result<i64, CodecError> {
             let t = self.token().to_string();
-            t.parse::<i64>().map_err(|_| self.error(&format!("`{t}` is not an integer")))
+            t.parse::<i64>()
+                .map_err(|_| self.error(&format!("`{t}` is not an integer")))
         }
         fn skip_value(&mut self) -> Result<(), CodecError> {
             match self.peek() {
@@ -1095,7 +1207,14 @@ mod tests {
 
     fn assert_same_double(x: f64) {
         let (new, old) = (new_double(x), old_double(x));
-        assert_eq!(new, old, "{x:e} ({:#018x}): new {:?} old {:?}", x.to_bits(), String::from_utf8_lossy(&new), String::from_utf8_lossy(&old));
+        assert_eq!(
+            new,
+            old,
+            "{x:e} ({:#018x}): new {:?} old {:?}",
+            x.to_bits(),
+            String::from_utf8_lossy(&new),
+            String::from_utf8_lossy(&old)
+        );
     }
 
     /// A double of one of several shapes: any bit pattern, short decimals like track
@@ -1122,7 +1241,21 @@ mod tests {
             }
             7 => sign * f64::from_bits(r.below(1 << 52) + 1), // subnormal
             8 => sign * (r.next() as i64 as f64),
-            _ => [0.0, -0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE, f64::MAX, f64::MIN, f64::EPSILON, 1e7, 1e-3, 9_999_999.999_999_998, 0.000_999_999_999_999_999_9][r.below(13) as usize],
+            _ => [
+                0.0,
+                -0.0,
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::MIN_POSITIVE,
+                f64::MAX,
+                f64::MIN,
+                f64::EPSILON,
+                1e7,
+                1e-3,
+                9_999_999.999_999_998,
+                0.000_999_999_999_999_999_9,
+            ][r.below(13) as usize],
         }
     }
 
@@ -1151,12 +1284,35 @@ mod tests {
             let x = lat + alt * 0.0;
             for v in [x, alt, -alt, (lat * 1e5).round() / 1e5] {
                 assert_same_double(v);
-                assert!(v == 0.0 || shortest_decimal(v.abs()).is_some(), "{v} missed the fast path");
+                assert!(
+                    v == 0.0 || shortest_decimal(v.abs()).is_some(),
+                    "{v} missed the fast path"
+                );
             }
             // Arithmetic results have 16-17 digits and take the general path.
             assert_same_double(lat * 3.0);
         }
-        for x in [37.62231, -122.38169, 6.0, 20.0, 286.0, 1e7, 1.5e-5, -2.5e10, 0.001, 9999999.5, 1e15, 1e16, 1e22, 1e23, 123456789012345.0, 0.1 + 0.2, 5e-324, 1e-300, 1.7976931348623157e308] {
+        for x in [
+            37.62231,
+            -122.38169,
+            6.0,
+            20.0,
+            286.0,
+            1e7,
+            1.5e-5,
+            -2.5e10,
+            0.001,
+            9999999.5,
+            1e15,
+            1e16,
+            1e22,
+            1e23,
+            123456789012345.0,
+            0.1 + 0.2,
+            5e-324,
+            1e-300,
+            1.7976931348623157e308,
+        ] {
             assert_same_double(x);
             assert_same_double(-x);
         }
@@ -1180,8 +1336,16 @@ mod tests {
         let old = legacy::from_sndem_json(input);
         match (&new, &old) {
             (Ok(a), Ok(b)) => assert_eq!(a, b, "input {:?}", String::from_utf8_lossy(input)),
-            (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "input {:?}", String::from_utf8_lossy(input)),
-            _ => panic!("input {:?}: new {new:?} old {old:?}", String::from_utf8_lossy(input)),
+            (Err(a), Err(b)) => assert_eq!(
+                format!("{a:?}"),
+                format!("{b:?}"),
+                "input {:?}",
+                String::from_utf8_lossy(input)
+            ),
+            _ => panic!(
+                "input {:?}: new {new:?} old {old:?}",
+                String::from_utf8_lossy(input)
+            ),
         }
     }
 
@@ -1197,21 +1361,43 @@ mod tests {
 
     fn any_track() -> impl Strategy<Value = Track> {
         (
-            (any::<String>(), any_double(), any_double(), any_double(), any::<i64>()),
+            (
+                any::<String>(),
+                any_double(),
+                any_double(),
+                any_double(),
+                any::<i64>(),
+            ),
             (any_double(), any_double(), any_double()),
-            (".{0,12}", "[\\x00-\\x7f]{0,6}", any::<String>(), any::<i64>()),
+            (
+                ".{0,12}",
+                "[\\x00-\\x7f]{0,6}",
+                any::<String>(),
+                any::<i64>(),
+            ),
         )
-            .prop_map(|((vid, lat_deg, lon_deg, alt_ft, time), (gs_kt, crs_deg, vs_fpm), (src, ver, run, tpub))| Track {
-                vid,
-                lat_deg,
-                lon_deg,
-                alt_ft,
-                time,
-                gs_kt,
-                crs_deg,
-                vs_fpm,
-                meta: TrackMeta { src, ver, run, tpub },
-            })
+            .prop_map(
+                |(
+                    (vid, lat_deg, lon_deg, alt_ft, time),
+                    (gs_kt, crs_deg, vs_fpm),
+                    (src, ver, run, tpub),
+                )| Track {
+                    vid,
+                    lat_deg,
+                    lon_deg,
+                    alt_ft,
+                    time,
+                    gs_kt,
+                    crs_deg,
+                    vs_fpm,
+                    meta: TrackMeta {
+                        src,
+                        ver,
+                        run,
+                        tpub,
+                    },
+                },
+            )
     }
 
     /// Bytes that steer a mutation towards JSON structure rather than noise.
@@ -1286,13 +1472,37 @@ mod tests {
     #[test]
     fn reader_matches_the_old_reader_on_known_cases() {
         let cases: &[&[u8]] = &[
-            b"", b"{", b"}", b"{}", b"{\"vid\":\"A\"}", b"{\"vid\":\"A\"", b"{\"vid\":\"A\",\"latDeg\":abc}", b"{\"latDeg\":1}", b"{\"vid\":\"A\"} x",
-            b"{\"vid\":\"\\q\"}", b"{\"vid\":\"A\",}", b"{\"vid\":\"\xff\"}", b"{\"vid\":\"a\\u00e9\xff\"}", b"{\"vid\":\"\\ud800\"}",
-            b"{\"vid\":\"\\ud800\\u0041\"}", b"{\"vid\":\"\\u+0041\"}", b"{\"vid\":\"\\u12\"}", b"{\"vid\":\"A\",\"time\":1.5}",
-            b"{\"vid\":\"A\",\"latDeg\":null}", b"{\"vid\":\"A\",\"latDeg\":nul}", b"{\"vid\":\"A\",\"latDeg\":}", b"{\"vid\":\"A\",\"x\":}",
-            b"{\"vid\":\"A\",\"x\":[1,[2,{}],\"s\"],\"y\":abc}", b"{\"vid\":\"A\",\"x\":[1,]}", b"{\"vid\":\"A\",\"meta\":{}}",
-            b"{\"vid\":\"A\",\"meta\":{\"src\":\"s\"},\"meta\":{\"ver\":\"v\"}}", b"{\"vid\":\"A\",\"vid\":\"B\"}", b" {\"vid\" : \"A\" } \n",
-            b"{\"vid\":\"A\",\"latDeg\":1.5\"}", b"{\"v\\u0069d\":\"A\"}", b"{\"vid\":\"A\\",
+            b"",
+            b"{",
+            b"}",
+            b"{}",
+            b"{\"vid\":\"A\"}",
+            b"{\"vid\":\"A\"",
+            b"{\"vid\":\"A\",\"latDeg\":abc}",
+            b"{\"latDeg\":1}",
+            b"{\"vid\":\"A\"} x",
+            b"{\"vid\":\"\\q\"}",
+            b"{\"vid\":\"A\",}",
+            b"{\"vid\":\"\xff\"}",
+            b"{\"vid\":\"a\\u00e9\xff\"}",
+            b"{\"vid\":\"\\ud800\"}",
+            b"{\"vid\":\"\\ud800\\u0041\"}",
+            b"{\"vid\":\"\\u+0041\"}",
+            b"{\"vid\":\"\\u12\"}",
+            b"{\"vid\":\"A\",\"time\":1.5}",
+            b"{\"vid\":\"A\",\"latDeg\":null}",
+            b"{\"vid\":\"A\",\"latDeg\":nul}",
+            b"{\"vid\":\"A\",\"latDeg\":}",
+            b"{\"vid\":\"A\",\"x\":}",
+            b"{\"vid\":\"A\",\"x\":[1,[2,{}],\"s\"],\"y\":abc}",
+            b"{\"vid\":\"A\",\"x\":[1,]}",
+            b"{\"vid\":\"A\",\"meta\":{}}",
+            b"{\"vid\":\"A\",\"meta\":{\"src\":\"s\"},\"meta\":{\"ver\":\"v\"}}",
+            b"{\"vid\":\"A\",\"vid\":\"B\"}",
+            b" {\"vid\" : \"A\" } \n",
+            b"{\"vid\":\"A\",\"latDeg\":1.5\"}",
+            b"{\"v\\u0069d\":\"A\"}",
+            b"{\"vid\":\"A\\",
         ];
         for &c in cases {
             assert_same_parse(c);
@@ -1301,7 +1511,10 @@ mod tests {
 
     #[test]
     fn control_characters_are_escaped_as_before() {
-        let s: String = (0u32..0x80).filter_map(char::from_u32).chain("é\u{2028}😀".chars()).collect();
+        let s: String = (0u32..0x80)
+            .filter_map(char::from_u32)
+            .chain("é\u{2028}😀".chars())
+            .collect();
         let (mut new, mut old) = (Vec::new(), Vec::new());
         write_json_string(&mut new, &s);
         legacy::write_json_string(&mut old, &s);
@@ -1316,7 +1529,25 @@ mod tests {
                 assert_eq!(v.to_bits(), t.parse::<f64>().unwrap().to_bits(), "{t}");
             }
         };
-        for t in ["0", "-0", "0.0", "-0.0", "007", "1.", ".5", "-", "", "1.2.3", "123456789012345", "1234567890123456", "0.000000000000001", "99999999999999.9", "-1e5", "+1", "1-2"] {
+        for t in [
+            "0",
+            "-0",
+            "0.0",
+            "-0.0",
+            "007",
+            "1.",
+            ".5",
+            "-",
+            "",
+            "1.2.3",
+            "123456789012345",
+            "1234567890123456",
+            "0.000000000000001",
+            "99999999999999.9",
+            "-1e5",
+            "+1",
+            "1-2",
+        ] {
             check(t);
         }
         assert_eq!(parse_simple_decimal(b"1234567890123456"), None);
@@ -1344,7 +1575,20 @@ mod tests {
     #[test]
     fn simple_integers_read_as_str_parse_reads_them() {
         let mut r = Rng(11);
-        for t in ["0", "-0", "+5", "-", "", "007", "999999999999999999", "9999999999999999999", "-9223372036854775808", "1.0", "1e3", "12a"] {
+        for t in [
+            "0",
+            "-0",
+            "+5",
+            "-",
+            "",
+            "007",
+            "999999999999999999",
+            "9999999999999999999",
+            "-9223372036854775808",
+            "1.0",
+            "1e3",
+            "12a",
+        ] {
             if let Some(v) = parse_simple_integer(t.as_bytes()) {
                 assert_eq!(Ok(v), t.parse::<i64>(), "{t}");
             }
@@ -1352,13 +1596,27 @@ mod tests {
         for _ in 0..200_000 {
             let v = r.next() as i64 >> r.below(64);
             let t = v.to_string();
-            assert_eq!(parse_simple_integer(t.as_bytes()).unwrap_or_else(|| t.parse().unwrap()), v);
+            assert_eq!(
+                parse_simple_integer(t.as_bytes()).unwrap_or_else(|| t.parse().unwrap()),
+                v
+            );
         }
     }
 
     #[test]
     fn integers_are_written_like_to_string() {
-        for v in [0, 1, -1, 9, 10, -10, 1_481_068_800_000, i64::MAX, i64::MIN, i64::MIN + 1] {
+        for v in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            1_481_068_800_000,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ] {
             let mut out = Vec::new();
             write_i64(&mut out, v);
             assert_eq!(out, v.to_string().into_bytes());

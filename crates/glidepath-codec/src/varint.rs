@@ -49,7 +49,10 @@ mod tests {
             assert_eq!(read_varint(&b[..b.len() - 1]), None);
         }
         assert_eq!(read_varint(&[0xff; 10]), None);
-        assert_eq!(read_varint(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]), None);
+        assert_eq!(
+            read_varint(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]),
+            None
+        );
         for v in [0i64, -1, 1, i64::MIN, i64::MAX, -1_603_483_450_633] {
             assert_eq!(zigzag_decode(zigzag_encode(v)), v);
         }

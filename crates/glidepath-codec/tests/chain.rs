@@ -17,7 +17,12 @@ fn sample() -> Track {
         gs_kt: 20.0,
         crs_deg: 286.0,
         vs_fpm: f64::NAN,
-        meta: TrackMeta { src: "ATAC Data.1".into(), ver: "2.3".into(), run: "1A".into(), tpub: 1_603_483_450_633 },
+        meta: TrackMeta {
+            src: "ATAC Data.1".into(),
+            ver: "2.3".into(),
+            run: "1A".into(),
+            tpub: 1_603_483_450_633,
+        },
     }
 }
 
@@ -41,25 +46,55 @@ fn json_reader_accepts_reordered_fields_whitespace_unknown_fields_and_missing_nu
     assert_eq!(t.time, -3);
     assert_eq!(t.lat_deg, 1e-4);
     assert!(t.lon_deg.is_nan() && t.alt_ft.is_nan() && t.gs_kt.is_nan());
-    assert_eq!(t.meta, TrackMeta { src: "s".into(), ver: "v".into(), run: "r".into(), tpub: 5 });
+    assert_eq!(
+        t.meta,
+        TrackMeta {
+            src: "s".into(),
+            ver: "v".into(),
+            run: "r".into(),
+            tpub: 5
+        }
+    );
     // And what we write reads back the same.
-    assert_eq!(Track::from_sndem_json(t.to_sndem_json().as_bytes()).unwrap(), t);
+    assert_eq!(
+        Track::from_sndem_json(t.to_sndem_json().as_bytes()).unwrap(),
+        t
+    );
 }
 
 #[test]
 fn java_number_format_matches_double_to_string() {
     let mut t = sample();
-    for (v, text) in [(1e7, "1.0E7"), (1.5e-5, "1.5E-5"), (-2.5e10, "-2.5E10"), (0.001, "0.001"), (-0.0, "-0.0"), (9999999.5, "9999999.5"), (f64::INFINITY, "Infinity")] {
+    for (v, text) in [
+        (1e7, "1.0E7"),
+        (1.5e-5, "1.5E-5"),
+        (-2.5e10, "-2.5E10"),
+        (0.001, "0.001"),
+        (-0.0, "-0.0"),
+        (9999999.5, "9999999.5"),
+        (f64::INFINITY, "Infinity"),
+    ] {
         t.alt_ft = v;
         let json = t.to_sndem_json();
-        assert!(json.contains(&format!("\"altFt\":{text},")), "{v} -> {json}");
+        assert!(
+            json.contains(&format!("\"altFt\":{text},")),
+            "{v} -> {json}"
+        );
         assert_eq!(Track::from_sndem_json(json.as_bytes()).unwrap(), t);
     }
 }
 
 #[test]
 fn malformed_json_is_an_error_with_a_position() {
-    for bad in [&b""[..], b"{", b"{\"vid\":\"A\"", b"{\"vid\":\"A\",\"latDeg\":abc}", b"{\"latDeg\":1}", b"{\"vid\":\"A\"} x", b"{\"vid\":\"\\q\"}"] {
+    for bad in [
+        &b""[..],
+        b"{",
+        b"{\"vid\":\"A\"",
+        b"{\"vid\":\"A\",\"latDeg\":abc}",
+        b"{\"latDeg\":1}",
+        b"{\"vid\":\"A\"} x",
+        b"{\"vid\":\"\\q\"}",
+    ] {
         match Track::from_sndem_json(bad) {
             Err(CodecError::Malformed(m)) => assert!(!m.is_empty()),
             other => panic!("{:?} -> {other:?}", String::from_utf8_lossy(bad)),
@@ -79,14 +114,24 @@ fn binary_is_smaller_and_exact() {
 }
 
 fn chain(compression: Compression, key: Option<FederationKey>) -> EncoderChain {
-    EncoderChain::new(ChainConfig { compression, compress_min_bytes: 64, key, ..ChainConfig::default() }).unwrap()
+    EncoderChain::new(ChainConfig {
+        compression,
+        compress_min_bytes: 64,
+        key,
+        ..ChainConfig::default()
+    })
+    .unwrap()
 }
 
 #[test]
 fn every_combination_is_an_exact_inverse() {
     let key = FederationKey::generate().unwrap();
     let compressible = TABLE_4_1.repeat(20);
-    for compression in [Compression::None, Compression::Lz4, Compression::Zstd { level: 3 }] {
+    for compression in [
+        Compression::None,
+        Compression::Lz4,
+        Compression::Zstd { level: 3 },
+    ] {
         for key in [None, Some(key.clone())] {
             let c = chain(compression, key);
             for payload in [&b""[..], b"short", compressible.as_bytes()] {
@@ -95,7 +140,11 @@ fn every_combination_is_an_exact_inverse() {
             }
             if compression != Compression::None {
                 let frame = c.encode(compressible.as_bytes()).unwrap();
-                assert!(frame.len() < compressible.len() / 2, "{compression:?} compressed to {}", frame.len());
+                assert!(
+                    frame.len() < compressible.len() / 2,
+                    "{compression:?} compressed to {}",
+                    frame.len()
+                );
             }
         }
     }
@@ -105,7 +154,10 @@ fn every_combination_is_an_exact_inverse() {
 fn small_messages_are_sent_uncompressed() {
     let c = chain(Compression::Zstd { level: 3 }, None);
     let frame = c.encode(b"0123456789").unwrap();
-    assert_eq!(frame[1], 0, "below the threshold no compression flag is set");
+    assert_eq!(
+        frame[1], 0,
+        "below the threshold no compression flag is set"
+    );
     assert_eq!(&frame[2..], b"0123456789");
 }
 
@@ -115,7 +167,10 @@ fn wrong_key_tampering_and_missing_key_are_rejected() {
     let stranger = chain(Compression::Lz4, Some(FederationKey::generate().unwrap()));
     let keyless = chain(Compression::Lz4, None);
     let frame = sender.encode(TABLE_4_1.as_bytes()).unwrap();
-    assert_eq!(stranger.decode(&frame), Err(CodecError::AuthenticationFailed));
+    assert_eq!(
+        stranger.decode(&frame),
+        Err(CodecError::AuthenticationFailed)
+    );
     assert_eq!(keyless.decode(&frame), Err(CodecError::KeyRequired));
     // A keyless process cannot inject into a keyed federation.
     let injected = keyless.encode(b"forged").unwrap();
@@ -135,17 +190,31 @@ fn keys_parse_from_hex_and_never_print() {
     assert!(FederationKey::from_hex("abc").is_err());
     assert!(FederationKey::from_hex(&"zz".repeat(32)).is_err());
     assert_eq!(format!("{key:?}"), "FederationKey(<redacted>)");
-    assert_eq!(Compression::parse("zstd:7").unwrap(), Compression::Zstd { level: 7 });
+    assert_eq!(
+        Compression::parse("zstd:7").unwrap(),
+        Compression::Zstd { level: 7 }
+    );
     assert!(Compression::parse("gzip").is_err());
 }
 
 #[test]
 fn decompression_bombs_are_refused() {
     let big = vec![0u8; 1 << 20];
-    let sender = EncoderChain::new(ChainConfig { compression: Compression::Zstd { level: 1 }, ..ChainConfig::default() }).unwrap();
-    let receiver = EncoderChain::new(ChainConfig { max_message_bytes: 1 << 16, ..ChainConfig::default() }).unwrap();
+    let sender = EncoderChain::new(ChainConfig {
+        compression: Compression::Zstd { level: 1 },
+        ..ChainConfig::default()
+    })
+    .unwrap();
+    let receiver = EncoderChain::new(ChainConfig {
+        max_message_bytes: 1 << 16,
+        ..ChainConfig::default()
+    })
+    .unwrap();
     let frame = sender.encode(&big).unwrap();
-    assert!(matches!(receiver.decode(&frame), Err(CodecError::TooLarge { .. })));
+    assert!(matches!(
+        receiver.decode(&frame),
+        Err(CodecError::TooLarge { .. })
+    ));
 }
 
 proptest! {

@@ -16,8 +16,8 @@ use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glidepath_core::fom::Fom;
 use glidepath_core::{
-    galt_bound, Body, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId, Link, LocalRti, LogicalTime,
-    LogicalTimeInterval, RegulatorView, RtiError, Topic,
+    galt_bound, Body, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId,
+    Link, LocalRti, LogicalTime, LogicalTimeInterval, RegulatorView, RtiError, Topic,
 };
 
 const SIZES: [usize; 3] = [2, 8, 32];
@@ -32,7 +32,8 @@ fn views(n: usize, conditional: bool) -> Vec<RegulatorView> {
                 federate: FederateHandle(i as u32 + 1),
                 promise: LogicalTime::new(10.0 + (x * 7.0) % 5.0).expect("finite"),
                 lookahead: LogicalTimeInterval::new(0.5 + (x * 3.0) % 2.0).expect("finite"),
-                conditional: conditional.then(|| LogicalTime::new(20.0 + (x * 11.0) % 13.0).expect("finite")),
+                conditional: conditional
+                    .then(|| LogicalTime::new(20.0 + (x * 11.0) % 13.0).expect("finite")),
             }
         })
         .collect()
@@ -44,9 +45,11 @@ fn bench_galt_bound(c: &mut Criterion) {
     for n in SIZES {
         for (name, conditional) in [("unconditional", false), ("conditional_ner", true)] {
             let v = views(n, conditional);
-            g.bench_with_input(BenchmarkId::new(name, format!("{n}_regulators")), &v, |b, v| {
-                b.iter(|| galt_bound(black_box(FederateHandle(1)), black_box(v)))
-            });
+            g.bench_with_input(
+                BenchmarkId::new(name, format!("{n}_regulators")),
+                &v,
+                |b, v| b.iter(|| galt_bound(black_box(FederateHandle(1)), black_box(v))),
+            );
         }
     }
     g.finish();
@@ -87,7 +90,11 @@ impl Link for L<'_> {
         self.send(me, fed, topic, env);
     }
     fn subscribe(&mut self, fed: FederationId, topic: Topic) {
-        self.net.subs.entry((fed, topic)).or_default().insert(self.me);
+        self.net
+            .subs
+            .entry((fed, topic))
+            .or_default()
+            .insert(self.me);
     }
     fn unsubscribe(&mut self, fed: FederationId, topic: Topic) {
         if let Some(s) = self.net.subs.get_mut(&(fed, topic)) {
@@ -99,7 +106,12 @@ impl Link for L<'_> {
         if let Some(fed) = fed {
             for n in notes {
                 self.net.exec_seq += 1;
-                let env = Envelope { sender: FederateHandle::EXECUTIVE, seq: self.net.exec_seq, publish_time_ns: 0, body: Body::Exec(n) };
+                let env = Envelope {
+                    sender: FederateHandle::EXECUTIVE,
+                    seq: self.net.exec_seq,
+                    publish_time_ns: 0,
+                    body: Body::Exec(n),
+                };
                 self.send(usize::MAX, fed, Topic::Federation, env);
             }
         }
@@ -115,7 +127,9 @@ impl Link for Sink {
     fn subscribe(&mut self, _: FederationId, _: Topic) {}
     fn unsubscribe(&mut self, _: FederationId, _: Topic) {}
     fn request(&mut self, _: ExecRequest) -> Result<ExecReply, RtiError> {
-        Err(RtiError::Transport("no executive in the benchmark loop".into()))
+        Err(RtiError::Transport(
+            "no executive in the benchmark loop".into(),
+        ))
     }
 }
 
@@ -132,20 +146,39 @@ struct Scenario {
 }
 
 fn scenario(n: usize) -> Scenario {
-    let fom = Fom::load_files(&[PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../foms/air-traffic.xml"))]).expect("FOM loads");
+    let fom = Fom::load_files(&[PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../foms/air-traffic.xml"
+    ))])
+    .expect("FOM loads");
     let aircraft = fom.object_class_by_name("Aircraft").expect("Aircraft");
-    let callsign = fom.attribute_by_name(aircraft, "callsign").expect("callsign");
+    let callsign = fom
+        .attribute_by_name(aircraft, "callsign")
+        .expect("callsign");
     let mut exec = Executive::new();
-    exec.handle(ExecRequest::Create { name: "bench".into(), fom: Arc::new(fom) });
-    let mut net = Net { inbox: vec![VecDeque::new(); n], ..Net::default() };
+    exec.handle(ExecRequest::Create {
+        name: "bench".into(),
+        fom: Arc::new(fom),
+    });
+    let mut net = Net {
+        inbox: vec![VecDeque::new(); n],
+        ..Net::default()
+    };
     let mut feds: Vec<LocalRti> = Vec::new();
     for i in 0..n {
-        let mut l = L { me: i, net: &mut net, exec: &mut exec };
+        let mut l = L {
+            me: i,
+            net: &mut net,
+            exec: &mut exec,
+        };
         feds.push(LocalRti::join(&mut l, "bench", Some(&format!("f{i}")), "bench").expect("join"));
     }
     let mut log: Vec<Envelope> = Vec::new();
     let me = n - 1;
-    let drain = |feds: &mut Vec<LocalRti>, net: &mut Net, exec: &mut Executive, log: &mut Vec<Envelope>| loop {
+    let drain = |feds: &mut Vec<LocalRti>,
+                 net: &mut Net,
+                 exec: &mut Executive,
+                 log: &mut Vec<Envelope>| loop {
         let mut moved = false;
         for (i, fed) in feds.iter_mut().enumerate() {
             while let Some(env) = net.inbox[i].pop_front() {
@@ -163,26 +196,56 @@ fn scenario(n: usize) -> Scenario {
         }
     };
     for i in 0..n {
-        let mut l = L { me: i, net: &mut net, exec: &mut exec };
-        feds[i].enable_time_regulation(&mut l, 1.0).expect("regulation");
+        let mut l = L {
+            me: i,
+            net: &mut net,
+            exec: &mut exec,
+        };
+        feds[i]
+            .enable_time_regulation(&mut l, 1.0)
+            .expect("regulation");
         drain(&mut feds, &mut net, &mut exec, &mut log);
     }
     for (i, fed) in feds.iter_mut().enumerate() {
-        let mut l = L { me: i, net: &mut net, exec: &mut exec };
+        let mut l = L {
+            me: i,
+            net: &mut net,
+            exec: &mut exec,
+        };
         fed.enable_time_constrained(&mut l).expect("constrained");
     }
     drain(&mut feds, &mut net, &mut exec, &mut log);
     {
-        let mut l = L { me, net: &mut net, exec: &mut exec };
-        feds[me].subscribe_object_class_attributes(&mut l, aircraft, &[callsign]).expect("subscribe");
-        let mut l = L { me: 0, net: &mut net, exec: &mut exec };
-        feds[0].publish_object_class_attributes(aircraft, &[callsign]).expect("publish");
-        feds[0].register_object_instance(&mut l, aircraft, None).expect("register");
+        let mut l = L {
+            me,
+            net: &mut net,
+            exec: &mut exec,
+        };
+        feds[me]
+            .subscribe_object_class_attributes(&mut l, aircraft, &[callsign])
+            .expect("subscribe");
+        let mut l = L {
+            me: 0,
+            net: &mut net,
+            exec: &mut exec,
+        };
+        feds[0]
+            .publish_object_class_attributes(aircraft, &[callsign])
+            .expect("publish");
+        feds[0]
+            .register_object_instance(&mut l, aircraft, None)
+            .expect("register");
     }
     drain(&mut feds, &mut net, &mut exec, &mut log);
     for i in 1..n {
-        let mut l = L { me: i, net: &mut net, exec: &mut exec };
-        feds[i].next_message_request(&mut l, 1000.0, false).expect("nmr");
+        let mut l = L {
+            me: i,
+            net: &mut net,
+            exec: &mut exec,
+        };
+        feds[i]
+            .next_message_request(&mut l, 1000.0, false)
+            .expect("nmr");
         drain(&mut feds, &mut net, &mut exec, &mut log);
     }
     let instance = log
@@ -193,15 +256,44 @@ fn scenario(n: usize) -> Scenario {
         })
         .expect("the registration arrived");
     {
-        let mut l = L { me: 0, net: &mut net, exec: &mut exec };
-        feds[0].update_attribute_values(&mut l, instance, vec![(callsign, Bytes::from_static(b"SWA1234"))], Bytes::new(), None).expect("update");
+        let mut l = L {
+            me: 0,
+            net: &mut net,
+            exec: &mut exec,
+        };
+        feds[0]
+            .update_attribute_values(
+                &mut l,
+                instance,
+                vec![(callsign, Bytes::from_static(b"SWA1234"))],
+                Bytes::new(),
+                None,
+            )
+            .expect("update");
     }
     drain(&mut feds, &mut net, &mut exec, &mut log);
-    assert!(feds.iter().skip(1).all(LocalRti::is_advancing), "nobody may be granted in the benched state");
-    let update = log.iter().rev().find(|e| matches!(e.body, Body::Update { .. })).expect("the update arrived").clone();
+    assert!(
+        feds.iter().skip(1).all(LocalRti::is_advancing),
+        "nobody may be granted in the benched state"
+    );
+    let update = log
+        .iter()
+        .rev()
+        .find(|e| matches!(e.body, Body::Update { .. }))
+        .expect("the update arrived")
+        .clone();
     // The last status of a waiting peer (the owner's when n == 2).
-    let peer = if n > 2 { FederateHandle(2) } else { FederateHandle(1) };
-    let status = log.iter().rev().find(|e| e.sender == peer && matches!(e.body, Body::TimeStatus(_))).expect("a status arrived").clone();
+    let peer = if n > 2 {
+        FederateHandle(2)
+    } else {
+        FederateHandle(1)
+    };
+    let status = log
+        .iter()
+        .rev()
+        .find(|e| e.sender == peer && matches!(e.body, Body::TimeStatus(_)))
+        .expect("a status arrived")
+        .clone();
     let me = feds.pop().expect("n >= 2");
     Scenario { me, update, status }
 }
@@ -211,7 +303,11 @@ fn bench_local_rti(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     for n in SIZES {
         for which in ["update_ro", "time_status"] {
-            let Scenario { mut me, update, status } = scenario(n);
+            let Scenario {
+                mut me,
+                update,
+                status,
+            } = scenario(n);
             let template = if which == "update_ro" { update } else { status };
             let mut seq = 1_000_000_000u64;
             let delivered_before = me.stats().delivered;
@@ -226,9 +322,15 @@ fn bench_local_rti(c: &mut Criterion) {
                     }
                 })
             });
-            assert!(me.is_advancing(), "the benched federate must still be waiting");
+            assert!(
+                me.is_advancing(),
+                "the benched federate must still be waiting"
+            );
             if which == "update_ro" {
-                assert!(me.stats().delivered > delivered_before, "updates were delivered");
+                assert!(
+                    me.stats().delivered > delivered_before,
+                    "updates were delivered"
+                );
             }
             assert_eq!(me.stats().out_of_order, 0);
         }

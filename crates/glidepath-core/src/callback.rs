@@ -4,7 +4,10 @@ use bytes::Bytes;
 
 use crate::message::Values;
 use crate::types::{FederateHandle, LogicalTime, ObjectInstanceHandle};
-use crate::{AttributeHandle, InteractionClassHandle, ObjectClassHandle, OrderType, ParameterHandle, TransportationType};
+use crate::{
+    AttributeHandle, InteractionClassHandle, ObjectClassHandle, OrderType, ParameterHandle,
+    TransportationType,
+};
 
 /// Where a delivered message came from and how it travelled.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -27,18 +30,63 @@ pub struct MessageInfo {
 /// One callback.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Callback {
-    SynchronizationPointRegistrationSucceeded { label: String },
-    SynchronizationPointRegistrationFailed { label: String, reason: String },
-    AnnounceSynchronizationPoint { label: String, tag: Bytes },
-    FederationSynchronized { label: String, failed: Vec<FederateHandle> },
-    ObjectInstanceNameReservationSucceeded { name: String },
-    ObjectInstanceNameReservationFailed { name: String },
-    DiscoverObjectInstance { instance: ObjectInstanceHandle, class: ObjectClassHandle, name: String, producer: FederateHandle },
-    ReflectAttributeValues { instance: ObjectInstanceHandle, class: ObjectClassHandle, values: Values<AttributeHandle>, tag: Bytes, info: MessageInfo },
-    ReceiveInteraction { class: InteractionClassHandle, values: Values<ParameterHandle>, tag: Bytes, info: MessageInfo },
-    RemoveObjectInstance { instance: ObjectInstanceHandle, tag: Bytes, info: MessageInfo },
-    ProvideAttributeValueUpdate { instance: ObjectInstanceHandle, attributes: Vec<AttributeHandle>, tag: Bytes },
-    TimeRegulationEnabled { time: LogicalTime },
-    TimeConstrainedEnabled { time: LogicalTime },
-    TimeAdvanceGrant { time: LogicalTime },
+    SynchronizationPointRegistrationSucceeded {
+        label: String,
+    },
+    SynchronizationPointRegistrationFailed {
+        label: String,
+        reason: String,
+    },
+    AnnounceSynchronizationPoint {
+        label: String,
+        tag: Bytes,
+    },
+    FederationSynchronized {
+        label: String,
+        failed: Vec<FederateHandle>,
+    },
+    ObjectInstanceNameReservationSucceeded {
+        name: String,
+    },
+    ObjectInstanceNameReservationFailed {
+        name: String,
+    },
+    DiscoverObjectInstance {
+        instance: ObjectInstanceHandle,
+        class: ObjectClassHandle,
+        name: String,
+        producer: FederateHandle,
+    },
+    ReflectAttributeValues {
+        instance: ObjectInstanceHandle,
+        class: ObjectClassHandle,
+        values: Values<AttributeHandle>,
+        tag: Bytes,
+        info: MessageInfo,
+    },
+    ReceiveInteraction {
+        class: InteractionClassHandle,
+        values: Values<ParameterHandle>,
+        tag: Bytes,
+        info: MessageInfo,
+    },
+    RemoveObjectInstance {
+        instance: ObjectInstanceHandle,
+        tag: Bytes,
+        info: MessageInfo,
+    },
+    ProvideAttributeValueUpdate {
+        instance: ObjectInstanceHandle,
+        attributes: Vec<AttributeHandle>,
+        tag: Bytes,
+    },
+    TimeRegulationEnabled {
+        time: LogicalTime,
+    },
+    TimeConstrainedEnabled {
+        time: LogicalTime,
+    },
+    TimeAdvanceGrant {
+        time: LogicalTime,
+    },
 }

@@ -20,7 +20,9 @@ pub enum FederationError {
     FederateNotExecutionMember,
     #[error("the federate is already joined to a federation execution")]
     FederateAlreadyExecutionMember,
-    #[error("the federate still owns {0} object instance(s); resign with a delete or divest action")]
+    #[error(
+        "the federate still owns {0} object instance(s); resign with a delete or divest action"
+    )]
     FederateOwnsAttributes(usize),
     #[error("synchronization point `{0}` is not announced to this federate")]
     SynchronizationPointLabelNotAnnounced(String),
@@ -36,7 +38,10 @@ pub enum DeclarationError {
     #[error("object class {0} is not defined in the FOM")]
     ObjectClassNotDefined(ObjectClassHandle),
     #[error("attribute {attribute} is not an attribute of object class {class}")]
-    AttributeNotDefined { class: ObjectClassHandle, attribute: AttributeHandle },
+    AttributeNotDefined {
+        class: ObjectClassHandle,
+        attribute: AttributeHandle,
+    },
     #[error("interaction class {0} is not defined in the FOM")]
     InteractionClassNotDefined(InteractionClassHandle),
     #[error(transparent)]
@@ -51,7 +56,10 @@ pub enum ObjectError {
     #[error("object class {0} is not published by this federate")]
     ObjectClassNotPublished(ObjectClassHandle),
     #[error("attribute {attribute} is not an attribute of object class {class}")]
-    AttributeNotDefined { class: ObjectClassHandle, attribute: AttributeHandle },
+    AttributeNotDefined {
+        class: ObjectClassHandle,
+        attribute: AttributeHandle,
+    },
     #[error("attribute {0} is not published by this federate for the instance's class")]
     AttributeNotOwned(AttributeHandle),
     #[error("object instance {0} is not known to this federate")]
@@ -69,9 +77,15 @@ pub enum ObjectError {
     #[error("interaction class {0} is not published by this federate")]
     InteractionClassNotPublished(InteractionClassHandle),
     #[error("parameter {parameter} is not a parameter of interaction class {class}")]
-    InteractionParameterNotDefined { class: InteractionClassHandle, parameter: ParameterHandle },
+    InteractionParameterNotDefined {
+        class: InteractionClassHandle,
+        parameter: ParameterHandle,
+    },
     #[error("time stamp {time} is earlier than this federate may send ({earliest}: logical time plus lookahead)")]
-    InvalidLogicalTime { time: LogicalTime, earliest: LogicalTime },
+    InvalidLogicalTime {
+        time: LogicalTime,
+        earliest: LogicalTime,
+    },
     #[error(transparent)]
     Federation(#[from] FederationError),
 }
@@ -96,7 +110,10 @@ pub enum TimeError {
     #[error("lookahead must be a finite number >= 0, got {0}")]
     InvalidLookahead(f64),
     #[error("requested time {requested} is before the federate's logical time {current}")]
-    LogicalTimeAlreadyPassed { requested: LogicalTime, current: LogicalTime },
+    LogicalTimeAlreadyPassed {
+        requested: LogicalTime,
+        current: LogicalTime,
+    },
     #[error("`{0}` is not a valid logical time")]
     InvalidLogicalTime(f64),
     #[error(transparent)]
@@ -122,11 +139,25 @@ pub enum RtiError {
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum PeerError {
     #[error("{sender} sent a message for unknown object class {class}")]
-    UnknownObjectClass { sender: FederateHandle, class: ObjectClassHandle },
+    UnknownObjectClass {
+        sender: FederateHandle,
+        class: ObjectClassHandle,
+    },
     #[error("{sender} sent a message for unknown interaction class {class}")]
-    UnknownInteractionClass { sender: FederateHandle, class: InteractionClassHandle },
+    UnknownInteractionClass {
+        sender: FederateHandle,
+        class: InteractionClassHandle,
+    },
     #[error("{sender} sent seq {seq} after {last}: per-sender order broken by the transport")]
-    OutOfOrder { sender: FederateHandle, seq: u64, last: u64 },
+    OutOfOrder {
+        sender: FederateHandle,
+        seq: u64,
+        last: u64,
+    },
     #[error("{sender} sent a time-stamped message at {time}, earlier than its promise {promise}")]
-    BrokenPromise { sender: FederateHandle, time: LogicalTime, promise: LogicalTime },
+    BrokenPromise {
+        sender: FederateHandle,
+        time: LogicalTime,
+        promise: LogicalTime,
+    },
 }

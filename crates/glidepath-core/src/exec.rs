@@ -18,24 +18,79 @@ use crate::{Fom, ObjectClassHandle};
 /// A request to the executive.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum ExecRequest {
-    Create { name: String, fom: Arc<Fom> },
-    Destroy { name: String },
+    Create {
+        name: String,
+        fom: Arc<Fom>,
+    },
+    Destroy {
+        name: String,
+    },
     /// Find a federation by name (a joiner subscribes its topics before joining).
-    Lookup { name: String },
-    Join { federation: FederationId, federate_name: Option<String>, federate_type: String },
-    Resign { federation: FederationId, federate: FederateHandle, action: ResignAction },
-    ListFederates { federation: FederationId },
-    ReserveName { federation: FederationId, federate: FederateHandle, name: String },
-    ReleaseName { federation: FederationId, federate: FederateHandle, name: String },
-    RegisterInstance { federation: FederationId, federate: FederateHandle, class: ObjectClassHandle, name: Option<String> },
-    DeleteInstance { federation: FederationId, federate: FederateHandle, instance: ObjectInstanceHandle },
+    Lookup {
+        name: String,
+    },
+    Join {
+        federation: FederationId,
+        federate_name: Option<String>,
+        federate_type: String,
+    },
+    Resign {
+        federation: FederationId,
+        federate: FederateHandle,
+        action: ResignAction,
+    },
+    ListFederates {
+        federation: FederationId,
+    },
+    ReserveName {
+        federation: FederationId,
+        federate: FederateHandle,
+        name: String,
+    },
+    ReleaseName {
+        federation: FederationId,
+        federate: FederateHandle,
+        name: String,
+    },
+    RegisterInstance {
+        federation: FederationId,
+        federate: FederateHandle,
+        class: ObjectClassHandle,
+        name: Option<String>,
+    },
+    DeleteInstance {
+        federation: FederationId,
+        federate: FederateHandle,
+        instance: ObjectInstanceHandle,
+    },
     /// Instances of these classes registered by others (for discovery on subscribe).
-    ListInstances { federation: FederationId, federate: FederateHandle, classes: Vec<ObjectClassHandle> },
-    RegisterSyncPoint { federation: FederationId, federate: FederateHandle, label: String, tag: Bytes, set: Option<Vec<FederateHandle>> },
-    AchieveSyncPoint { federation: FederationId, federate: FederateHandle, label: String, success: bool },
+    ListInstances {
+        federation: FederationId,
+        federate: FederateHandle,
+        classes: Vec<ObjectClassHandle>,
+    },
+    RegisterSyncPoint {
+        federation: FederationId,
+        federate: FederateHandle,
+        label: String,
+        tag: Bytes,
+        set: Option<Vec<FederateHandle>>,
+    },
+    AchieveSyncPoint {
+        federation: FederationId,
+        federate: FederateHandle,
+        label: String,
+        success: bool,
+    },
     /// Become time-regulating; the reply names every member that must acknowledge.
-    EnableRegulation { federation: FederationId, federate: FederateHandle },
-    DisableRegulation { federation: FederationId, federate: FederateHandle },
+    EnableRegulation {
+        federation: FederationId,
+        federate: FederateHandle,
+    },
+    DisableRegulation {
+        federation: FederationId,
+        federate: FederateHandle,
+    },
 }
 
 /// A joined federate as listed by the executive.
@@ -59,16 +114,39 @@ pub struct InstanceInfo {
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum ExecReply {
     Ok,
-    Created { id: FederationId },
-    Found { id: FederationId, fom: Arc<Fom> },
-    Joined { federate: FederateHandle, fom: Arc<Fom>, members: Vec<FederateInfo>, regulators: Vec<FederateHandle> },
-    Resigned { delete: Vec<InstanceInfo> },
+    Created {
+        id: FederationId,
+    },
+    Found {
+        id: FederationId,
+        fom: Arc<Fom>,
+    },
+    Joined {
+        federate: FederateHandle,
+        fom: Arc<Fom>,
+        members: Vec<FederateInfo>,
+        regulators: Vec<FederateHandle>,
+    },
+    Resigned {
+        delete: Vec<InstanceInfo>,
+    },
     Federates(Vec<FederateInfo>),
-    NameReserved { name: String, success: bool },
-    Registered { instance: ObjectInstanceHandle, name: String },
+    NameReserved {
+        name: String,
+        success: bool,
+    },
+    Registered {
+        instance: ObjectInstanceHandle,
+        name: String,
+    },
     Instances(Vec<InstanceInfo>),
-    SyncPointRegistered { label: String, result: Result<(), String> },
-    RegulationEnabling { ack_from: Vec<FederateHandle> },
+    SyncPointRegistered {
+        label: String,
+        result: Result<(), String>,
+    },
+    RegulationEnabling {
+        ack_from: Vec<FederateHandle>,
+    },
     FederationError(FederationError),
     ObjectError(ObjectError),
 }
@@ -76,10 +154,24 @@ pub enum ExecReply {
 /// A broadcast from the executive to the members of one federation.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Notification {
-    FederateJoined { federate: FederateHandle, name: String, federate_type: String },
-    FederateResigned { federate: FederateHandle },
-    AnnounceSynchronizationPoint { label: String, tag: Bytes, targets: Arc<[FederateHandle]> },
-    FederationSynchronized { label: String, failed: Vec<FederateHandle>, targets: Arc<[FederateHandle]> },
+    FederateJoined {
+        federate: FederateHandle,
+        name: String,
+        federate_type: String,
+    },
+    FederateResigned {
+        federate: FederateHandle,
+    },
+    AnnounceSynchronizationPoint {
+        label: String,
+        tag: Bytes,
+        targets: Arc<[FederateHandle]>,
+    },
+    FederationSynchronized {
+        label: String,
+        failed: Vec<FederateHandle>,
+        targets: Arc<[FederateHandle]>,
+    },
 }
 
 struct SyncPoint {
@@ -142,9 +234,18 @@ impl FederationExecution {
             .collect();
         for label in done {
             let sp = self.sync_points.remove(&label).expect("present");
-            let failed = sp.achieved.iter().filter(|(m, ok)| !**ok && sp.members.contains(m)).map(|(m, _)| *m).collect();
+            let failed = sp
+                .achieved
+                .iter()
+                .filter(|(m, ok)| !**ok && sp.members.contains(m))
+                .map(|(m, _)| *m)
+                .collect();
             let targets: Arc<[FederateHandle]> = sp.members.iter().copied().collect();
-            out.push(Notification::FederationSynchronized { label, failed, targets });
+            out.push(Notification::FederationSynchronized {
+                label,
+                failed,
+                targets,
+            });
         }
     }
 
@@ -152,16 +253,28 @@ impl FederationExecution {
         use ExecReply as R;
         let fed_err = |e: FederationError| R::FederationError(e);
         match req {
-            ExecRequest::Join { federate_name, federate_type, .. } => {
+            ExecRequest::Join {
+                federate_name,
+                federate_type,
+                ..
+            } => {
                 let handle = FederateHandle(self.next_federate);
                 let name = federate_name.unwrap_or_else(|| format!("HLAfederate{}", handle.0));
                 if self.members.values().any(|m| m.name == name) {
                     return fed_err(FederationError::FederateNameAlreadyInUse(name));
                 }
                 self.next_federate += 1;
-                let info = FederateInfo { handle, name: name.clone(), federate_type: federate_type.clone() };
+                let info = FederateInfo {
+                    handle,
+                    name: name.clone(),
+                    federate_type: federate_type.clone(),
+                };
                 self.members.insert(handle, info);
-                out.push(Notification::FederateJoined { federate: handle, name, federate_type });
+                out.push(Notification::FederateJoined {
+                    federate: handle,
+                    name,
+                    federate_type,
+                });
                 R::Joined {
                     federate: handle,
                     fom: self.fom.clone(),
@@ -169,16 +282,27 @@ impl FederationExecution {
                     regulators: self.regulators.iter().copied().collect(),
                 }
             }
-            ExecRequest::Resign { federate, action, .. } => {
+            ExecRequest::Resign {
+                federate, action, ..
+            } => {
                 if let Err(e) = self.member(federate) {
                     return fed_err(e);
                 }
-                let owned: Vec<InstanceInfo> = self.instances.values().filter(|i| i.owner == Some(federate)).cloned().collect();
+                let owned: Vec<InstanceInfo> = self
+                    .instances
+                    .values()
+                    .filter(|i| i.owner == Some(federate))
+                    .cloned()
+                    .collect();
                 let delete = match action {
-                    ResignAction::NoAction | ResignAction::CancelPendingOwnershipAcquisitions if !owned.is_empty() => {
+                    ResignAction::NoAction | ResignAction::CancelPendingOwnershipAcquisitions
+                        if !owned.is_empty() =>
+                    {
                         return fed_err(FederationError::FederateOwnsAttributes(owned.len()));
                     }
-                    ResignAction::NoAction | ResignAction::CancelPendingOwnershipAcquisitions => Vec::new(),
+                    ResignAction::NoAction | ResignAction::CancelPendingOwnershipAcquisitions => {
+                        Vec::new()
+                    }
                     ResignAction::UnconditionallyDivestAttributes => {
                         for i in &owned {
                             if let Some(x) = self.instances.get_mut(&i.instance) {
@@ -187,7 +311,9 @@ impl FederationExecution {
                         }
                         Vec::new()
                     }
-                    ResignAction::DeleteObjects | ResignAction::DeleteObjectsThenDivest | ResignAction::CancelThenDeleteThenDivest => {
+                    ResignAction::DeleteObjects
+                    | ResignAction::DeleteObjectsThenDivest
+                    | ResignAction::CancelThenDeleteThenDivest => {
                         for i in &owned {
                             self.instances.remove(&i.instance);
                             self.names_in_use.remove(&i.name);
@@ -206,7 +332,9 @@ impl FederationExecution {
                 self.complete_sync_points(out);
                 R::Resigned { delete }
             }
-            ExecRequest::ListFederates { .. } => R::Federates(self.members.values().cloned().collect()),
+            ExecRequest::ListFederates { .. } => {
+                R::Federates(self.members.values().cloned().collect())
+            }
             ExecRequest::ReserveName { federate, name, .. } => {
                 if let Err(e) = self.member(federate) {
                     return fed_err(e);
@@ -214,7 +342,8 @@ impl FederationExecution {
                 if name.is_empty() || name.starts_with("HLA") {
                     return R::ObjectError(ObjectError::IllegalName(name));
                 }
-                let success = !self.reserved.contains_key(&name) && !self.names_in_use.contains_key(&name);
+                let success =
+                    !self.reserved.contains_key(&name) && !self.names_in_use.contains_key(&name);
                 if success {
                     self.reserved.insert(name.clone(), federate);
                 }
@@ -228,7 +357,12 @@ impl FederationExecution {
                     R::ObjectError(ObjectError::ObjectInstanceNameNotReserved(name))
                 }
             }
-            ExecRequest::RegisterInstance { federate, class, name, .. } => {
+            ExecRequest::RegisterInstance {
+                federate,
+                class,
+                name,
+                ..
+            } => {
                 if let Err(e) = self.member(federate) {
                     return fed_err(e);
                 }
@@ -249,52 +383,100 @@ impl FederationExecution {
                 };
                 self.next_instance += 1;
                 self.names_in_use.insert(name.clone(), instance);
-                self.instances.insert(instance, InstanceInfo { instance, class, name: name.clone(), owner: Some(federate) });
+                self.instances.insert(
+                    instance,
+                    InstanceInfo {
+                        instance,
+                        class,
+                        name: name.clone(),
+                        owner: Some(federate),
+                    },
+                );
                 R::Registered { instance, name }
             }
-            ExecRequest::DeleteInstance { federate, instance, .. } => match self.instances.get(&instance) {
+            ExecRequest::DeleteInstance {
+                federate, instance, ..
+            } => match self.instances.get(&instance) {
                 None => R::ObjectError(ObjectError::ObjectInstanceNotKnown(instance)),
-                Some(i) if i.owner != Some(federate) => R::ObjectError(ObjectError::DeletePrivilegeNotHeld(instance)),
+                Some(i) if i.owner != Some(federate) => {
+                    R::ObjectError(ObjectError::DeletePrivilegeNotHeld(instance))
+                }
                 Some(_) => {
                     let i = self.instances.remove(&instance).expect("present");
                     self.names_in_use.remove(&i.name);
                     R::Ok
                 }
             },
-            ExecRequest::ListInstances { federate, classes, .. } => R::Instances(
+            ExecRequest::ListInstances {
+                federate, classes, ..
+            } => R::Instances(
                 self.instances
                     .values()
                     .filter(|i| i.owner != Some(federate) && classes.contains(&i.class))
                     .cloned()
                     .collect(),
             ),
-            ExecRequest::RegisterSyncPoint { federate, label, tag, set, .. } => {
+            ExecRequest::RegisterSyncPoint {
+                federate,
+                label,
+                tag,
+                set,
+                ..
+            } => {
                 if let Err(e) = self.member(federate) {
                     return fed_err(e);
                 }
                 if self.sync_points.contains_key(&label) {
-                    return R::SyncPointRegistered { label, result: Err("label already in use".into()) };
+                    return R::SyncPointRegistered {
+                        label,
+                        result: Err("label already in use".into()),
+                    };
                 }
                 let members: BTreeSet<FederateHandle> = match set {
                     Some(s) if !s.is_empty() => {
                         if let Some(bad) = s.iter().find(|f| !self.members.contains_key(f)) {
-                            return R::SyncPointRegistered { label, result: Err(format!("{bad} is not joined")) };
+                            return R::SyncPointRegistered {
+                                label,
+                                result: Err(format!("{bad} is not joined")),
+                            };
                         }
                         s.into_iter().collect()
                     }
                     _ => self.members.keys().copied().collect(),
                 };
                 let targets: Arc<[FederateHandle]> = members.iter().copied().collect();
-                out.push(Notification::AnnounceSynchronizationPoint { label: label.clone(), tag, targets });
-                self.sync_points.insert(label.clone(), SyncPoint { members, achieved: BTreeMap::new() });
-                R::SyncPointRegistered { label, result: Ok(()) }
+                out.push(Notification::AnnounceSynchronizationPoint {
+                    label: label.clone(),
+                    tag,
+                    targets,
+                });
+                self.sync_points.insert(
+                    label.clone(),
+                    SyncPoint {
+                        members,
+                        achieved: BTreeMap::new(),
+                    },
+                );
+                R::SyncPointRegistered {
+                    label,
+                    result: Ok(()),
+                }
             }
-            ExecRequest::AchieveSyncPoint { federate, label, success, .. } => {
+            ExecRequest::AchieveSyncPoint {
+                federate,
+                label,
+                success,
+                ..
+            } => {
                 match self.sync_points.get_mut(&label) {
                     Some(sp) if sp.members.contains(&federate) => {
                         sp.achieved.insert(federate, success);
                     }
-                    _ => return fed_err(FederationError::SynchronizationPointLabelNotAnnounced(label)),
+                    _ => {
+                        return fed_err(FederationError::SynchronizationPointLabelNotAnnounced(
+                            label,
+                        ))
+                    }
                 }
                 self.complete_sync_points(out);
                 R::Ok
@@ -304,13 +486,22 @@ impl FederationExecution {
                     return fed_err(e);
                 }
                 self.regulators.insert(federate);
-                R::RegulationEnabling { ack_from: self.members.keys().copied().filter(|m| *m != federate).collect() }
+                R::RegulationEnabling {
+                    ack_from: self
+                        .members
+                        .keys()
+                        .copied()
+                        .filter(|m| *m != federate)
+                        .collect(),
+                }
             }
             ExecRequest::DisableRegulation { federate, .. } => {
                 self.regulators.remove(&federate);
                 R::Ok
             }
-            ExecRequest::Create { .. } | ExecRequest::Destroy { .. } | ExecRequest::Lookup { .. } => {
+            ExecRequest::Create { .. }
+            | ExecRequest::Destroy { .. }
+            | ExecRequest::Lookup { .. } => {
                 unreachable!("handled by the Executive")
             }
         }
@@ -338,39 +529,81 @@ impl Executive {
 
     /// Handles one request. Returns the reply and the notifications to broadcast on
     /// the [`crate::Topic::Federation`] topic of the returned federation.
-    pub fn handle(&mut self, req: ExecRequest) -> (ExecReply, Option<FederationId>, Vec<Notification>) {
+    pub fn handle(
+        &mut self,
+        req: ExecRequest,
+    ) -> (ExecReply, Option<FederationId>, Vec<Notification>) {
         let mut out = Vec::new();
         match req {
             ExecRequest::Create { name, fom } => {
                 if self.by_name.contains_key(&name) {
-                    return (ExecReply::FederationError(FederationError::FederationExecutionAlreadyExists(name)), None, out);
+                    return (
+                        ExecReply::FederationError(
+                            FederationError::FederationExecutionAlreadyExists(name),
+                        ),
+                        None,
+                        out,
+                    );
                 }
                 self.next_id += 1;
                 let id = FederationId(self.next_id);
                 self.by_name.insert(name.clone(), id);
-                self.federations.insert(id, FederationExecution::new(id, name, fom));
+                self.federations
+                    .insert(id, FederationExecution::new(id, name, fom));
                 (ExecReply::Created { id }, Some(id), out)
             }
             ExecRequest::Destroy { name } => {
                 let Some(id) = self.by_name.get(&name).copied() else {
-                    return (ExecReply::FederationError(FederationError::FederationExecutionDoesNotExist(name)), None, out);
+                    return (
+                        ExecReply::FederationError(
+                            FederationError::FederationExecutionDoesNotExist(name),
+                        ),
+                        None,
+                        out,
+                    );
                 };
                 let count = self.federations[&id].members.len();
                 if count > 0 {
-                    return (ExecReply::FederationError(FederationError::FederatesCurrentlyJoined { name, count }), None, out);
+                    return (
+                        ExecReply::FederationError(FederationError::FederatesCurrentlyJoined {
+                            name,
+                            count,
+                        }),
+                        None,
+                        out,
+                    );
                 }
                 self.by_name.remove(&name);
                 self.federations.remove(&id);
                 (ExecReply::Ok, Some(id), out)
             }
             ExecRequest::Lookup { name } => match self.by_name.get(&name) {
-                Some(id) => (ExecReply::Found { id: *id, fom: self.federations[id].fom.clone() }, Some(*id), out),
-                None => (ExecReply::FederationError(FederationError::FederationExecutionDoesNotExist(name)), None, out),
+                Some(id) => (
+                    ExecReply::Found {
+                        id: *id,
+                        fom: self.federations[id].fom.clone(),
+                    },
+                    Some(*id),
+                    out,
+                ),
+                None => (
+                    ExecReply::FederationError(FederationError::FederationExecutionDoesNotExist(
+                        name,
+                    )),
+                    None,
+                    out,
+                ),
             },
             other => {
                 let id = federation_of(&other);
                 let Some(fed) = self.federations.get_mut(&id) else {
-                    return (ExecReply::FederationError(FederationError::FederationExecutionDoesNotExist(format!("#{}", id.0))), None, out);
+                    return (
+                        ExecReply::FederationError(
+                            FederationError::FederationExecutionDoesNotExist(format!("#{}", id.0)),
+                        ),
+                        None,
+                        out,
+                    );
                 };
                 let reply = fed.handle(other, &mut out);
                 (reply, Some(id), out)
@@ -393,6 +626,8 @@ fn federation_of(req: &ExecRequest) -> FederationId {
         | ExecRequest::AchieveSyncPoint { federation, .. }
         | ExecRequest::EnableRegulation { federation, .. }
         | ExecRequest::DisableRegulation { federation, .. } => *federation,
-        ExecRequest::Create { .. } | ExecRequest::Destroy { .. } | ExecRequest::Lookup { .. } => FederationId(0),
+        ExecRequest::Create { .. } | ExecRequest::Destroy { .. } | ExecRequest::Lookup { .. } => {
+            FederationId(0)
+        }
     }
 }

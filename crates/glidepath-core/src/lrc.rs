@@ -8,13 +8,21 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::callback::{Callback, MessageInfo};
-use crate::error::{DeclarationError, FederationError, ObjectError, PeerError, RtiError, TimeError};
+use crate::error::{
+    DeclarationError, FederationError, ObjectError, PeerError, RtiError, TimeError,
+};
 use crate::exec::{ExecReply, ExecRequest, FederateInfo, Notification};
 use crate::message::{Advance, Body, Envelope, Regulation, Values};
 use crate::message::{TimeStatus, Topic};
 use crate::time::{galt_bound, RegulatorView};
-use crate::types::{FederateHandle, FederationId, LogicalTime, LogicalTimeInterval, ObjectInstanceHandle, ResignAction};
-use crate::{AttributeHandle, Fom, InteractionClassHandle, ObjectClassHandle, OrderType, ParameterHandle, TransportationType};
+use crate::types::{
+    FederateHandle, FederationId, LogicalTime, LogicalTimeInterval, ObjectInstanceHandle,
+    ResignAction,
+};
+use crate::{
+    AttributeHandle, Fom, InteractionClassHandle, ObjectClassHandle, OrderType, ParameterHandle,
+    TransportationType,
+};
 
 /// How the services reach the rest of the federation: a transport in production, the
 /// simulated network in tests.
@@ -167,7 +175,8 @@ pub struct LocalRti {
 /// `seen` sorted by handle; an unsorted one from a foreign peer may read as 0, which
 /// only makes its conditional bound untrusted (conservative, never unsafe).
 fn seen_in(seen: &[(FederateHandle, u64)], k: FederateHandle) -> u64 {
-    seen.binary_search_by_key(&k, |(h, _)| *h).map_or(0, |i| seen[i].1)
+    seen.binary_search_by_key(&k, |(h, _)| *h)
+        .map_or(0, |i| seen[i].1)
 }
 
 fn expect_ok(reply: ExecReply) -> Result<ExecReply, RtiError> {
@@ -191,7 +200,9 @@ impl LocalRti {
         federate_name: Option<&str>,
         federate_type: &str,
     ) -> Result<LocalRti, RtiError> {
-        let (federation, _) = match expect_ok(link.request(ExecRequest::Lookup { name: federation_name.to_string() })?)? {
+        let (federation, _) = match expect_ok(link.request(ExecRequest::Lookup {
+            name: federation_name.to_string(),
+        })?)? {
             ExecReply::Found { id, fom } => (id, fom),
             other => return Err(unexpected(&other)),
         };
@@ -210,12 +221,25 @@ impl LocalRti {
                 return Err(e);
             }
         };
-        let ExecReply::Joined { federate, fom, members, regulators } = reply else {
+        let ExecReply::Joined {
+            federate,
+            fom,
+            members,
+            regulators,
+        } = reply
+        else {
             return Err(unexpected(&reply));
         };
         link.subscribe(federation, Topic::Federate(federate));
-        let name = members.iter().find(|m| m.handle == federate).map(|m| m.name.clone()).unwrap_or_default();
-        let ghosts = (1..federate.0).map(FederateHandle).filter(|h| !members.iter().any(|m| m.handle == *h)).collect();
+        let name = members
+            .iter()
+            .find(|m| m.handle == federate)
+            .map(|m| m.name.clone())
+            .unwrap_or_default();
+        let ghosts = (1..federate.0)
+            .map(FederateHandle)
+            .filter(|h| !members.iter().any(|m| m.handle == *h))
+            .collect();
         Ok(LocalRti {
             federation,
             federation_name: federation_name.to_string(),
@@ -314,7 +338,16 @@ impl LocalRti {
         if body.tso_time().is_some() {
             self.time.last_tso_seq = self.seq;
         }
-        link.publish(self.federation, topic, Envelope { sender: self.me, seq: self.seq, publish_time_ns: 0, body });
+        link.publish(
+            self.federation,
+            topic,
+            Envelope {
+                sender: self.me,
+                seq: self.seq,
+                publish_time_ns: 0,
+                body,
+            },
+        );
         self.seq
     }
 
@@ -323,7 +356,9 @@ impl LocalRti {
     /// Lists the federation's members as the executive knows them.
     pub fn list_federates(&mut self, link: &mut impl Link) -> Result<Vec<FederateInfo>, RtiError> {
         self.live()?;
-        match expect_ok(link.request(ExecRequest::ListFederates { federation: self.federation })?)? {
+        match expect_ok(link.request(ExecRequest::ListFederates {
+            federation: self.federation,
+        })?)? {
             ExecReply::Federates(list) => Ok(list),
             other => Err(unexpected(&other)),
         }
@@ -333,17 +368,27 @@ impl LocalRti {
     /// tells every peer that nothing more will come from this federate.
     pub fn resign(&mut self, link: &mut impl Link, action: ResignAction) -> Result<(), RtiError> {
         self.live()?;
-        let reply = expect_ok(link.request(ExecRequest::Resign { federation: self.federation, federate: self.me, action })?)?;
-        let ExecReply::Resigned { delete } = reply else { return Err(unexpected(&reply)) };
+        let reply = expect_ok(link.request(ExecRequest::Resign {
+            federation: self.federation,
+            federate: self.me,
+            action,
+        })?)?;
+        let ExecReply::Resigned { delete } = reply else {
+            return Err(unexpected(&reply));
+        };
         for info in delete {
             self.owned.remove(&info.instance);
-            self.send(link, Topic::ObjectClass(info.class), Body::Delete {
-                instance: info.instance,
-                class: info.class,
-                tag: Bytes::new(),
-                order: OrderType::Receive,
-                time: None,
-            });
+            self.send(
+                link,
+                Topic::ObjectClass(info.class),
+                Body::Delete {
+                    instance: info.instance,
+                    class: info.class,
+                    tag: Bytes::new(),
+                    order: OrderType::Receive,
+                    time: None,
+                },
+            );
         }
         self.owned.clear();
         self.publish_status(link, true);
@@ -374,22 +419,35 @@ impl LocalRti {
             set,
         })?;
         match expect_ok(reply)? {
-            ExecReply::SyncPointRegistered { label, result: Ok(()) } => {
-                self.callbacks.push_back(Callback::SynchronizationPointRegistrationSucceeded { label })
-            }
-            ExecReply::SyncPointRegistered { label, result: Err(reason) } => {
-                self.callbacks.push_back(Callback::SynchronizationPointRegistrationFailed { label, reason })
-            }
+            ExecReply::SyncPointRegistered {
+                label,
+                result: Ok(()),
+            } => self
+                .callbacks
+                .push_back(Callback::SynchronizationPointRegistrationSucceeded { label }),
+            ExecReply::SyncPointRegistered {
+                label,
+                result: Err(reason),
+            } => self
+                .callbacks
+                .push_back(Callback::SynchronizationPointRegistrationFailed { label, reason }),
             other => return Err(unexpected(&other)),
         }
         Ok(())
     }
 
     /// Says this federate has reached an announced synchronization point.
-    pub fn synchronization_point_achieved(&mut self, link: &mut impl Link, label: &str, success: bool) -> Result<(), RtiError> {
+    pub fn synchronization_point_achieved(
+        &mut self,
+        link: &mut impl Link,
+        label: &str,
+        success: bool,
+    ) -> Result<(), RtiError> {
         self.live()?;
         if !self.announced.contains(label) {
-            return Err(FederationError::SynchronizationPointLabelNotAnnounced(label.to_string()).into());
+            return Err(
+                FederationError::SynchronizationPointLabelNotAnnounced(label.to_string()).into(),
+            );
         }
         expect_ok(link.request(ExecRequest::AchieveSyncPoint {
             federation: self.federation,
@@ -402,21 +460,38 @@ impl LocalRti {
 
     // ----- declaration management --------------------------------------------------
 
-    fn check_class_attributes(&self, class: ObjectClassHandle, attributes: &[AttributeHandle]) -> Result<(), DeclarationError> {
-        let c = self.fom.object_class(class).ok_or(DeclarationError::ObjectClassNotDefined(class))?;
+    fn check_class_attributes(
+        &self,
+        class: ObjectClassHandle,
+        attributes: &[AttributeHandle],
+    ) -> Result<(), DeclarationError> {
+        let c = self
+            .fom
+            .object_class(class)
+            .ok_or(DeclarationError::ObjectClassNotDefined(class))?;
         for a in attributes {
             if !c.all_attributes.contains(a) {
-                return Err(DeclarationError::AttributeNotDefined { class, attribute: *a });
+                return Err(DeclarationError::AttributeNotDefined {
+                    class,
+                    attribute: *a,
+                });
             }
         }
         Ok(())
     }
 
     /// Publishes these attributes of `class` (added to what is already published).
-    pub fn publish_object_class_attributes(&mut self, class: ObjectClassHandle, attributes: &[AttributeHandle]) -> Result<(), RtiError> {
+    pub fn publish_object_class_attributes(
+        &mut self,
+        class: ObjectClassHandle,
+        attributes: &[AttributeHandle],
+    ) -> Result<(), RtiError> {
         self.live()?;
         self.check_class_attributes(class, attributes)?;
-        self.published_attributes.entry(class).or_default().extend(attributes.iter().copied());
+        self.published_attributes
+            .entry(class)
+            .or_default()
+            .extend(attributes.iter().copied());
         Ok(())
     }
 
@@ -441,15 +516,22 @@ impl LocalRti {
         if attributes.is_empty() {
             self.subscribed_attributes.remove(&class);
         } else {
-            self.subscribed_attributes.insert(class, attributes.iter().copied().collect());
+            self.subscribed_attributes
+                .insert(class, attributes.iter().copied().collect());
         }
         self.sync_topics(link);
         if attributes.is_empty() {
             return Ok(());
         }
         let classes = self.fom.object_class_and_descendants(class);
-        let reply = expect_ok(link.request(ExecRequest::ListInstances { federation: self.federation, federate: self.me, classes })?)?;
-        let ExecReply::Instances(list) = reply else { return Err(unexpected(&reply)) };
+        let reply = expect_ok(link.request(ExecRequest::ListInstances {
+            federation: self.federation,
+            federate: self.me,
+            classes,
+        })?)?;
+        let ExecReply::Instances(list) = reply else {
+            return Err(unexpected(&reply));
+        };
         for info in list {
             // Divested instances have no owner but still exist: discover them too.
             let producer = info.owner.unwrap_or(FederateHandle::EXECUTIVE);
@@ -460,7 +542,11 @@ impl LocalRti {
 
     /// Stops subscribing `class`. Known instances stay known but reflect nothing more
     /// unless another subscription covers them.
-    pub fn unsubscribe_object_class(&mut self, link: &mut impl Link, class: ObjectClassHandle) -> Result<(), RtiError> {
+    pub fn unsubscribe_object_class(
+        &mut self,
+        link: &mut impl Link,
+        class: ObjectClassHandle,
+    ) -> Result<(), RtiError> {
         self.live()?;
         self.check_class_attributes(class, &[])?;
         self.subscribed_attributes.remove(&class);
@@ -469,34 +555,56 @@ impl LocalRti {
     }
 
     /// Publishes an interaction class.
-    pub fn publish_interaction_class(&mut self, class: InteractionClassHandle) -> Result<(), RtiError> {
+    pub fn publish_interaction_class(
+        &mut self,
+        class: InteractionClassHandle,
+    ) -> Result<(), RtiError> {
         self.live()?;
-        self.fom.interaction_class(class).ok_or(DeclarationError::InteractionClassNotDefined(class))?;
+        self.fom
+            .interaction_class(class)
+            .ok_or(DeclarationError::InteractionClassNotDefined(class))?;
         self.published_interactions.insert(class);
         Ok(())
     }
 
     /// Stops publishing an interaction class.
-    pub fn unpublish_interaction_class(&mut self, class: InteractionClassHandle) -> Result<(), RtiError> {
+    pub fn unpublish_interaction_class(
+        &mut self,
+        class: InteractionClassHandle,
+    ) -> Result<(), RtiError> {
         self.live()?;
-        self.fom.interaction_class(class).ok_or(DeclarationError::InteractionClassNotDefined(class))?;
+        self.fom
+            .interaction_class(class)
+            .ok_or(DeclarationError::InteractionClassNotDefined(class))?;
         self.published_interactions.remove(&class);
         Ok(())
     }
 
     /// Subscribes an interaction class (and, through the hierarchy, its subclasses).
-    pub fn subscribe_interaction_class(&mut self, link: &mut impl Link, class: InteractionClassHandle) -> Result<(), RtiError> {
+    pub fn subscribe_interaction_class(
+        &mut self,
+        link: &mut impl Link,
+        class: InteractionClassHandle,
+    ) -> Result<(), RtiError> {
         self.live()?;
-        self.fom.interaction_class(class).ok_or(DeclarationError::InteractionClassNotDefined(class))?;
+        self.fom
+            .interaction_class(class)
+            .ok_or(DeclarationError::InteractionClassNotDefined(class))?;
         self.subscribed_interactions.insert(class);
         self.sync_topics(link);
         Ok(())
     }
 
     /// Stops subscribing an interaction class.
-    pub fn unsubscribe_interaction_class(&mut self, link: &mut impl Link, class: InteractionClassHandle) -> Result<(), RtiError> {
+    pub fn unsubscribe_interaction_class(
+        &mut self,
+        link: &mut impl Link,
+        class: InteractionClassHandle,
+    ) -> Result<(), RtiError> {
         self.live()?;
-        self.fom.interaction_class(class).ok_or(DeclarationError::InteractionClassNotDefined(class))?;
+        self.fom
+            .interaction_class(class)
+            .ok_or(DeclarationError::InteractionClassNotDefined(class))?;
         self.subscribed_interactions.remove(&class);
         self.sync_topics(link);
         Ok(())
@@ -538,7 +646,10 @@ impl LocalRti {
         None
     }
 
-    fn subscribed_interaction_class_for(&self, class: InteractionClassHandle) -> Option<InteractionClassHandle> {
+    fn subscribed_interaction_class_for(
+        &self,
+        class: InteractionClassHandle,
+    ) -> Option<InteractionClassHandle> {
         let mut c = Some(class);
         while let Some(h) = c {
             if self.subscribed_interactions.contains(&h) {
@@ -552,7 +663,11 @@ impl LocalRti {
     // ----- object management ------------------------------------------------------
 
     /// Asks the executive to reserve an instance name; the answer arrives as a callback.
-    pub fn reserve_object_instance_name(&mut self, link: &mut impl Link, name: &str) -> Result<(), RtiError> {
+    pub fn reserve_object_instance_name(
+        &mut self,
+        link: &mut impl Link,
+        name: &str,
+    ) -> Result<(), RtiError> {
         self.live()?;
         let reply = expect_ok(link.request(ExecRequest::ReserveName {
             federation: self.federation,
@@ -560,17 +675,35 @@ impl LocalRti {
             name: name.to_string(),
         })?)?;
         match reply {
-            ExecReply::NameReserved { name, success: true } => self.callbacks.push_back(Callback::ObjectInstanceNameReservationSucceeded { name }),
-            ExecReply::NameReserved { name, success: false } => self.callbacks.push_back(Callback::ObjectInstanceNameReservationFailed { name }),
+            ExecReply::NameReserved {
+                name,
+                success: true,
+            } => self
+                .callbacks
+                .push_back(Callback::ObjectInstanceNameReservationSucceeded { name }),
+            ExecReply::NameReserved {
+                name,
+                success: false,
+            } => self
+                .callbacks
+                .push_back(Callback::ObjectInstanceNameReservationFailed { name }),
             other => return Err(unexpected(&other)),
         }
         Ok(())
     }
 
     /// Releases a reserved name that was not used.
-    pub fn release_object_instance_name(&mut self, link: &mut impl Link, name: &str) -> Result<(), RtiError> {
+    pub fn release_object_instance_name(
+        &mut self,
+        link: &mut impl Link,
+        name: &str,
+    ) -> Result<(), RtiError> {
         self.live()?;
-        expect_ok(link.request(ExecRequest::ReleaseName { federation: self.federation, federate: self.me, name: name.to_string() })?)?;
+        expect_ok(link.request(ExecRequest::ReleaseName {
+            federation: self.federation,
+            federate: self.me,
+            name: name.to_string(),
+        })?)?;
         Ok(())
     }
 
@@ -583,7 +716,9 @@ impl LocalRti {
         name: Option<&str>,
     ) -> Result<ObjectInstanceHandle, RtiError> {
         self.live()?;
-        self.fom.object_class(class).ok_or(ObjectError::ObjectClassNotDefined(class))?;
+        self.fom
+            .object_class(class)
+            .ok_or(ObjectError::ObjectClassNotDefined(class))?;
         if !self.published_attributes.contains_key(&class) {
             return Err(ObjectError::ObjectClassNotPublished(class).into());
         }
@@ -593,9 +728,25 @@ impl LocalRti {
             class,
             name: name.map(str::to_string),
         })?)?;
-        let ExecReply::Registered { instance, name } = reply else { return Err(unexpected(&reply)) };
-        self.owned.insert(instance, OwnedInstance { class, name: name.clone() });
-        self.send(link, Topic::ObjectClass(class), Body::Register { instance, class, name: name.into() });
+        let ExecReply::Registered { instance, name } = reply else {
+            return Err(unexpected(&reply));
+        };
+        self.owned.insert(
+            instance,
+            OwnedInstance {
+                class,
+                name: name.clone(),
+            },
+        );
+        self.send(
+            link,
+            Topic::ObjectClass(class),
+            Body::Register {
+                instance,
+                class,
+                name: name.into(),
+            },
+        );
         Ok(instance)
     }
 
@@ -610,7 +761,11 @@ impl LocalRti {
 
     /// Decides the sent order of a message with the FOM's `order` and an optional time
     /// stamp: time-stamp order only from a regulating federate, checked against its promise.
-    fn sent_order(&self, order: OrderType, time: Option<LogicalTime>) -> Result<OrderType, ObjectError> {
+    fn sent_order(
+        &self,
+        order: OrderType,
+        time: Option<LogicalTime>,
+    ) -> Result<OrderType, ObjectError> {
         match (order, time) {
             (OrderType::TimeStamp, Some(t)) if self.time.regulation == Regulation::On => {
                 let earliest = self.earliest_send_time();
@@ -634,15 +789,28 @@ impl LocalRti {
         time: Option<LogicalTime>,
     ) -> Result<(), RtiError> {
         self.live()?;
-        let class = self.owned.get(&instance).ok_or(ObjectError::ObjectInstanceNotKnown(instance))?.class;
+        let class = self
+            .owned
+            .get(&instance)
+            .ok_or(ObjectError::ObjectInstanceNotKnown(instance))?
+            .class;
         let fom = self.fom.clone();
-        let c = fom.object_class(class).ok_or(ObjectError::ObjectClassNotDefined(class))?;
+        let c = fom
+            .object_class(class)
+            .ok_or(ObjectError::ObjectClassNotDefined(class))?;
         let published = self.published_attributes.get(&class);
-        type Group = ((OrderType, TransportationType), Vec<(AttributeHandle, Bytes)>);
+        type Group = (
+            (OrderType, TransportationType),
+            Vec<(AttributeHandle, Bytes)>,
+        );
         let mut groups: Vec<Group> = Vec::new();
         for (a, v) in values {
             if !c.all_attributes.contains(&a) {
-                return Err(ObjectError::AttributeNotDefined { class, attribute: a }.into());
+                return Err(ObjectError::AttributeNotDefined {
+                    class,
+                    attribute: a,
+                }
+                .into());
             }
             if !published.is_some_and(|p| p.contains(&a)) {
                 return Err(ObjectError::AttributeNotOwned(a).into());
@@ -656,15 +824,19 @@ impl LocalRti {
             }
         }
         for ((order, transport), vals) in groups {
-            self.send(link, Topic::ObjectClass(class), Body::Update {
-                instance,
-                class,
-                values: vals.into(),
-                tag: tag.clone(),
-                order,
-                transport,
-                time,
-            });
+            self.send(
+                link,
+                Topic::ObjectClass(class),
+                Body::Update {
+                    instance,
+                    class,
+                    values: vals.into(),
+                    tag: tag.clone(),
+                    order,
+                    transport,
+                    time,
+                },
+            );
         }
         Ok(())
     }
@@ -680,24 +852,34 @@ impl LocalRti {
     ) -> Result<(), RtiError> {
         self.live()?;
         let fom = self.fom.clone();
-        let c = fom.interaction_class(class).ok_or(ObjectError::InteractionClassNotDefined(class))?;
+        let c = fom
+            .interaction_class(class)
+            .ok_or(ObjectError::InteractionClassNotDefined(class))?;
         if !self.published_interactions.contains(&class) {
             return Err(ObjectError::InteractionClassNotPublished(class).into());
         }
         for (p, _) in &values {
             if !c.all_parameters.contains(p) {
-                return Err(ObjectError::InteractionParameterNotDefined { class, parameter: *p }.into());
+                return Err(ObjectError::InteractionParameterNotDefined {
+                    class,
+                    parameter: *p,
+                }
+                .into());
             }
         }
         let order = self.sent_order(c.order, time)?;
-        self.send(link, Topic::InteractionClass(class), Body::Interaction {
-            class,
-            values: values.into(),
-            tag,
-            order,
-            transport: c.transportation,
-            time,
-        });
+        self.send(
+            link,
+            Topic::InteractionClass(class),
+            Body::Interaction {
+                class,
+                values: values.into(),
+                tag,
+                order,
+                transport: c.transportation,
+                time,
+            },
+        );
         Ok(())
     }
 
@@ -712,13 +894,29 @@ impl LocalRti {
         self.live()?;
         let class = match self.owned.get(&instance) {
             Some(o) => o.class,
-            None if self.known.contains_key(&instance) => return Err(ObjectError::DeletePrivilegeNotHeld(instance).into()),
+            None if self.known.contains_key(&instance) => {
+                return Err(ObjectError::DeletePrivilegeNotHeld(instance).into())
+            }
             None => return Err(ObjectError::ObjectInstanceNotKnown(instance).into()),
         };
         let order = self.sent_order(OrderType::TimeStamp, time)?;
-        expect_ok(link.request(ExecRequest::DeleteInstance { federation: self.federation, federate: self.me, instance })?)?;
+        expect_ok(link.request(ExecRequest::DeleteInstance {
+            federation: self.federation,
+            federate: self.me,
+            instance,
+        })?)?;
         self.owned.remove(&instance);
-        self.send(link, Topic::ObjectClass(class), Body::Delete { instance, class, tag, order, time });
+        self.send(
+            link,
+            Topic::ObjectClass(class),
+            Body::Delete {
+                instance,
+                class,
+                tag,
+                order,
+                time,
+            },
+        );
         Ok(())
     }
 
@@ -731,24 +929,38 @@ impl LocalRti {
         tag: Bytes,
     ) -> Result<(), RtiError> {
         self.live()?;
-        let class = self.known.get(&instance).ok_or(ObjectError::ObjectInstanceNotKnown(instance))?.known_class;
+        let class = self
+            .known
+            .get(&instance)
+            .ok_or(ObjectError::ObjectInstanceNotKnown(instance))?
+            .known_class;
         self.check_class_attributes(class, attributes)?;
         let reply = expect_ok(link.request(ExecRequest::ListInstances {
             federation: self.federation,
             federate: self.me,
             classes: self.fom.object_class_and_descendants(class),
         })?)?;
-        let ExecReply::Instances(list) = reply else { return Err(unexpected(&reply)) };
-        let Some(owner) = list.iter().find(|i| i.instance == instance).and_then(|i| i.owner) else {
+        let ExecReply::Instances(list) = reply else {
+            return Err(unexpected(&reply));
+        };
+        let Some(owner) = list
+            .iter()
+            .find(|i| i.instance == instance)
+            .and_then(|i| i.owner)
+        else {
             // Deleted or divested meanwhile: nobody can provide.
             return Ok(());
         };
-        self.send(link, Topic::Federate(owner), Body::RequestUpdate {
-            instance: Some(instance),
-            class,
-            attributes: attributes.into(),
-            tag,
-        });
+        self.send(
+            link,
+            Topic::Federate(owner),
+            Body::RequestUpdate {
+                instance: Some(instance),
+                class,
+                attributes: attributes.into(),
+                tag,
+            },
+        );
         Ok(())
     }
 
@@ -762,17 +974,45 @@ impl LocalRti {
     ) -> Result<(), RtiError> {
         self.live()?;
         self.check_class_attributes(class, attributes)?;
-        self.send(link, Topic::Federation, Body::RequestUpdate { instance: None, class, attributes: attributes.into(), tag });
+        self.send(
+            link,
+            Topic::Federation,
+            Body::RequestUpdate {
+                instance: None,
+                class,
+                attributes: attributes.into(),
+                tag,
+            },
+        );
         Ok(())
     }
 
-    fn discover(&mut self, instance: ObjectInstanceHandle, class: ObjectClassHandle, name: &str, producer: FederateHandle) {
+    fn discover(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        class: ObjectClassHandle,
+        name: &str,
+        producer: FederateHandle,
+    ) {
         if self.known.contains_key(&instance) || self.owned.contains_key(&instance) {
             return;
         }
-        let Some(known_class) = self.subscribed_object_class_for(class) else { return };
-        self.known.insert(instance, KnownInstance { known_class, name: name.to_string() });
-        self.callbacks.push_back(Callback::DiscoverObjectInstance { instance, class: known_class, name: name.to_string(), producer });
+        let Some(known_class) = self.subscribed_object_class_for(class) else {
+            return;
+        };
+        self.known.insert(
+            instance,
+            KnownInstance {
+                known_class,
+                name: name.to_string(),
+            },
+        );
+        self.callbacks.push_back(Callback::DiscoverObjectInstance {
+            instance,
+            class: known_class,
+            name: name.to_string(),
+            producer,
+        });
     }
 
     /// The instance's name, when this federate knows or owns it.
@@ -787,9 +1027,14 @@ impl LocalRti {
 
     /// Asks to become time-regulating with `lookahead`. Granted by a
     /// `TimeRegulationEnabled` callback once every member has acknowledged.
-    pub fn enable_time_regulation(&mut self, link: &mut impl Link, lookahead: f64) -> Result<(), RtiError> {
+    pub fn enable_time_regulation(
+        &mut self,
+        link: &mut impl Link,
+        lookahead: f64,
+    ) -> Result<(), RtiError> {
         self.live()?;
-        let lookahead = LogicalTimeInterval::new(lookahead).ok_or(TimeError::InvalidLookahead(lookahead))?;
+        let lookahead =
+            LogicalTimeInterval::new(lookahead).ok_or(TimeError::InvalidLookahead(lookahead))?;
         match self.time.regulation {
             Regulation::On => return Err(TimeError::TimeRegulationAlreadyEnabled.into()),
             Regulation::Pending => return Err(TimeError::RequestForTimeRegulationPending.into()),
@@ -798,8 +1043,13 @@ impl LocalRti {
         if self.time.advance != Advance::Idle {
             return Err(TimeError::InTimeAdvancingState.into());
         }
-        let reply = expect_ok(link.request(ExecRequest::EnableRegulation { federation: self.federation, federate: self.me })?)?;
-        let ExecReply::RegulationEnabling { ack_from } = reply else { return Err(unexpected(&reply)) };
+        let reply = expect_ok(link.request(ExecRequest::EnableRegulation {
+            federation: self.federation,
+            federate: self.me,
+        })?)?;
+        let ExecReply::RegulationEnabling { ack_from } = reply else {
+            return Err(unexpected(&reply));
+        };
         self.time.lookahead = lookahead;
         self.time.regulation = Regulation::Pending;
         let status_seq = self.publish_status(link, false);
@@ -821,7 +1071,10 @@ impl LocalRti {
         self.time.regulation = Regulation::Off;
         self.time.promise_floor = LogicalTime::NEG_INFINITY;
         self.publish_status(link, false);
-        expect_ok(link.request(ExecRequest::DisableRegulation { federation: self.federation, federate: self.me })?)?;
+        expect_ok(link.request(ExecRequest::DisableRegulation {
+            federation: self.federation,
+            federate: self.me,
+        })?)?;
         Ok(())
     }
 
@@ -850,7 +1103,13 @@ impl LocalRti {
         }
         self.time.constrained = Constrained::Off;
         while let Some(Reverse(q)) = self.time.queue.pop() {
-            self.deliver(q.sender, q.seq, q.publish_time_ns, q.body, OrderType::Receive);
+            self.deliver(
+                q.sender,
+                q.seq,
+                q.publish_time_ns,
+                q.body,
+                OrderType::Receive,
+            );
         }
         if self.time.regulation != Regulation::Off {
             self.publish_status(link, false);
@@ -860,9 +1119,14 @@ impl LocalRti {
 
     /// Changes lookahead. Promises already made stand, so a smaller lookahead takes
     /// effect only as logical time moves on.
-    pub fn modify_lookahead(&mut self, link: &mut impl Link, lookahead: f64) -> Result<(), RtiError> {
+    pub fn modify_lookahead(
+        &mut self,
+        link: &mut impl Link,
+        lookahead: f64,
+    ) -> Result<(), RtiError> {
         self.live()?;
-        let la = LogicalTimeInterval::new(lookahead).ok_or(TimeError::InvalidLookahead(lookahead))?;
+        let la =
+            LogicalTimeInterval::new(lookahead).ok_or(TimeError::InvalidLookahead(lookahead))?;
         if self.time.regulation != Regulation::On {
             return Err(TimeError::TimeRegulationIsNotEnabled.into());
         }
@@ -885,14 +1149,23 @@ impl LocalRti {
             return Err(TimeError::RequestForTimeConstrainedPending.into());
         }
         if t < self.time.logical_time {
-            return Err(TimeError::LogicalTimeAlreadyPassed { requested: t, current: self.time.logical_time }.into());
+            return Err(TimeError::LogicalTimeAlreadyPassed {
+                requested: t,
+                current: self.time.logical_time,
+            }
+            .into());
         }
         Ok(t)
     }
 
     /// Time advance request (`available` = TARA): grant exactly at `time` once no
     /// earlier time-stamped message can arrive.
-    pub fn time_advance_request(&mut self, link: &mut impl Link, time: f64, available: bool) -> Result<(), RtiError> {
+    pub fn time_advance_request(
+        &mut self,
+        link: &mut impl Link,
+        time: f64,
+        available: bool,
+    ) -> Result<(), RtiError> {
         let t = self.check_request(time)?;
         self.time.advance = Advance::Tar { time: t, available };
         if self.time.regulation == Regulation::On {
@@ -904,10 +1177,19 @@ impl LocalRti {
 
     /// Next message request (`available` = NERA): grant at the earlier of `time` and the
     /// next time-stamped message.
-    pub fn next_message_request(&mut self, link: &mut impl Link, time: f64, available: bool) -> Result<(), RtiError> {
+    pub fn next_message_request(
+        &mut self,
+        link: &mut impl Link,
+        time: f64,
+        available: bool,
+    ) -> Result<(), RtiError> {
         let t = self.check_request(time)?;
         let next = self.queue_head().map_or(t, |h| h.min(t));
-        self.time.advance = Advance::Ner { time: t, next, available };
+        self.time.advance = Advance::Ner {
+            time: t,
+            next,
+            available,
+        };
         if self.time.regulation == Regulation::On {
             self.publish_status(link, false);
         }
@@ -985,18 +1267,30 @@ impl LocalRti {
                 let seen = |k: FederateHandle| seen_in(&s.seen, k);
                 let mut why = Vec::new();
                 if self.time.last_tso_seq > seen(self.me) {
-                    why.push(format!("me: last tso {} > seen {}", self.time.last_tso_seq, seen(self.me)));
+                    why.push(format!(
+                        "me: last tso {} > seen {}",
+                        self.time.last_tso_seq,
+                        seen(self.me)
+                    ));
                 }
                 for (k, (_, ks)) in &self.time.statuses {
                     if k != f && ks.last_tso_seq > seen(*k) {
-                        why.push(format!("{k}: last tso {} > seen {}", ks.last_tso_seq, seen(*k)));
+                        why.push(format!(
+                            "{k}: last tso {} > seen {}",
+                            ks.last_tso_seq,
+                            seen(*k)
+                        ));
                     }
                 }
                 out.push_str(&format!(
                     "[{f} {:?} constrained {} next {next}: {}] ",
                     s.regulation,
                     s.constrained,
-                    if why.is_empty() { "valid".to_string() } else { why.join(", ") }
+                    if why.is_empty() {
+                        "valid".to_string()
+                    } else {
+                        why.join(", ")
+                    }
                 ));
             }
         }
@@ -1038,17 +1332,33 @@ impl LocalRti {
                 continue;
             }
             let conditional = match s.advance {
-                Advance::Ner { next, .. } if s.constrained && s.regulation == Regulation::On && self.no_message_in_flight_to(*f, s) => {
+                Advance::Ner { next, .. }
+                    if s.constrained
+                        && s.regulation == Regulation::On
+                        && self.no_message_in_flight_to(*f, s) =>
+                {
                     Some(next.plus(s.lookahead))
                 }
                 _ => None,
             };
-            views.push(RegulatorView { federate: *f, promise: s.promise, lookahead: s.lookahead, conditional });
+            views.push(RegulatorView {
+                federate: *f,
+                promise: s.promise,
+                lookahead: s.lookahead,
+                conditional,
+            });
         }
         if self.time.regulation != Regulation::Off {
             let conditional = match self.time.advance {
-                Advance::Ner { time, .. } if self.time.constrained == Constrained::On && self.time.regulation == Regulation::On => {
-                    Some(self.queue_head().map_or(time, |h| h.min(time)).plus(self.time.lookahead))
+                Advance::Ner { time, .. }
+                    if self.time.constrained == Constrained::On
+                        && self.time.regulation == Regulation::On =>
+                {
+                    Some(
+                        self.queue_head()
+                            .map_or(time, |h| h.min(time))
+                            .plus(self.time.lookahead),
+                    )
                 }
                 _ => None,
             };
@@ -1085,7 +1395,11 @@ impl LocalRti {
         let p = match (self.time.regulation, self.time.advance) {
             (Regulation::Off, _) => LogicalTime::INFINITY,
             (Regulation::Pending, _) => {
-                let earliest = self.time.pending_regulation.as_ref().map_or(self.time.logical_time, |p| p.earliest);
+                let earliest = self
+                    .time
+                    .pending_regulation
+                    .as_ref()
+                    .map_or(self.time.logical_time, |p| p.earliest);
                 self.time.logical_time.max(earliest).plus(la)
             }
             (Regulation::On, Advance::Idle) => self.time.logical_time.plus(la),
@@ -1112,9 +1426,14 @@ impl LocalRti {
             return LogicalTime::INFINITY;
         }
         let mut p = self.current_promise_without_galt();
-        if let (Regulation::On, Advance::Ner { time, .. }) = (self.time.regulation, self.time.advance) {
+        if let (Regulation::On, Advance::Ner { time, .. }) =
+            (self.time.regulation, self.time.advance)
+        {
             if self.time.constrained == Constrained::On {
-                let next = self.queue_head().map_or(time, |h| h.min(time)).min(galt.unwrap_or_else(|| self.galt()));
+                let next = self
+                    .queue_head()
+                    .map_or(time, |h| h.min(time))
+                    .min(galt.unwrap_or_else(|| self.galt()));
                 p = p.max(next.plus(self.time.lookahead));
             }
         }
@@ -1127,15 +1446,24 @@ impl LocalRti {
     }
 
     /// [`Self::publish_status`] with GALT already computed by the caller.
-    fn publish_status_given(&mut self, link: &mut impl Link, resigned: bool, galt: Option<LogicalTime>) -> u64 {
+    fn publish_status_given(
+        &mut self,
+        link: &mut impl Link,
+        resigned: bool,
+        galt: Option<LogicalTime>,
+    ) -> u64 {
         let promise = self.promise_given(galt);
         if promise != LogicalTime::INFINITY {
             self.time.promise_floor = self.time.promise_floor.max(promise);
         }
         let advance = match self.time.advance {
-            Advance::Ner { time, available, .. } => {
-                Advance::Ner { time, next: self.queue_head().map_or(time, |h| h.min(time)), available }
-            }
+            Advance::Ner {
+                time, available, ..
+            } => Advance::Ner {
+                time,
+                next: self.queue_head().map_or(time, |h| h.min(time)),
+                available,
+            },
             other => other,
         };
         self.time.advance = advance;
@@ -1170,7 +1498,8 @@ impl LocalRti {
         self.time.logical_time = time;
         self.time.last_grant_available = available;
         self.time.advance = Advance::Idle;
-        self.callbacks.push_back(Callback::TimeAdvanceGrant { time });
+        self.callbacks
+            .push_back(Callback::TimeAdvanceGrant { time });
         // After a time advance request the promise made while waiting (t + lookahead)
         // is already what the grant implies: peers learn nothing new, so nothing is
         // sent. Grants that raise the promise (next message, flush) are published.
@@ -1192,7 +1521,9 @@ impl LocalRti {
             // Enabled once GALT reached our time: a message at exactly that time may
             // still come, as after an "available" grant.
             self.time.last_grant_available = true;
-            self.callbacks.push_back(Callback::TimeConstrainedEnabled { time: self.time.logical_time });
+            self.callbacks.push_back(Callback::TimeConstrainedEnabled {
+                time: self.time.logical_time,
+            });
             if self.time.regulation != Regulation::Off {
                 self.publish_status(link, false);
             }
@@ -1222,7 +1553,9 @@ impl LocalRti {
                     self.grant(link, time, available);
                 }
             }
-            Advance::Ner { time, available, .. } => {
+            Advance::Ner {
+                time, available, ..
+            } => {
                 if !constrained {
                     self.grant(link, time, available);
                     return;
@@ -1234,7 +1567,9 @@ impl LocalRti {
                         self.deliver_tso(q);
                     }
                     self.grant(link, next, available);
-                } else if self.time.regulation == Regulation::On && self.promise_given(Some(galt)) > self.time.promise_floor {
+                } else if self.time.regulation == Regulation::On
+                    && self.promise_given(Some(galt)) > self.time.promise_floor
+                {
                     // GALT moved: a higher unconditional promise lets peers move too.
                     self.publish_status_given(link, false, Some(galt));
                 }
@@ -1243,14 +1578,18 @@ impl LocalRti {
     }
 
     fn try_complete_regulation(&mut self, link: &mut impl Link) {
-        let Some(p) = &mut self.time.pending_regulation else { return };
+        let Some(p) = &mut self.time.pending_regulation else {
+            return;
+        };
         let status_seq = p.status_seq;
         let statuses = &self.time.statuses;
         let before = p.earliest;
         let mut earliest = p.earliest;
         let me = self.me;
         p.waiting.retain(|f| {
-            let Some((_, s)) = statuses.get(f) else { return true };
+            let Some((_, s)) = statuses.get(f) else {
+                return true;
+            };
             let seen = seen_in(&s.seen, me);
             if s.resigned {
                 return false;
@@ -1270,9 +1609,11 @@ impl LocalRti {
             // already delivered there: start just after it.
             let lt = self.time.logical_time.max(earliest);
             if self.time.lookahead == LogicalTimeInterval::ZERO
-                && statuses
-                    .values()
-                    .any(|(_, s)| s.constrained && ((!s.last_grant_available && s.logical_time == lt) || s.delivered_up_to == lt))
+                && statuses.values().any(|(_, s)| {
+                    s.constrained
+                        && ((!s.last_grant_available && s.logical_time == lt)
+                            || s.delivered_up_to == lt)
+                })
             {
                 earliest = lt.next_after();
             }
@@ -1304,7 +1645,8 @@ impl LocalRti {
         self.time.logical_time = lt;
         self.time.regulation = Regulation::On;
         self.publish_status(link, false);
-        self.callbacks.push_back(Callback::TimeRegulationEnabled { time: lt });
+        self.callbacks
+            .push_back(Callback::TimeRegulationEnabled { time: lt });
     }
 
     // ----- incoming messages -----------------------------------------------------------
@@ -1318,11 +1660,20 @@ impl LocalRti {
         let last = self.last_seq_from.get(&env.sender).copied().unwrap_or(0);
         if env.seq <= last {
             self.stats.out_of_order += 1;
-            self.stats.last_peer_error = Some(PeerError::OutOfOrder { sender: env.sender, seq: env.seq, last });
+            self.stats.last_peer_error = Some(PeerError::OutOfOrder {
+                sender: env.sender,
+                seq: env.seq,
+                last,
+            });
             return;
         }
         self.last_seq_from.insert(env.sender, env.seq);
-        let Envelope { sender, seq, publish_time_ns, body } = env;
+        let Envelope {
+            sender,
+            seq,
+            publish_time_ns,
+            body,
+        } = env;
         if self.ghosts.contains(&sender) && !matches!(body, Body::TimeStatus(_) | Body::Exec(_)) {
             // Published before we could subscribe any data topic: not ours to deliver.
             self.stats.from_departed += 1;
@@ -1332,16 +1683,30 @@ impl LocalRti {
         match body {
             Body::TimeStatus(status) => republish = self.handle_status(link, sender, seq, status),
             Body::Exec(n) => self.handle_notification(link, n),
-            Body::Register { instance, class, name } => {
+            Body::Register {
+                instance,
+                class,
+                name,
+            } => {
                 if self.fom.object_class(class).is_none() {
                     self.peer_error(PeerError::UnknownObjectClass { sender, class });
                 } else {
                     self.discover(instance, class, &name, sender);
                 }
             }
-            Body::RequestUpdate { instance, class, attributes, tag } => {
+            Body::RequestUpdate {
+                instance,
+                class,
+                attributes,
+                tag,
+            } => {
                 let targets: Vec<ObjectInstanceHandle> = match instance {
-                    Some(i) => self.owned.contains_key(&i).then_some(i).into_iter().collect(),
+                    Some(i) => self
+                        .owned
+                        .contains_key(&i)
+                        .then_some(i)
+                        .into_iter()
+                        .collect(),
                     None => self
                         .owned
                         .iter()
@@ -1350,32 +1715,48 @@ impl LocalRti {
                         .collect(),
                 };
                 for instance in targets {
-                    self.callbacks.push_back(Callback::ProvideAttributeValueUpdate { instance, attributes: attributes.to_vec(), tag: tag.clone() });
+                    self.callbacks
+                        .push_back(Callback::ProvideAttributeValueUpdate {
+                            instance,
+                            attributes: attributes.to_vec(),
+                            tag: tag.clone(),
+                        });
                 }
             }
-            body => {
-                match body.tso_time() {
-                    Some(t) if self.time.constrained == Constrained::On => {
-                        let promise = self.time.statuses.get(&sender).map(|(_, s)| s.promise);
-                        let lower = if self.time.last_grant_available { t < self.time.logical_time } else { t <= self.time.logical_time };
-                        if promise.is_some_and(|p| t < p) || lower {
-                            self.peer_error(PeerError::BrokenPromise {
-                                sender,
-                                time: t,
-                                promise: promise.unwrap_or(LogicalTime::NEG_INFINITY),
-                            });
-                            self.stats.broken_promises += 1;
-                            self.deliver(sender, seq, publish_time_ns, body, OrderType::Receive);
-                        } else {
-                            self.time.queue.push(Reverse(Queued { time: t, sender, seq, publish_time_ns, body }));
-                            republish = matches!(self.time.advance, Advance::Ner { .. });
-                        }
+            body => match body.tso_time() {
+                Some(t) if self.time.constrained == Constrained::On => {
+                    let promise = self.time.statuses.get(&sender).map(|(_, s)| s.promise);
+                    let lower = if self.time.last_grant_available {
+                        t < self.time.logical_time
+                    } else {
+                        t <= self.time.logical_time
+                    };
+                    if promise.is_some_and(|p| t < p) || lower {
+                        self.peer_error(PeerError::BrokenPromise {
+                            sender,
+                            time: t,
+                            promise: promise.unwrap_or(LogicalTime::NEG_INFINITY),
+                        });
+                        self.stats.broken_promises += 1;
+                        self.deliver(sender, seq, publish_time_ns, body, OrderType::Receive);
+                    } else {
+                        self.time.queue.push(Reverse(Queued {
+                            time: t,
+                            sender,
+                            seq,
+                            publish_time_ns,
+                            body,
+                        }));
+                        republish = matches!(self.time.advance, Advance::Ner { .. });
                     }
-                    _ => self.deliver(sender, seq, publish_time_ns, body, OrderType::Receive),
                 }
-            }
+                _ => self.deliver(sender, seq, publish_time_ns, body, OrderType::Receive),
+            },
         }
-        if republish && self.time.regulation == Regulation::On && self.time.constrained == Constrained::On {
+        if republish
+            && self.time.regulation == Regulation::On
+            && self.time.constrained == Constrained::On
+        {
             self.publish_status(link, false);
         }
         self.evaluate(link);
@@ -1383,14 +1764,22 @@ impl LocalRti {
 
     fn peer_error(&mut self, e: PeerError) {
         match e {
-            PeerError::UnknownObjectClass { .. } | PeerError::UnknownInteractionClass { .. } => self.stats.unknown_class += 1,
+            PeerError::UnknownObjectClass { .. } | PeerError::UnknownInteractionClass { .. } => {
+                self.stats.unknown_class += 1
+            }
             _ => {}
         }
         self.stats.last_peer_error = Some(e);
     }
 
     /// Returns true when our own status should be republished.
-    fn handle_status(&mut self, link: &mut impl Link, sender: FederateHandle, seq: u64, status: TimeStatus) -> bool {
+    fn handle_status(
+        &mut self,
+        link: &mut impl Link,
+        sender: FederateHandle,
+        seq: u64,
+        status: TimeStatus,
+    ) -> bool {
         let mut republish = false;
         // A peer becoming regulating waits for everybody's status: answer once.
         // Once per enabling episode: two pending federates would otherwise answer each
@@ -1425,11 +1814,22 @@ impl LocalRti {
 
     fn handle_notification(&mut self, link: &mut impl Link, n: Notification) {
         match n {
-            Notification::FederateJoined { federate, name, federate_type } => {
+            Notification::FederateJoined {
+                federate,
+                name,
+                federate_type,
+            } => {
                 if federate == self.me {
                     return;
                 }
-                self.members.insert(federate, FederateInfo { handle: federate, name, federate_type });
+                self.members.insert(
+                    federate,
+                    FederateInfo {
+                        handle: federate,
+                        name,
+                        federate_type,
+                    },
+                );
                 // The newcomer subscribed before joining; tell it where we stand.
                 if self.time.regulation != Regulation::Off {
                     self.publish_status(link, false);
@@ -1439,16 +1839,26 @@ impl LocalRti {
                 self.members.remove(&federate);
                 self.time.awaited_regulators.remove(&federate);
             }
-            Notification::AnnounceSynchronizationPoint { label, tag, targets } => {
+            Notification::AnnounceSynchronizationPoint {
+                label,
+                tag,
+                targets,
+            } => {
                 if targets.contains(&self.me) {
                     self.announced.insert(label.clone());
-                    self.callbacks.push_back(Callback::AnnounceSynchronizationPoint { label, tag });
+                    self.callbacks
+                        .push_back(Callback::AnnounceSynchronizationPoint { label, tag });
                 }
             }
-            Notification::FederationSynchronized { label, failed, targets } => {
+            Notification::FederationSynchronized {
+                label,
+                failed,
+                targets,
+            } => {
                 if targets.contains(&self.me) {
                     self.announced.remove(&label);
-                    self.callbacks.push_back(Callback::FederationSynchronized { label, failed });
+                    self.callbacks
+                        .push_back(Callback::FederationSynchronized { label, failed });
                 }
             }
         }
@@ -1456,50 +1866,124 @@ impl LocalRti {
 
     fn deliver_tso(&mut self, q: Queued) {
         self.time.delivered_up_to = self.time.delivered_up_to.max(q.time);
-        self.deliver(q.sender, q.seq, q.publish_time_ns, q.body, OrderType::TimeStamp);
+        self.deliver(
+            q.sender,
+            q.seq,
+            q.publish_time_ns,
+            q.body,
+            OrderType::TimeStamp,
+        );
     }
 
     /// Turns a data body into a callback, filtered by the current subscriptions.
-    fn deliver(&mut self, producer: FederateHandle, seq: u64, publish_time_ns: u64, body: Body, received_order: OrderType) {
-        let info = |sent_order, transport, time| MessageInfo { producer, seq, sent_order, received_order, transport, time, publish_time_ns };
+    fn deliver(
+        &mut self,
+        producer: FederateHandle,
+        seq: u64,
+        publish_time_ns: u64,
+        body: Body,
+        received_order: OrderType,
+    ) {
+        let info = |sent_order, transport, time| MessageInfo {
+            producer,
+            seq,
+            sent_order,
+            received_order,
+            transport,
+            time,
+            publish_time_ns,
+        };
         let cb = match body {
-            Body::Update { instance, values, tag, order, transport, time, .. } => {
+            Body::Update {
+                instance,
+                values,
+                tag,
+                order,
+                transport,
+                time,
+                ..
+            } => {
                 let Some(known) = self.known.get(&instance) else {
                     self.stats.unknown_instance += 1;
                     return;
                 };
                 let class = known.known_class;
-                let Some(subscribed) = self.subscribed_attributes.get(&class) else { return };
-                let values: Values<AttributeHandle> = if values.iter().all(|(a, _)| subscribed.contains(a)) {
-                    values
-                } else {
-                    values.iter().filter(|(a, _)| subscribed.contains(a)).cloned().collect()
+                let Some(subscribed) = self.subscribed_attributes.get(&class) else {
+                    return;
                 };
+                let values: Values<AttributeHandle> =
+                    if values.iter().all(|(a, _)| subscribed.contains(a)) {
+                        values
+                    } else {
+                        values
+                            .iter()
+                            .filter(|(a, _)| subscribed.contains(a))
+                            .cloned()
+                            .collect()
+                    };
                 if values.is_empty() {
                     return;
                 }
-                Callback::ReflectAttributeValues { instance, class, values, tag, info: info(order, transport, time) }
+                Callback::ReflectAttributeValues {
+                    instance,
+                    class,
+                    values,
+                    tag,
+                    info: info(order, transport, time),
+                }
             }
-            Body::Interaction { class, values, tag, order, transport, time } => {
+            Body::Interaction {
+                class,
+                values,
+                tag,
+                order,
+                transport,
+                time,
+            } => {
                 if self.fom.interaction_class(class).is_none() {
-                    self.peer_error(PeerError::UnknownInteractionClass { sender: producer, class });
+                    self.peer_error(PeerError::UnknownInteractionClass {
+                        sender: producer,
+                        class,
+                    });
                     return;
                 }
-                let Some(as_class) = self.subscribed_interaction_class_for(class) else { return };
+                let Some(as_class) = self.subscribed_interaction_class_for(class) else {
+                    return;
+                };
                 let own = &self.fom.interaction_classes[as_class.index()].all_parameters;
-                let values: Values<ParameterHandle> = if values.iter().all(|(p, _)| own.contains(p)) {
+                let values: Values<ParameterHandle> = if values.iter().all(|(p, _)| own.contains(p))
+                {
                     values
                 } else {
-                    values.iter().filter(|(p, _)| own.contains(p)).cloned().collect()
+                    values
+                        .iter()
+                        .filter(|(p, _)| own.contains(p))
+                        .cloned()
+                        .collect()
                 };
-                Callback::ReceiveInteraction { class: as_class, values, tag, info: info(order, transport, time) }
+                Callback::ReceiveInteraction {
+                    class: as_class,
+                    values,
+                    tag,
+                    info: info(order, transport, time),
+                }
             }
-            Body::Delete { instance, tag, order, time, .. } => {
+            Body::Delete {
+                instance,
+                tag,
+                order,
+                time,
+                ..
+            } => {
                 if self.known.remove(&instance).is_none() {
                     self.stats.unknown_instance += 1;
                     return;
                 }
-                Callback::RemoveObjectInstance { instance, tag, info: info(order, TransportationType::Reliable, time) }
+                Callback::RemoveObjectInstance {
+                    instance,
+                    tag,
+                    info: info(order, TransportationType::Reliable, time),
+                }
             }
             _ => return,
         };

@@ -7,7 +7,10 @@ use bytes::Bytes;
 
 use crate::exec::Notification;
 use crate::types::{FederateHandle, LogicalTime, LogicalTimeInterval, ObjectInstanceHandle};
-use crate::{AttributeHandle, InteractionClassHandle, ObjectClassHandle, OrderType, ParameterHandle, TransportationType};
+use crate::{
+    AttributeHandle, InteractionClassHandle, ObjectClassHandle, OrderType, ParameterHandle,
+    TransportationType,
+};
 
 /// A publish/subscribe topic inside one federation execution.
 ///
@@ -49,7 +52,11 @@ pub type Values<H> = Arc<[(H, Bytes)]>;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Body {
     /// A new object instance (leads to discovery at subscribers).
-    Register { instance: ObjectInstanceHandle, class: ObjectClassHandle, name: Arc<str> },
+    Register {
+        instance: ObjectInstanceHandle,
+        class: ObjectClassHandle,
+        name: Arc<str>,
+    },
     /// New values for some attributes of an instance.
     Update {
         instance: ObjectInstanceHandle,
@@ -70,9 +77,20 @@ pub enum Body {
         time: Option<LogicalTime>,
     },
     /// An instance was deleted.
-    Delete { instance: ObjectInstanceHandle, class: ObjectClassHandle, tag: Bytes, order: OrderType, time: Option<LogicalTime> },
+    Delete {
+        instance: ObjectInstanceHandle,
+        class: ObjectClassHandle,
+        tag: Bytes,
+        order: OrderType,
+        time: Option<LogicalTime>,
+    },
     /// A request that owners provide current values.
-    RequestUpdate { instance: Option<ObjectInstanceHandle>, class: ObjectClassHandle, attributes: Arc<[AttributeHandle]>, tag: Bytes },
+    RequestUpdate {
+        instance: Option<ObjectInstanceHandle>,
+        class: ObjectClassHandle,
+        attributes: Arc<[AttributeHandle]>,
+        tag: Bytes,
+    },
     /// The sender's time status.
     TimeStatus(TimeStatus),
     /// A notification from the federation execution.
@@ -83,9 +101,21 @@ impl Body {
     /// True for messages that go through the time-stamp-order queue when sent TSO.
     pub fn tso_time(&self) -> Option<LogicalTime> {
         match self {
-            Body::Update { order: OrderType::TimeStamp, time, .. }
-            | Body::Interaction { order: OrderType::TimeStamp, time, .. }
-            | Body::Delete { order: OrderType::TimeStamp, time, .. } => *time,
+            Body::Update {
+                order: OrderType::TimeStamp,
+                time,
+                ..
+            }
+            | Body::Interaction {
+                order: OrderType::TimeStamp,
+                time,
+                ..
+            }
+            | Body::Delete {
+                order: OrderType::TimeStamp,
+                time,
+                ..
+            } => *time,
             _ => None,
         }
     }
@@ -110,7 +140,11 @@ pub enum Advance {
     Tar { time: LogicalTime, available: bool },
     /// Next message request (or NERA when `available`); `next` is the earlier of the
     /// requested time and the earliest queued time-stamped message when this status was sent.
-    Ner { time: LogicalTime, next: LogicalTime, available: bool },
+    Ner {
+        time: LogicalTime,
+        next: LogicalTime,
+        available: bool,
+    },
 }
 
 /// A federate's time status.

@@ -39,7 +39,10 @@ pub struct RegulatorView {
 pub fn galt_bound(me: FederateHandle, views: &[RegulatorView]) -> LogicalTime {
     let n = views.len();
     // dist[j]: the bound before applying the unconditional promise.
-    let mut dist: Vec<LogicalTime> = views.iter().map(|v| v.conditional.unwrap_or(v.promise)).collect();
+    let mut dist: Vec<LogicalTime> = views
+        .iter()
+        .map(|v| v.conditional.unwrap_or(v.promise))
+        .collect();
     let mut settled = vec![false; n];
     let mut bound = vec![LogicalTime::INFINITY; n];
     for _ in 0..n {
@@ -81,18 +84,30 @@ mod tests {
         LogicalTimeInterval::new(x).unwrap()
     }
     fn v(f: u32, promise: f64, la: f64, cond: Option<f64>) -> RegulatorView {
-        RegulatorView { federate: FederateHandle(f), promise: t(promise), lookahead: l(la), conditional: cond.map(t) }
+        RegulatorView {
+            federate: FederateHandle(f),
+            promise: t(promise),
+            lookahead: l(la),
+            conditional: cond.map(t),
+        }
     }
 
     #[test]
     fn no_other_regulator_means_infinity() {
-        assert_eq!(galt_bound(FederateHandle(1), &[v(1, 5.0, 1.0, None)]), LogicalTime::INFINITY);
+        assert_eq!(
+            galt_bound(FederateHandle(1), &[v(1, 5.0, 1.0, None)]),
+            LogicalTime::INFINITY
+        );
         assert_eq!(galt_bound(FederateHandle(1), &[]), LogicalTime::INFINITY);
     }
 
     #[test]
     fn unconditional_promises_give_the_minimum() {
-        let views = [v(1, 5.0, 1.0, None), v(2, 7.0, 1.0, None), v(3, 3.0, 1.0, None)];
+        let views = [
+            v(1, 5.0, 1.0, None),
+            v(2, 7.0, 1.0, None),
+            v(3, 3.0, 1.0, None),
+        ];
         assert_eq!(galt_bound(FederateHandle(1), &views), t(3.0));
         assert_eq!(galt_bound(FederateHandle(3), &views), t(5.0));
     }
@@ -109,7 +124,11 @@ mod tests {
     fn a_lower_next_event_propagates_through_lookahead() {
         // Federate 3 will be granted at 10 and may then send at 12; federate 2 may then
         // be granted at 12 and send at 13.
-        let views = [v(1, 0.0, 1.0, Some(51.0)), v(2, 0.0, 1.0, Some(51.0)), v(3, 0.0, 2.0, Some(12.0))];
+        let views = [
+            v(1, 0.0, 1.0, Some(51.0)),
+            v(2, 0.0, 1.0, Some(51.0)),
+            v(3, 0.0, 2.0, Some(12.0)),
+        ];
         assert_eq!(galt_bound(FederateHandle(1), &views), t(12.0));
         assert_eq!(galt_bound(FederateHandle(3), &views), t(13.0));
     }

@@ -4,7 +4,9 @@ use std::cmp::Ordering;
 use std::fmt;
 
 /// A joined federate, unique within its federation execution for the execution's life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(transparent)]
 pub struct FederateHandle(pub u32);
 
@@ -24,12 +26,16 @@ impl fmt::Display for FederateHandle {
 }
 
 /// A federation execution, as numbered by the process or server hosting it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(transparent)]
 pub struct FederationId(pub u64);
 
 /// An object instance, unique within its federation execution.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(transparent)]
 pub struct ObjectInstanceHandle(pub u64);
 
@@ -197,7 +203,9 @@ impl<'de> serde::Deserialize<'de> for LogicalTimeInterval {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let v = <f64 as serde::Deserialize>::deserialize(deserializer)?;
         LogicalTimeInterval::new(v).ok_or_else(|| {
-            serde::de::Error::custom(format_args!("{v} is not a logical time interval (finite and >= 0)"))
+            serde::de::Error::custom(format_args!(
+                "{v} is not a logical time interval (finite and >= 0)"
+            ))
         })
     }
 }

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use glidepath_core::{
-    Callback, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId, Link, LocalRti, RtiError, Topic,
+    Callback, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId, Link,
+    LocalRti, RtiError, Topic,
 };
 use glidepath_sim::sim_fom;
 
@@ -46,7 +47,11 @@ impl Link for L<'_> {
         self.send(me, fed, topic, env);
     }
     fn subscribe(&mut self, fed: FederationId, topic: Topic) {
-        self.net.subs.entry((fed, topic)).or_default().insert(self.me);
+        self.net
+            .subs
+            .entry((fed, topic))
+            .or_default()
+            .insert(self.me);
     }
     fn unsubscribe(&mut self, fed: FederationId, topic: Topic) {
         if let Some(s) = self.net.subs.get_mut(&(fed, topic)) {
@@ -58,7 +63,12 @@ impl Link for L<'_> {
         if let Some(fed) = fed {
             for n in notes {
                 self.net.exec_seq += 1;
-                let env = Envelope { sender: FederateHandle::EXECUTIVE, seq: self.net.exec_seq, publish_time_ns: 0, body: glidepath_core::Body::Exec(n) };
+                let env = Envelope {
+                    sender: FederateHandle::EXECUTIVE,
+                    seq: self.net.exec_seq,
+                    publish_time_ns: 0,
+                    body: glidepath_core::Body::Exec(n),
+                };
                 self.send(usize::MAX, fed, Topic::Federation, env);
             }
         }
@@ -68,43 +78,65 @@ impl Link for L<'_> {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let n: usize = args.next().map_or(8, |a| a.parse().expect("FEDERATES is a number"));
-    let steps: u32 = args.next().map_or(20_000, |a| a.parse().expect("STEPS is a number"));
+    let n: usize = args
+        .next()
+        .map_or(8, |a| a.parse().expect("FEDERATES is a number"));
+    let steps: u32 = args
+        .next()
+        .map_or(20_000, |a| a.parse().expect("STEPS is a number"));
     let ner = match args.next().as_deref() {
         None | Some("tar") => false,
         Some("ner") => true,
         Some(other) => panic!("the request kind is tar or ner, not `{other}`"),
     };
     let mut exec = Executive::new();
-    exec.handle(ExecRequest::Create { name: "bench".into(), fom: Arc::new(sim_fom()) });
-    let mut net = Net { inbox: vec![VecDeque::new(); n], ..Net::default() };
+    exec.handle(ExecRequest::Create {
+        name: "bench".into(),
+        fom: Arc::new(sim_fom()),
+    });
+    let mut net = Net {
+        inbox: vec![VecDeque::new(); n],
+        ..Net::default()
+    };
     let mut feds: Vec<LocalRti> = Vec::new();
     for i in 0..n {
-        let mut l = L { me: i, net: &mut net, exec: &mut exec };
+        let mut l = L {
+            me: i,
+            net: &mut net,
+            exec: &mut exec,
+        };
         feds.push(LocalRti::join(&mut l, "bench", Some(&format!("f{i}")), "bench").expect("join"));
     }
-    let drain = |feds: &mut Vec<LocalRti>, net: &mut Net, exec: &mut Executive| {
-        loop {
-            let mut moved = false;
-            for (i, fed) in feds.iter_mut().enumerate() {
-                while let Some(env) = net.inbox[i].pop_front() {
-                    let mut l = L { me: i, net, exec };
-                    fed.handle_envelope(&mut l, env);
-                    moved = true;
-                }
+    let drain = |feds: &mut Vec<LocalRti>, net: &mut Net, exec: &mut Executive| loop {
+        let mut moved = false;
+        for (i, fed) in feds.iter_mut().enumerate() {
+            while let Some(env) = net.inbox[i].pop_front() {
+                let mut l = L { me: i, net, exec };
+                fed.handle_envelope(&mut l, env);
+                moved = true;
             }
-            if !moved {
-                break;
-            }
+        }
+        if !moved {
+            break;
         }
     };
     for i in 0..n {
-        let mut l = L { me: i, net: &mut net, exec: &mut exec };
-        feds[i].enable_time_regulation(&mut l, 1.0).expect("regulation");
+        let mut l = L {
+            me: i,
+            net: &mut net,
+            exec: &mut exec,
+        };
+        feds[i]
+            .enable_time_regulation(&mut l, 1.0)
+            .expect("regulation");
         drain(&mut feds, &mut net, &mut exec);
     }
     for (i, fed) in feds.iter_mut().enumerate() {
-        let mut l = L { me: i, net: &mut net, exec: &mut exec };
+        let mut l = L {
+            me: i,
+            net: &mut net,
+            exec: &mut exec,
+        };
         fed.enable_time_constrained(&mut l).expect("constrained");
     }
     drain(&mut feds, &mut net, &mut exec);
@@ -116,11 +148,17 @@ fn main() {
     let mut grants = 0u64;
     for step in 1..=steps {
         for (i, fed) in feds.iter_mut().enumerate() {
-            let mut l = L { me: i, net: &mut net, exec: &mut exec };
+            let mut l = L {
+                me: i,
+                net: &mut net,
+                exec: &mut exec,
+            };
             if ner {
-                fed.next_message_request(&mut l, step as f64, false).expect("NER");
+                fed.next_message_request(&mut l, step as f64, false)
+                    .expect("NER");
             } else {
-                fed.time_advance_request(&mut l, step as f64, false).expect("TAR");
+                fed.time_advance_request(&mut l, step as f64, false)
+                    .expect("TAR");
             }
         }
         drain(&mut feds, &mut net, &mut exec);

@@ -17,8 +17,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use glidepath_core::{
-    AttributeHandle, Callback, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId, InteractionClassHandle, Link,
-    LocalRti, LogicalTime, ObjectClassHandle, ObjectInstanceHandle, OrderType, ResignAction, RtiError, Topic,
+    AttributeHandle, Callback, Envelope, ExecReply, ExecRequest, Executive, FederateHandle,
+    FederationId, InteractionClassHandle, Link, LocalRti, LogicalTime, ObjectClassHandle,
+    ObjectInstanceHandle, OrderType, ResignAction, RtiError, Topic,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -44,7 +45,14 @@ pub struct SimConfig {
 impl SimConfig {
     /// The configuration CI uses for one seed.
     pub fn for_seed(seed: u64) -> SimConfig {
-        SimConfig { seed, federates: None, advances: 20, verbose: false, max_events: 5_000_000, churn: true }
+        SimConfig {
+            seed,
+            federates: None,
+            advances: 20,
+            verbose: false,
+            max_events: 5_000_000,
+            churn: true,
+        }
     }
 }
 
@@ -72,7 +80,11 @@ pub struct SimFailure {
 impl std::fmt::Display for SimFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(f, "seed {} failed: {}", self.seed, self.message)?;
-        writeln!(f, "replay: cargo run -p glidepath-sim -- --seed {} --verbose", self.seed)?;
+        writeln!(
+            f,
+            "replay: cargo run -p glidepath-sim -- --seed {} --verbose",
+            self.seed
+        )?;
         writeln!(f, "last events:")?;
         for t in &self.trace {
             writeln!(f, "  {t}")?;
@@ -95,15 +107,29 @@ struct Network {
 }
 
 impl Network {
-    fn send(&mut self, rng: &mut ChaCha8Rng, now: u64, from: usize, federation: FederationId, topic: Topic, env: Envelope) {
-        let Some(subs) = self.subscribers.get(&(federation, topic)) else { return };
+    fn send(
+        &mut self,
+        rng: &mut ChaCha8Rng,
+        now: u64,
+        from: usize,
+        federation: FederationId,
+        topic: Topic,
+        env: Envelope,
+    ) {
+        let Some(subs) = self.subscribers.get(&(federation, topic)) else {
+            return;
+        };
         for &to in subs {
             if to == from {
                 continue;
             }
             // Mostly short delays, sometimes a long one: different senders overtake
             // each other, one sender's envelopes never do.
-            let delay = if rng.gen_bool(0.05) { rng.gen_range(500_000..5_000_000) } else { rng.gen_range(1_000..100_000) };
+            let delay = if rng.gen_bool(0.05) {
+                rng.gen_range(500_000..5_000_000)
+            } else {
+                rng.gen_range(1_000..100_000)
+            };
             let q = self.queues.entry((from, to)).or_default();
             let at = q.back().map_or(now + delay, |(t, _)| (*t).max(now + delay));
             let mut e = env.clone();
@@ -114,7 +140,10 @@ impl Network {
     }
 
     fn next(&self) -> Option<(u64, usize, usize)> {
-        self.queues.iter().filter_map(|((f, t), q)| q.front().map(|(at, _)| (*at, *f, *t))).min()
+        self.queues
+            .iter()
+            .filter_map(|((f, t), q)| q.front().map(|(at, _)| (*at, *f, *t)))
+            .min()
     }
 }
 
@@ -128,10 +157,15 @@ struct SimLink<'a> {
 
 impl Link for SimLink<'_> {
     fn publish(&mut self, federation: FederationId, topic: Topic, envelope: Envelope) {
-        self.net.send(self.rng, self.now, self.node, federation, topic, envelope);
+        self.net
+            .send(self.rng, self.now, self.node, federation, topic, envelope);
     }
     fn subscribe(&mut self, federation: FederationId, topic: Topic) {
-        self.net.subscribers.entry((federation, topic)).or_default().insert(self.node);
+        self.net
+            .subscribers
+            .entry((federation, topic))
+            .or_default()
+            .insert(self.node);
     }
     fn unsubscribe(&mut self, federation: FederationId, topic: Topic) {
         if let Some(s) = self.net.subscribers.get_mut(&(federation, topic)) {
@@ -143,8 +177,14 @@ impl Link for SimLink<'_> {
         if let Some(fed) = federation {
             for n in notifications {
                 self.net.exec_seq += 1;
-                let env = Envelope { sender: FederateHandle::EXECUTIVE, seq: self.net.exec_seq, publish_time_ns: self.now, body: glidepath_core::Body::Exec(n) };
-                self.net.send(self.rng, self.now, EXEC_NODE, fed, Topic::Federation, env);
+                let env = Envelope {
+                    sender: FederateHandle::EXECUTIVE,
+                    seq: self.net.exec_seq,
+                    publish_time_ns: self.now,
+                    body: glidepath_core::Body::Exec(n),
+                };
+                self.net
+                    .send(self.rng, self.now, EXEC_NODE, fed, Topic::Federation, env);
             }
         }
         Ok(reply)
@@ -286,7 +326,10 @@ impl Sim {
             }
         }
         let mut exec = Executive::new();
-        let (reply, _, _) = exec.handle(ExecRequest::Create { name: FEDERATION.into(), fom: Arc::new(sim_fom()) });
+        let (reply, _, _) = exec.handle(ExecRequest::Create {
+            name: FEDERATION.into(),
+            fom: Arc::new(sim_fom()),
+        });
         assert!(matches!(reply, ExecReply::Created { .. }));
         Sim {
             cfg: cfg.clone(),
@@ -296,7 +339,11 @@ impl Sim {
             nodes,
             now: 0,
             trace: VecDeque::new(),
-            out: SimOutcome { seed: cfg.seed, federates: n, ..SimOutcome::default() },
+            out: SimOutcome {
+                seed: cfg.seed,
+                federates: n,
+                ..SimOutcome::default()
+            },
             // With a zero lookahead regulator, only the "available" variants are
             // guaranteed to progress (as in the standard).
             available_only: zero_lookahead,
@@ -323,29 +370,51 @@ impl Sim {
                 n.idx,
                 n.phase,
                 n.pending,
-                n.lrc.as_ref().map_or("not joined".into(), |l| format!("{} {}\n      {}", l.handle(), l.describe_time_state(), l.describe_conditionals()))
+                n.lrc.as_ref().map_or("not joined".into(), |l| format!(
+                    "{} {}\n      {}",
+                    l.handle(),
+                    l.describe_time_state(),
+                    l.describe_conditionals()
+                ))
             );
         }
         s
     }
 
     fn fail(&self, message: String) -> SimFailure {
-        SimFailure { seed: self.cfg.seed, message, trace: self.trace.iter().cloned().collect() }
+        SimFailure {
+            seed: self.cfg.seed,
+            message,
+            trace: self.trace.iter().cloned().collect(),
+        }
     }
 
     fn run(mut self) -> Result<SimOutcome, SimFailure> {
         loop {
             self.out.events += 1;
             if self.out.events > self.cfg.max_events {
-                return Err(self.fail(format!("no end after {} events (livelock?)\n{}", self.cfg.max_events, self.describe())));
+                return Err(self.fail(format!(
+                    "no end after {} events (livelock?)\n{}",
+                    self.cfg.max_events,
+                    self.describe()
+                )));
             }
             let delivery = self.net.next();
-            let wake = self.nodes.iter().filter_map(|n| n.wake_at.map(|w| (w, n.idx))).min();
+            let wake = self
+                .nodes
+                .iter()
+                .filter_map(|n| n.wake_at.map(|w| (w, n.idx)))
+                .min();
             match (delivery, wake) {
                 (None, None) => break,
                 (Some((at, from, to)), w) if w.is_none_or(|(wt, _)| at <= wt) => {
                     self.now = at;
-                    let (_, env) = self.net.queues.get_mut(&(from, to)).and_then(|q| q.pop_front()).expect("head");
+                    let (_, env) = self
+                        .net
+                        .queues
+                        .get_mut(&(from, to))
+                        .and_then(|q| q.pop_front())
+                        .expect("head");
                     self.deliver(to, env)?;
                 }
                 (_, Some((wt, idx))) => {
@@ -369,7 +438,9 @@ impl Sim {
                 self.describe()
             )));
         }
-        let (reply, _, _) = self.exec.handle(ExecRequest::Destroy { name: FEDERATION.into() });
+        let (reply, _, _) = self.exec.handle(ExecRequest::Destroy {
+            name: FEDERATION.into(),
+        });
         if !matches!(reply, ExecReply::Ok) {
             return Err(self.fail(format!("destroy after everyone resigned failed: {reply:?}")));
         }
@@ -379,19 +450,56 @@ impl Sim {
     }
 
     fn deliver(&mut self, idx: usize, env: Envelope) -> Result<(), SimFailure> {
-        let Sim { nodes, net, exec, rng, now, .. } = self;
+        let Sim {
+            nodes,
+            net,
+            exec,
+            rng,
+            now,
+            ..
+        } = self;
         let node = &mut nodes[idx];
-        let Some(lrc) = node.lrc.as_mut() else { return Ok(()) };
-        let desc = format!("deliver to {idx}: from {} seq {} {:?}", env.sender, env.seq, short(&env));
-        let mut link = SimLink { node: idx, now: *now, net, exec, rng };
+        let Some(lrc) = node.lrc.as_mut() else {
+            return Ok(());
+        };
+        let desc = format!(
+            "deliver to {idx}: from {} seq {} {:?}",
+            env.sender,
+            env.seq,
+            short(&env)
+        );
+        let mut link = SimLink {
+            node: idx,
+            now: *now,
+            net,
+            exec,
+            rng,
+        };
         lrc.handle_envelope(&mut link, env);
         self.log(desc);
         self.after_step(idx)
     }
 
-    fn link_call<R>(&mut self, idx: usize, f: impl FnOnce(&mut LocalRti, &mut SimLink) -> Result<R, RtiError>) -> Result<R, SimFailure> {
-        let Sim { nodes, net, exec, rng, now, .. } = self;
-        let mut link = SimLink { node: idx, now: *now, net, exec, rng };
+    fn link_call<R>(
+        &mut self,
+        idx: usize,
+        f: impl FnOnce(&mut LocalRti, &mut SimLink) -> Result<R, RtiError>,
+    ) -> Result<R, SimFailure> {
+        let Sim {
+            nodes,
+            net,
+            exec,
+            rng,
+            now,
+            ..
+        } = self;
+        let mut link = SimLink {
+            node: idx,
+            now: *now,
+            net,
+            exec,
+            rng,
+        };
         let lrc = nodes[idx].lrc.as_mut().expect("joined");
         let result = f(lrc, &mut link);
         result.map_err(|e| self.fail(format!("federate {idx}: unexpected error: {e}")))
@@ -405,9 +513,22 @@ impl Sim {
     fn act(&mut self, idx: usize) -> Result<(), SimFailure> {
         match self.nodes[idx].phase {
             Phase::Joining => {
-                let Sim { net, exec, rng, now, .. } = self;
-                let mut link = SimLink { node: idx, now: *now, net, exec, rng };
-                let joined = LocalRti::join(&mut link, FEDERATION, Some(&format!("fed{idx}")), "sim");
+                let Sim {
+                    net,
+                    exec,
+                    rng,
+                    now,
+                    ..
+                } = self;
+                let mut link = SimLink {
+                    node: idx,
+                    now: *now,
+                    net,
+                    exec,
+                    rng,
+                };
+                let joined =
+                    LocalRti::join(&mut link, FEDERATION, Some(&format!("fed{idx}")), "sim");
                 let lrc = joined.map_err(|e| self.fail(format!("join failed: {e}")))?;
                 self.nodes[idx].lrc = Some(lrc);
                 self.nodes[idx].phase = Phase::Setup;
@@ -422,7 +543,12 @@ impl Sim {
                 if self.joined == self.nodes.iter().filter(|n| !n.late_join).count() {
                     // Everyone is in: the first federate opens the two barriers.
                     self.link_call(0, |l, k| {
-                        l.register_federation_synchronization_point(k, "ready", Bytes::new(), None)?;
+                        l.register_federation_synchronization_point(
+                            k,
+                            "ready",
+                            Bytes::new(),
+                            None,
+                        )?;
                         l.register_federation_synchronization_point(k, "done", Bytes::new(), None)
                     })?;
                 }
@@ -441,17 +567,29 @@ impl Sim {
             let class = ObjectClassHandle(c);
             let all = fom.object_classes[c as usize].all_attributes.clone();
             if self.rng.gen_bool(0.5) {
-                let attrs: Vec<AttributeHandle> = all.iter().copied().filter(|_| self.rng.gen_bool(0.7)).collect();
+                let attrs: Vec<AttributeHandle> = all
+                    .iter()
+                    .copied()
+                    .filter(|_| self.rng.gen_bool(0.7))
+                    .collect();
                 if !attrs.is_empty() {
                     self.link_call(idx, |l, _| l.publish_object_class_attributes(class, &attrs))?;
                     self.nodes[idx].published.insert(class, attrs);
                 }
             }
             if self.rng.gen_bool(0.5) {
-                let attrs: Vec<AttributeHandle> = all.iter().copied().filter(|_| self.rng.gen_bool(0.6)).collect();
+                let attrs: Vec<AttributeHandle> = all
+                    .iter()
+                    .copied()
+                    .filter(|_| self.rng.gen_bool(0.6))
+                    .collect();
                 if !attrs.is_empty() {
-                    self.link_call(idx, |l, k| l.subscribe_object_class_attributes(k, class, &attrs))?;
-                    self.nodes[idx].subscribed.insert(class, attrs.into_iter().collect());
+                    self.link_call(idx, |l, k| {
+                        l.subscribe_object_class_attributes(k, class, &attrs)
+                    })?;
+                    self.nodes[idx]
+                        .subscribed
+                        .insert(class, attrs.into_iter().collect());
                 }
             }
         }
@@ -466,7 +604,10 @@ impl Sim {
                 self.nodes[idx].sub_interactions.insert(class);
             }
         }
-        if let Some(la) = self.nodes[idx].lookahead.filter(|_| !self.nodes[idx].late_regulation) {
+        if let Some(la) = self.nodes[idx]
+            .lookahead
+            .filter(|_| !self.nodes[idx].late_regulation)
+        {
             self.link_call(idx, |l, k| l.enable_time_regulation(k, la))?;
             self.nodes[idx].regulation_pending = true;
         }
@@ -519,50 +660,91 @@ impl Sim {
                     .collect();
                 let time = self.tso_time(idx);
                 if !values.is_empty() && (time.is_some() || !self.nodes[idx].regulation_on) {
-                    self.link_call(idx, |l, k| l.update_attribute_values(k, instance, values, Bytes::from_static(b"u"), time))?;
+                    self.link_call(idx, |l, k| {
+                        l.update_attribute_values(
+                            k,
+                            instance,
+                            values,
+                            Bytes::from_static(b"u"),
+                            time,
+                        )
+                    })?;
                     self.log(format!("{idx} updates {instance} at {time:?}"));
                 }
             }
             30..=44 if !self.nodes[idx].pub_interactions.is_empty() => {
-                let i = self.rng.gen_range(0..self.nodes[idx].pub_interactions.len());
+                let i = self
+                    .rng
+                    .gen_range(0..self.nodes[idx].pub_interactions.len());
                 let class = self.nodes[idx].pub_interactions[i];
-                let params = sim_fom().interaction_classes[class.index()].all_parameters.clone();
-                let values = params.iter().map(|p| (*p, Bytes::from(format!("{idx}")))).collect();
+                let params = sim_fom().interaction_classes[class.index()]
+                    .all_parameters
+                    .clone();
+                let values = params
+                    .iter()
+                    .map(|p| (*p, Bytes::from(format!("{idx}"))))
+                    .collect();
                 let time = self.tso_time(idx);
                 if time.is_some() || !self.nodes[idx].regulation_on {
-                    self.link_call(idx, |l, k| l.send_interaction(k, class, values, Bytes::from_static(b"i"), time))?;
+                    self.link_call(idx, |l, k| {
+                        l.send_interaction(k, class, values, Bytes::from_static(b"i"), time)
+                    })?;
                     self.log(format!("{idx} sends interaction {class} at {time:?}"));
                 }
             }
             45..=52 if !self.nodes[idx].published.is_empty() => {
-                let classes: Vec<ObjectClassHandle> = self.nodes[idx].published.keys().copied().collect();
+                let classes: Vec<ObjectClassHandle> =
+                    self.nodes[idx].published.keys().copied().collect();
                 let class = classes[self.rng.gen_range(0..classes.len())];
-                let instance = self.link_call(idx, |l, k| l.register_object_instance(k, class, None))?;
+                let instance =
+                    self.link_call(idx, |l, k| l.register_object_instance(k, class, None))?;
                 self.nodes[idx].owned.push((instance, class));
                 self.log(format!("{idx} registers {instance} of {class}"));
             }
             53..=55 if !self.nodes[idx].owned.is_empty() => {
                 let i = self.rng.gen_range(0..self.nodes[idx].owned.len());
                 let (instance, _) = self.nodes[idx].owned.swap_remove(i);
-                let time = if self.rng.gen_bool(0.5) { self.tso_time(idx) } else { None };
-                self.link_call(idx, |l, k| l.delete_object_instance(k, instance, Bytes::new(), time))?;
+                let time = if self.rng.gen_bool(0.5) {
+                    self.tso_time(idx)
+                } else {
+                    None
+                };
+                self.link_call(idx, |l, k| {
+                    l.delete_object_instance(k, instance, Bytes::new(), time)
+                })?;
                 self.log(format!("{idx} deletes {instance} at {time:?}"));
             }
             56..=57 if !self.nodes[idx].subscribed.is_empty() => {
-                let classes: Vec<ObjectClassHandle> = self.nodes[idx].subscribed.keys().copied().collect();
+                let classes: Vec<ObjectClassHandle> =
+                    self.nodes[idx].subscribed.keys().copied().collect();
                 let class = classes[self.rng.gen_range(0..classes.len())];
-                self.link_call(idx, |l, k| l.request_class_attribute_value_update(k, class, &[], Bytes::new()))?;
+                self.link_call(idx, |l, k| {
+                    l.request_class_attribute_value_update(k, class, &[], Bytes::new())
+                })?;
             }
-            58..=59 if idle && self.nodes[idx].regulation_on && self.nodes[idx].lookahead.is_some_and(|l| l > 0.0) => {
+            58..=59
+                if idle
+                    && self.nodes[idx].regulation_on
+                    && self.nodes[idx].lookahead.is_some_and(|l| l > 0.0) =>
+            {
                 let la = [0.5, 1.0, 2.0, 3.0][self.rng.gen_range(0..4)];
                 self.link_call(idx, |l, k| l.modify_lookahead(k, la))?;
                 self.log(format!("{idx} lookahead -> {la}"));
             }
-            60..=63 if idle && self.nodes[idx].lookahead.is_some() && !self.nodes[idx].regulation_on && !self.nodes[idx].regulation_pending => {
-                let la = self.nodes[idx].lookahead.expect("regulating federates have a lookahead");
+            60..=63
+                if idle
+                    && self.nodes[idx].lookahead.is_some()
+                    && !self.nodes[idx].regulation_on
+                    && !self.nodes[idx].regulation_pending =>
+            {
+                let la = self.nodes[idx]
+                    .lookahead
+                    .expect("regulating federates have a lookahead");
                 self.nodes[idx].regulation_pending = true;
                 self.link_call(idx, |l, k| l.enable_time_regulation(k, la))?;
-                self.log(format!("{idx} enables regulation while running, lookahead {la}"));
+                self.log(format!(
+                    "{idx} enables regulation while running, lookahead {la}"
+                ));
             }
             64 if idle && self.nodes[idx].regulation_on => {
                 self.link_call(idx, |l, k| l.disable_time_regulation(k))?;
@@ -574,19 +756,31 @@ impl Sim {
                 self.nodes[idx].constrained_on = false;
                 self.log(format!("{idx} disables constrained"));
             }
-            66..=67 if idle && self.nodes[idx].constrained_wanted && !self.nodes[idx].constrained_on && !self.nodes[idx].constrained_pending => {
+            66..=67
+                if idle
+                    && self.nodes[idx].constrained_wanted
+                    && !self.nodes[idx].constrained_on
+                    && !self.nodes[idx].constrained_pending =>
+            {
                 self.link_call(idx, |l, k| l.enable_time_constrained(k))?;
                 self.nodes[idx].constrained_pending = true;
                 self.log(format!("{idx} enables constrained while running"));
             }
-            68 if idle && self.nodes[idx].quitter && self.nodes[idx].advances_left < self.cfg.advances / 2 => {
+            68 if idle
+                && self.nodes[idx].quitter
+                && self.nodes[idx].advances_left < self.cfg.advances / 2 =>
+            {
                 self.link_call(idx, |l, k| l.resign(k, ResignAction::DeleteObjects))?;
                 self.nodes[idx].phase = Phase::Resigned;
                 self.nodes[idx].wake_at = None;
                 self.log(format!("{idx} quits early"));
                 return Ok(());
             }
-            _ if idle && self.nodes[idx].advances_left > 0 && !self.nodes[idx].regulation_pending && !self.nodes[idx].constrained_pending => {
+            _ if idle
+                && self.nodes[idx].advances_left > 0
+                && !self.nodes[idx].regulation_pending
+                && !self.nodes[idx].constrained_pending =>
+            {
                 return self.advance(idx)
             }
             _ => {}
@@ -600,7 +794,11 @@ impl Sim {
         // A late regulator may have been moved to the end by peers that finished.
         let finishing = self.nodes[idx].advances_left == 0 || lt >= t(T_END);
         let (kind, time, available) = if finishing {
-            (Kind::Tar, t(T_END).max(lt), self.available_only || self.rng.gen_bool(0.3))
+            (
+                Kind::Tar,
+                t(T_END).max(lt),
+                self.available_only || self.rng.gen_bool(0.3),
+            )
         } else {
             let step = self.rng.gen_range(0..8) as f64 * 0.5;
             let time = t(lt.as_f64() + step);
@@ -616,10 +814,16 @@ impl Sim {
         if finishing {
             self.nodes[idx].phase = Phase::Finishing;
         }
-        self.log(format!("{idx} requests {kind:?} {time} available={available}"));
+        self.log(format!(
+            "{idx} requests {kind:?} {time} available={available}"
+        ));
         match kind {
-            Kind::Tar => self.link_call(idx, |l, k| l.time_advance_request(k, time.as_f64(), available))?,
-            Kind::Ner => self.link_call(idx, |l, k| l.next_message_request(k, time.as_f64(), available))?,
+            Kind::Tar => self.link_call(idx, |l, k| {
+                l.time_advance_request(k, time.as_f64(), available)
+            })?,
+            Kind::Ner => self.link_call(idx, |l, k| {
+                l.next_message_request(k, time.as_f64(), available)
+            })?,
             Kind::Fqr => self.link_call(idx, |l, k| l.flush_queue_request(k, time.as_f64()))?,
         }
         if !finishing {
@@ -631,12 +835,16 @@ impl Sim {
     /// Drains the federate's callbacks, checking each, and reacts to them.
     fn after_step(&mut self, idx: usize) -> Result<(), SimFailure> {
         loop {
-            let Some(lrc) = self.nodes[idx].lrc.as_mut() else { return Ok(()) };
+            let Some(lrc) = self.nodes[idx].lrc.as_mut() else {
+                return Ok(());
+            };
             let stats = lrc.stats().clone();
             if stats.broken_promises > 0 || stats.out_of_order > 0 {
                 return Err(self.fail(format!("federate {idx}: {:?}", stats)));
             }
-            let Some(cb) = lrc.poll_callback() else { return Ok(()) };
+            let Some(cb) = lrc.poll_callback() else {
+                return Ok(());
+            };
             self.check_callback(idx, cb)?;
         }
     }
@@ -696,7 +904,9 @@ impl Sim {
             }
             Callback::TimeAdvanceGrant { time } => {
                 let Some((kind, req, available)) = self.nodes[idx].pending.take() else {
-                    return Err(self.fail(format!("federate {idx}: grant {time} without a request")));
+                    return Err(
+                        self.fail(format!("federate {idx}: grant {time} without a request"))
+                    );
                 };
                 self.check_not_backwards(idx, time)?;
                 let ok = match kind {
@@ -704,7 +914,9 @@ impl Sim {
                     Kind::Ner | Kind::Fqr => time <= req,
                 };
                 if !ok {
-                    return Err(self.fail(format!("federate {idx}: {kind:?}({req}) granted at {time}")));
+                    return Err(
+                        self.fail(format!("federate {idx}: {kind:?}({req}) granted at {time}"))
+                    );
                 }
                 let n = &mut self.nodes[idx];
                 n.lt = time;
@@ -724,47 +936,79 @@ impl Sim {
                     n.phase = Phase::Finished;
                 }
             }
-            Callback::ReflectAttributeValues { instance, class, values, info, .. } => {
+            Callback::ReflectAttributeValues {
+                instance,
+                class,
+                values,
+                info,
+                ..
+            } => {
                 self.count(info.received_order);
                 let n = &self.nodes[idx];
                 match n.discovered.get(&instance) {
                     Some(c) if *c == class => {}
-                    other => return Err(self.fail(format!("federate {idx}: reflect of {instance} as {class}, discovered as {other:?}"))),
+                    other => return Err(self.fail(format!(
+                        "federate {idx}: reflect of {instance} as {class}, discovered as {other:?}"
+                    ))),
                 }
                 let sub = n.subscribed.get(&class);
-                if let Some((a, _)) = values.iter().find(|(a, _)| !sub.is_some_and(|s| s.contains(a))) {
-                    return Err(self.fail(format!("federate {idx}: reflected unsubscribed attribute {a} of {class}")));
+                if let Some((a, _)) = values
+                    .iter()
+                    .find(|(a, _)| !sub.is_some_and(|s| s.contains(a)))
+                {
+                    return Err(self.fail(format!(
+                        "federate {idx}: reflected unsubscribed attribute {a} of {class}"
+                    )));
                 }
                 self.check_tso(idx, info.received_order, info.time, info.producer, info.seq)?;
             }
-            Callback::ReceiveInteraction { class, info, values, .. } => {
+            Callback::ReceiveInteraction {
+                class,
+                info,
+                values,
+                ..
+            } => {
                 self.count(info.received_order);
                 if !self.nodes[idx].sub_interactions.contains(&class) {
-                    return Err(self.fail(format!("federate {idx}: received unsubscribed interaction {class}")));
+                    return Err(self.fail(format!(
+                        "federate {idx}: received unsubscribed interaction {class}"
+                    )));
                 }
                 let params = &sim_fom().interaction_classes[class.index()].all_parameters;
                 if values.iter().any(|(p, _)| !params.contains(p)) {
-                    return Err(self.fail(format!("federate {idx}: interaction {class} carries a parameter of a subclass")));
+                    return Err(self.fail(format!(
+                        "federate {idx}: interaction {class} carries a parameter of a subclass"
+                    )));
                 }
                 self.check_tso(idx, info.received_order, info.time, info.producer, info.seq)?;
             }
             Callback::RemoveObjectInstance { instance, info, .. } => {
                 self.count(info.received_order);
                 if self.nodes[idx].discovered.remove(&instance).is_none() {
-                    return Err(self.fail(format!("federate {idx}: removal of undiscovered {instance}")));
+                    return Err(self.fail(format!(
+                        "federate {idx}: removal of undiscovered {instance}"
+                    )));
                 }
                 self.check_tso(idx, info.received_order, info.time, info.producer, info.seq)?;
             }
-            Callback::DiscoverObjectInstance { instance, class, .. } => {
+            Callback::DiscoverObjectInstance {
+                instance, class, ..
+            } => {
                 if !self.nodes[idx].subscribed.contains_key(&class) {
-                    return Err(self.fail(format!("federate {idx}: discovered {instance} as unsubscribed {class}")));
+                    return Err(self.fail(format!(
+                        "federate {idx}: discovered {instance} as unsubscribed {class}"
+                    )));
                 }
                 if self.nodes[idx].discovered.insert(instance, class).is_some() {
                     return Err(self.fail(format!("federate {idx}: {instance} discovered twice")));
                 }
             }
-            Callback::ProvideAttributeValueUpdate { instance, .. } if !self.nodes[idx].owned.iter().any(|(i, _)| *i == instance) => {
-                return Err(self.fail(format!("federate {idx}: asked to provide {instance} it does not own")));
+            Callback::ProvideAttributeValueUpdate { instance, .. }
+                if !self.nodes[idx].owned.iter().any(|(i, _)| *i == instance) =>
+            {
+                return Err(self.fail(format!(
+                    "federate {idx}: asked to provide {instance} it does not own"
+                )));
             }
             _ => {}
         }
@@ -774,14 +1018,21 @@ impl Sim {
     /// Barriers: ready once both time modes are on, done once the final grant came.
     fn check_barriers(&mut self, idx: usize) -> Result<(), SimFailure> {
         let n = &self.nodes[idx];
-        if n.phase == Phase::Setup && !n.ready_achieved && !n.regulation_pending && !n.constrained_pending && n.setup_performed {
+        if n.phase == Phase::Setup
+            && !n.ready_achieved
+            && !n.regulation_pending
+            && !n.constrained_pending
+            && n.setup_performed
+        {
             let late = n.late_join;
             self.nodes[idx].ready_achieved = true;
             if late {
                 self.nodes[idx].phase = Phase::Running;
                 self.wake(idx, 1_000, 50_000);
             } else {
-                self.link_call(idx, |l, k| l.synchronization_point_achieved(k, "ready", true))?;
+                self.link_call(idx, |l, k| {
+                    l.synchronization_point_achieved(k, "ready", true)
+                })?;
             }
         }
         let n = &self.nodes[idx];
@@ -793,7 +1044,9 @@ impl Sim {
         }
         if n.phase == Phase::Finished && n.done_announced && !n.done_achieved {
             self.nodes[idx].done_achieved = true;
-            self.link_call(idx, |l, k| l.synchronization_point_achieved(k, "done", true))?;
+            self.link_call(idx, |l, k| {
+                l.synchronization_point_achieved(k, "done", true)
+            })?;
         }
         Ok(())
     }
@@ -807,40 +1060,70 @@ impl Sim {
 
     fn check_not_backwards(&self, idx: usize, time: LogicalTime) -> Result<(), SimFailure> {
         if time < self.nodes[idx].lt {
-            return Err(self.fail(format!("federate {idx}: time moved backwards from {} to {time}", self.nodes[idx].lt)));
+            return Err(self.fail(format!(
+                "federate {idx}: time moved backwards from {} to {time}",
+                self.nodes[idx].lt
+            )));
         }
         Ok(())
     }
 
     /// The time-stamp-order guarantees for one delivered message.
-    fn check_tso(&mut self, idx: usize, order: OrderType, time: Option<LogicalTime>, producer: FederateHandle, seq: u64) -> Result<(), SimFailure> {
+    fn check_tso(
+        &mut self,
+        idx: usize,
+        order: OrderType,
+        time: Option<LogicalTime>,
+        producer: FederateHandle,
+        seq: u64,
+    ) -> Result<(), SimFailure> {
         if order != OrderType::TimeStamp {
             return Ok(());
         }
         let n = &self.nodes[idx];
-        let Some(ts) = time else { return Err(self.fail(format!("federate {idx}: TSO delivery without a time stamp"))) };
+        let Some(ts) = time else {
+            return Err(self.fail(format!("federate {idx}: TSO delivery without a time stamp")));
+        };
         if !n.constrained_on {
-            return Err(self.fail(format!("federate {idx}: TSO delivery while not constrained")));
+            return Err(self.fail(format!(
+                "federate {idx}: TSO delivery while not constrained"
+            )));
         }
         // Enabling regulation late may move a constrained federate's time forward: the
         // messages before the new time are delivered first, like an advance.
         let enabling = n.regulation_pending;
-        let Some((kind, req, _)) = n.pending.or(enabling.then_some((Kind::Tar, LogicalTime::INFINITY, true))) else {
-            return Err(self.fail(format!("federate {idx}: TSO delivery at {ts} outside a time advance")));
+        let Some((kind, req, _)) =
+            n.pending
+                .or(enabling.then_some((Kind::Tar, LogicalTime::INFINITY, true)))
+        else {
+            return Err(self.fail(format!(
+                "federate {idx}: TSO delivery at {ts} outside a time advance"
+            )));
         };
         if ts < n.floor || (n.floor_strict && ts == n.floor) {
-            return Err(self.fail(format!("federate {idx}: TSO message at {ts} is in the past (logical time {}, strict {})", n.floor, n.floor_strict)));
+            return Err(self.fail(format!(
+                "federate {idx}: TSO message at {ts} is in the past (logical time {}, strict {})",
+                n.floor, n.floor_strict
+            )));
         }
         if kind != Kind::Fqr && ts > req {
-            return Err(self.fail(format!("federate {idx}: TSO message at {ts} delivered during {kind:?}({req})")));
+            return Err(self.fail(format!(
+                "federate {idx}: TSO message at {ts} delivered during {kind:?}({req})"
+            )));
         }
         let key = (ts, producer, seq);
         if kind != Kind::Fqr {
             if n.last_key.is_some_and(|k| k >= key) {
-                return Err(self.fail(format!("federate {idx}: TSO order broken: {key:?} after {:?}", n.last_key)));
+                return Err(self.fail(format!(
+                    "federate {idx}: TSO order broken: {key:?} after {:?}",
+                    n.last_key
+                )));
             }
             if ts < n.last_tso {
-                return Err(self.fail(format!("federate {idx}: TSO time went back from {} to {ts}", n.last_tso)));
+                return Err(self.fail(format!(
+                    "federate {idx}: TSO time went back from {} to {ts}",
+                    n.last_tso
+                )));
             }
         }
         let n = &mut self.nodes[idx];
@@ -854,7 +1137,11 @@ fn short(env: &Envelope) -> String {
     let mut s = String::new();
     match &env.body {
         glidepath_core::Body::TimeStatus(st) => {
-            let _ = write!(s, "status {:?} lt {} promise {} {:?} last_tso {}", st.regulation, st.logical_time, st.promise, st.advance, st.last_tso_seq);
+            let _ = write!(
+                s,
+                "status {:?} lt {} promise {} {:?} last_tso {}",
+                st.regulation, st.logical_time, st.promise, st.advance, st.last_tso_seq
+            );
         }
         b => {
             let d = format!("{b:?}");

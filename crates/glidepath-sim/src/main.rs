@@ -14,7 +14,8 @@ fn usage() -> ExitCode {
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
-    let (mut seed, mut seeds, mut start, mut federates, mut advances, mut verbose) = (None, 1u64, 0u64, None, None, false);
+    let (mut seed, mut seeds, mut start, mut federates, mut advances, mut verbose) =
+        (None, 1u64, 0u64, None, None, false);
     while let Some(a) = args.next() {
         let mut num = |name: &str| -> Option<u64> {
             let v = args.next().and_then(|v| v.parse().ok());

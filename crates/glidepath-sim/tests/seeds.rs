@@ -7,7 +7,9 @@ use glidepath_sim::{run, SimConfig};
 
 fn env_u64(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
-        Ok(v) => v.parse().unwrap_or_else(|_| panic!("{name} must be a non-negative integer, got `{v}`")),
+        Ok(v) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} must be a non-negative integer, got `{v}`")),
         Err(_) => default,
     }
 }

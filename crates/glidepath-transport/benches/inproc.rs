@@ -17,11 +17,11 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use glidepath_core::{
-    AttributeHandle, Body, Envelope, ExecReply, ExecRequest, FederateHandle, FederationId, LogicalTime, ObjectClassHandle,
-    ObjectInstanceHandle, OrderType, Topic, TransportationType,
-};
 use glidepath_core::fom::Fom;
+use glidepath_core::{
+    AttributeHandle, Body, Envelope, ExecReply, ExecRequest, FederateHandle, FederationId,
+    LogicalTime, ObjectClassHandle, ObjectInstanceHandle, OrderType, Topic, TransportationType,
+};
 use glidepath_transport::{Endpoint, InprocEndpoint, InprocTransport};
 
 /// Counts allocations so the report can say how many one operation makes.
@@ -79,13 +79,21 @@ fn update() -> Envelope {
 fn bus(subscribers: usize) -> (InprocEndpoint, Vec<InprocEndpoint>, FederationId) {
     let transport = InprocTransport::new();
     let admin = transport.open_endpoint();
-    let reply = admin.request(ExecRequest::Create { name: "bench".into(), fom: Arc::new(Fom::default()) }).expect("request");
-    let ExecReply::Created { id } = reply else { panic!("create failed: {reply:?}") };
+    let reply = admin
+        .request(ExecRequest::Create {
+            name: "bench".into(),
+            fom: Arc::new(Fom::default()),
+        })
+        .expect("request");
+    let ExecReply::Created { id } = reply else {
+        panic!("create failed: {reply:?}")
+    };
     let publisher = transport.open_endpoint();
     let subs: Vec<InprocEndpoint> = (0..subscribers)
         .map(|_| {
             let e = transport.open_endpoint();
-            e.subscribe(id, Topic::ObjectClass(CLASS)).expect("subscribe");
+            e.subscribe(id, Topic::ObjectClass(CLASS))
+                .expect("subscribe");
             e
         })
         .collect();
@@ -93,9 +101,16 @@ fn bus(subscribers: usize) -> (InprocEndpoint, Vec<InprocEndpoint>, FederationId
 }
 
 /// Publishes `BATCH` envelopes, then empties every inbox.
-fn round(publisher: &InprocEndpoint, subs: &[InprocEndpoint], id: FederationId, template: &Envelope) -> usize {
+fn round(
+    publisher: &InprocEndpoint,
+    subs: &[InprocEndpoint],
+    id: FederationId,
+    template: &Envelope,
+) -> usize {
     for _ in 0..BATCH {
-        publisher.publish(id, Topic::ObjectClass(CLASS), black_box(template).clone()).expect("publish");
+        publisher
+            .publish(id, Topic::ObjectClass(CLASS), black_box(template).clone())
+            .expect("publish");
     }
     let mut got = 0;
     for s in subs {
@@ -130,14 +145,21 @@ fn bench_same_thread(c: &mut Criterion) {
     for n in [1usize, 4, 8] {
         g.throughput(Throughput::Elements((BATCH * n) as u64));
         let (publisher, subs, id) = bus(n);
-        g.bench_function(BenchmarkId::new("inproc_publish_receive", format!("{n}_subscribers")), |b| {
-            b.iter(|| round(&publisher, &subs, id, &template))
-        });
+        g.bench_function(
+            BenchmarkId::new("inproc_publish_receive", format!("{n}_subscribers")),
+            |b| b.iter(|| round(&publisher, &subs, id, &template)),
+        );
         // The reference: the same envelopes through raw channels, one per subscriber,
         // cloned for all but the last as the bus does.
         for (name, bounded) in [("crossbeam_bounded", true), ("crossbeam_unbounded", false)] {
             let channels: Vec<_> = (0..n)
-                .map(|_| if bounded { crossbeam_channel::bounded::<Envelope>(BATCH) } else { crossbeam_channel::unbounded() })
+                .map(|_| {
+                    if bounded {
+                        crossbeam_channel::bounded::<Envelope>(BATCH)
+                    } else {
+                        crossbeam_channel::unbounded()
+                    }
+                })
                 .collect();
             g.bench_function(BenchmarkId::new(name, format!("{n}_subscribers")), |b| {
                 b.iter(|| {
@@ -183,7 +205,9 @@ fn bench_cross_thread(c: &mut Criterion) {
                 });
                 let start = Instant::now();
                 for _ in 0..iters {
-                    publisher.publish(id, Topic::ObjectClass(CLASS), template.clone()).expect("publish");
+                    publisher
+                        .publish(id, Topic::ObjectClass(CLASS), template.clone())
+                        .expect("publish");
                 }
                 receiver.join().expect("receiver");
                 start.elapsed()

@@ -484,7 +484,12 @@ pub fn slow_subscriber_sheds_best_effort_only(transport: &dyn Transport) {
     let (_, fed) = create_federation(&*a, "slow-subscriber");
     subscribe(&*b, fed, TOPIC_B);
     for seq in 1..=best_effort {
-        publish(&*a, fed, TOPIC_B, data_sent(7, seq, TransportationType::BestEffort));
+        publish(
+            &*a,
+            fed,
+            TOPIC_B,
+            data_sent(7, seq, TransportationType::BestEffort),
+        );
     }
     for seq in best_effort + 1..=best_effort + 10 {
         publish(&*a, fed, TOPIC_B, data(7, seq));
@@ -501,10 +506,21 @@ pub fn slow_subscriber_sheds_best_effort_only(transport: &dyn Transport) {
             reliable.push(env.seq);
         }
     }
-    assert_eq!(reliable, (best_effort + 1..=best_effort + 10).collect::<Vec<_>>(), "reliable envelopes are never shed");
+    assert_eq!(
+        reliable,
+        (best_effort + 1..=best_effort + 10).collect::<Vec<_>>(),
+        "reliable envelopes are never shed"
+    );
     let shed = b.stats().best_effort_dropped;
-    assert_eq!(delivered + shed, best_effort, "every best-effort envelope is delivered or counted as shed");
-    assert!(shed <= EXTRA, "shed {shed}, more than the {EXTRA} beyond the backlog bound");
+    assert_eq!(
+        delivered + shed,
+        best_effort,
+        "every best-effort envelope is delivered or counted as shed"
+    );
+    assert!(
+        shed <= EXTRA,
+        "shed {shed}, more than the {EXTRA} beyond the backlog bound"
+    );
 }
 
 /// Contract point 6: what was published before close is delivered; afterwards every

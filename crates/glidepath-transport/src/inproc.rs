@@ -21,7 +21,10 @@ use glidepath_core::{
 };
 use parking_lot::{Mutex, RwLock};
 
-use crate::{is_best_effort, monotonic_now_ns, Endpoint, EndpointStats, Transport, TransportError, BEST_EFFORT_BACKLOG_MAX};
+use crate::{
+    is_best_effort, monotonic_now_ns, Endpoint, EndpointStats, Transport, TransportError,
+    BEST_EFFORT_BACKLOG_MAX,
+};
 
 type Route = (FederationId, Topic);
 
@@ -176,7 +179,10 @@ impl InprocEndpoint {
 
 impl Endpoint for InprocEndpoint {
     fn stats(&self) -> EndpointStats {
-        EndpointStats { best_effort_dropped: self.best_effort_dropped.load(Ordering::Relaxed), ..EndpointStats::default() }
+        EndpointStats {
+            best_effort_dropped: self.best_effort_dropped.load(Ordering::Relaxed),
+            ..EndpointStats::default()
+        }
     }
 
     fn publish(

@@ -178,8 +178,13 @@ pub const BEST_EFFORT_BACKLOG_MAX: usize = 65_536;
 pub fn is_best_effort(envelope: &Envelope) -> bool {
     matches!(
         envelope.body,
-        glidepath_core::Body::Update { transport: glidepath_core::TransportationType::BestEffort, .. }
-            | glidepath_core::Body::Interaction { transport: glidepath_core::TransportationType::BestEffort, .. }
+        glidepath_core::Body::Update {
+            transport: glidepath_core::TransportationType::BestEffort,
+            ..
+        } | glidepath_core::Body::Interaction {
+            transport: glidepath_core::TransportationType::BestEffort,
+            ..
+        }
     )
 }
 

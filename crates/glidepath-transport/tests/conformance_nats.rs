@@ -7,7 +7,9 @@
 #[macro_use]
 mod support;
 
-use glidepath_transport::nats::{serve_executive_with, NatsOptions, NatsServerProcess, NatsTestbed};
+use glidepath_transport::nats::{
+    serve_executive_with, NatsOptions, NatsServerProcess, NatsTestbed,
+};
 use glidepath_transport::{conformance, NatsTransport, Transport};
 
 /// A fresh NATS server, executive server and transport; dropped in reverse order.

@@ -14,9 +14,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use glidepath_core::{
-    FederateHandle, FederationId,
-};
+use glidepath_core::{FederateHandle, FederationId};
 use glidepath_transport::nats::{
     replay, serve_executive_with, BundleConfig, ChainConfig, Compression, ExecutiveServer,
     FederationKey, JetStreamOptions, NatsOptions, NatsServerProcess, Persistence,

@@ -9,9 +9,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use glidepath_core::{
-    Envelope, ExecReply, ExecRequest,
-};
+use glidepath_core::{Envelope, ExecReply, ExecRequest};
 use glidepath_transport::nats::subject::{topic_subject, EXEC_SUBJECT};
 use glidepath_transport::nats::{NatsServerProcess, NatsTestbed};
 use glidepath_transport::{Endpoint, NatsEndpoint, NatsTransport};

@@ -29,7 +29,13 @@ fn slow_subscriber(
     count: u64,
     batch: u64,
     pause: Duration,
-) -> (glidepath_transport::EndpointStats, glidepath_transport::EndpointStats, usize, u64, u64) {
+) -> (
+    glidepath_transport::EndpointStats,
+    glidepath_transport::EndpointStats,
+    usize,
+    u64,
+    u64,
+) {
     let bed = NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
     let sending = NatsTransport::connect_with(&bed.url(), options.clone()).unwrap();
     let receiving = NatsTransport::connect_with(&bed.url(), options).unwrap();
@@ -56,7 +62,9 @@ fn slow_subscriber(
     let publisher = thread::spawn(move || {
         let sender = sender2;
         for seq in 1..=count {
-            sender.publish(fed, TOPIC, envelope_with(9, seq, payload.clone())).unwrap();
+            sender
+                .publish(fed, TOPIC, envelope_with(9, seq, payload.clone()))
+                .unwrap();
             published2.store(seq, Ordering::Relaxed);
         }
         let (unacked, waits) = (sender.unacknowledged_max(), sender.credit_waits());
@@ -71,7 +79,11 @@ fn slow_subscriber(
             .inbox()
             .recv_timeout(left)
             .unwrap_or_else(|e| panic!("waiting for seq {seq} of {count}: {e}; receiver {:?}; sender published {} unacked max {} waits {} {:?}", receiver.stats(), published.load(Ordering::Relaxed), sender.unacknowledged_max(), sender.credit_waits(), sender.stats()));
-        assert_eq!((env.sender, env.seq), (FederateHandle(9), seq), "out of order or duplicated");
+        assert_eq!(
+            (env.sender, env.seq),
+            (FederateHandle(9), seq),
+            "out of order or duplicated"
+        );
         if seq % batch == 0 {
             thread::sleep(pause);
         }
@@ -80,8 +92,17 @@ fn slow_subscriber(
     done.store(true, Ordering::Relaxed);
     watcher.join().unwrap();
     // Nothing more arrives: no duplicate slipped through after the last one.
-    assert!(receiver.inbox().recv_timeout(Duration::from_millis(300)).is_err());
-    (sent, receiver.stats(), longest.load(Ordering::Relaxed), unacked, waits)
+    assert!(receiver
+        .inbox()
+        .recv_timeout(Duration::from_millis(300))
+        .is_err());
+    (
+        sent,
+        receiver.stats(),
+        longest.load(Ordering::Relaxed),
+        unacked,
+        waits,
+    )
 }
 
 #[test]
@@ -97,13 +118,22 @@ fn a_slow_subscriber_slows_its_publisher_and_loses_nothing() {
     assert_eq!(sent.receivers_given_up, 0, "{sent:?}");
     // The sender never had more than a window unacknowledged, and the receiver's inbox
     // stayed within its bound plus what one window lets through.
-    assert!(unacked <= window, "unacknowledged {unacked} > window {window}");
-    assert!(waits > 0, "the publisher never waited for credit: the test proves nothing");
+    assert!(
+        unacked <= window,
+        "unacknowledged {unacked} > window {window}"
+    );
+    assert!(
+        waits > 0,
+        "the publisher never waited for credit: the test proves nothing"
+    );
     assert!(
         longest <= RELIABLE_BACKLOG_MAX + options.window_envelopes,
         "inbox reached {longest} (bound {RELIABLE_BACKLOG_MAX} + window {window})"
     );
-    assert!(longest >= RELIABLE_BACKLOG_MAX / 2, "the receiver was never behind ({longest}): the test proves nothing");
+    assert!(
+        longest >= RELIABLE_BACKLOG_MAX / 2,
+        "the receiver was never behind ({longest}): the test proves nothing"
+    );
 }
 
 #[test]
@@ -111,10 +141,17 @@ fn what_the_client_drops_is_retransmitted_exactly_once_in_order() {
     // A client channel of 1,024 messages against a window of 4,096: whenever the
     // reader stops (its inbox full: the receiver pauses a second every 50,000), the
     // client drops what does not fit, and only retransmission can fill the gaps.
-    let options = NatsOptions { subscription_capacity: 1024, window_envelopes: 4096, ..NatsOptions::default() };
+    let options = NatsOptions {
+        subscription_capacity: 1024,
+        window_envelopes: 4096,
+        ..NatsOptions::default()
+    };
     let (sent, received, _, _, _) =
         slow_subscriber(options, 200_000, 50_000, Duration::from_secs(1));
-    assert!(received.slow_consumer_events > 0, "the client never dropped anything: the test proves nothing; {received:?}");
+    assert!(
+        received.slow_consumer_events > 0,
+        "the client never dropped anything: the test proves nothing; {received:?}"
+    );
     assert!(sent.retransmitted > 0, "{sent:?}");
     assert_eq!(received.lost_envelopes, 0, "{received:?}");
 }

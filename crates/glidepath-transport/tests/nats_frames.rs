@@ -11,9 +11,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use glidepath_codec::{unbundle, EncoderChain};
-use glidepath_core::{
-    Body, Envelope, ExecRequest, FederationId, Topic,
-};
+use glidepath_core::{Body, Envelope, ExecRequest, FederationId, Topic};
 use glidepath_transport::nats::subject::topic_subject;
 use glidepath_transport::nats::{
     serve_executive_with, BundleConfig, ChainConfig, Compression, FederationKey, MessagingOptions,
@@ -73,8 +71,6 @@ fn create(endpoint: &dyn Endpoint, name: &str) -> Result<FederationId, Transport
 fn expect(endpoint: &NatsEndpoint, sender: u32, seq: u64) -> Envelope {
     expect_within(endpoint, sender, seq, TIMEOUT)
 }
-
-
 
 #[test]
 fn a_wrong_key_cannot_join_and_a_keyless_publisher_cannot_inject() {

@@ -17,10 +17,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bytes::{Bytes, BytesMut};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glidepath_core::{
-    Advance, AttributeHandle, Body, Envelope, FederateHandle, InteractionClassHandle, LogicalTime, LogicalTimeInterval,
-    ObjectClassHandle, ObjectInstanceHandle, OrderType, ParameterHandle, Regulation, TimeStatus, TransportationType,
+    Advance, AttributeHandle, Body, Envelope, FederateHandle, InteractionClassHandle, LogicalTime,
+    LogicalTimeInterval, ObjectClassHandle, ObjectInstanceHandle, OrderType, ParameterHandle,
+    Regulation, TimeStatus, TransportationType,
 };
-use glidepath_wire::{decode_envelope, decode_envelope_bytes, decode_header, encode_envelope, encode_envelope_into, encoded_len};
+use glidepath_wire::{
+    decode_envelope, decode_envelope_bytes, decode_header, encode_envelope, encode_envelope_into,
+    encoded_len,
+};
 
 /// Counts allocations so the report can say how many one operation makes.
 struct Counting;
@@ -60,8 +64,9 @@ fn allocations_per_call(mut f: impl FnMut()) -> f64 {
 
 /// A time-stamped attribute update: `attributes` values of `payload` bytes each.
 fn update(attributes: u32, payload: usize) -> Envelope {
-    let values: Vec<(AttributeHandle, Bytes)> =
-        (0..attributes).map(|a| (AttributeHandle(10 + a), Bytes::from(vec![0x5a; payload]))).collect();
+    let values: Vec<(AttributeHandle, Bytes)> = (0..attributes)
+        .map(|a| (AttributeHandle(10 + a), Bytes::from(vec![0x5a; payload])))
+        .collect();
     Envelope {
         sender: FederateHandle(3),
         seq: 123_456,
@@ -80,8 +85,9 @@ fn update(attributes: u32, payload: usize) -> Envelope {
 
 /// A receive-order interaction with four small parameters and a tag.
 fn interaction() -> Envelope {
-    let values: Vec<(ParameterHandle, Bytes)> =
-        (0..4).map(|p| (ParameterHandle(20 + p), Bytes::from(vec![0x33; 16]))).collect();
+    let values: Vec<(ParameterHandle, Bytes)> = (0..4)
+        .map(|p| (ParameterHandle(20 + p), Bytes::from(vec![0x33; 16])))
+        .collect();
     Envelope {
         sender: FederateHandle(7),
         seq: 99,
@@ -113,9 +119,16 @@ fn time_status(peers: u32) -> Envelope {
             lookahead: LogicalTimeInterval::new(1.0).expect("finite"),
             delivered_up_to: t(100.0),
             promise: t(101.0),
-            advance: Advance::Ner { time: t(110.0), next: t(105.0), available: false },
+            advance: Advance::Ner {
+                time: t(110.0),
+                next: t(105.0),
+                available: false,
+            },
             last_tso_seq: 4_990,
-            seen: (2..peers + 2).map(|f| (FederateHandle(f), 4_000 + u64::from(f))).collect::<Vec<_>>().into(),
+            seen: (2..peers + 2)
+                .map(|f| (FederateHandle(f), 4_000 + u64::from(f)))
+                .collect::<Vec<_>>()
+                .into(),
             resigned: false,
         }),
     }
@@ -164,18 +177,26 @@ fn bench(c: &mut Criterion) {
     for (name, env) in cases() {
         let len = encoded_len(&env);
         g.throughput(Throughput::Bytes(len as u64));
-        g.bench_with_input(BenchmarkId::new("encode_envelope", name), &env, |b, env| b.iter(|| encode_envelope(black_box(env))));
-        let mut buf = BytesMut::with_capacity(64 * 1024);
-        g.bench_with_input(BenchmarkId::new("encode_envelope_into", name), &env, |b, env| {
-            b.iter(|| {
-                buf.clear();
-                encode_envelope_into(black_box(env), &mut buf);
-                black_box(buf.len())
-            })
+        g.bench_with_input(BenchmarkId::new("encode_envelope", name), &env, |b, env| {
+            b.iter(|| encode_envelope(black_box(env)))
         });
+        let mut buf = BytesMut::with_capacity(64 * 1024);
+        g.bench_with_input(
+            BenchmarkId::new("encode_envelope_into", name),
+            &env,
+            |b, env| {
+                b.iter(|| {
+                    buf.clear();
+                    encode_envelope_into(black_box(env), &mut buf);
+                    black_box(buf.len())
+                })
+            },
+        );
         if matches!(name, "update_1x100B" | "time_status_32") {
             // The size pass alone: `encode_envelope` runs it before writing.
-            g.bench_with_input(BenchmarkId::new("encoded_len", name), &env, |b, env| b.iter(|| encoded_len(black_box(env))));
+            g.bench_with_input(BenchmarkId::new("encoded_len", name), &env, |b, env| {
+                b.iter(|| encoded_len(black_box(env)))
+            });
         }
     }
     g.finish();
@@ -184,18 +205,24 @@ fn bench(c: &mut Criterion) {
     for (name, env) in cases() {
         let bytes = encode_envelope(&env);
         g.throughput(Throughput::Bytes(bytes.len() as u64));
-        g.bench_with_input(BenchmarkId::new("decode_envelope_bytes", name), &bytes, |b, bytes| {
-            b.iter(|| decode_envelope_bytes(black_box(bytes.clone())).expect("valid"))
-        });
+        g.bench_with_input(
+            BenchmarkId::new("decode_envelope_bytes", name),
+            &bytes,
+            |b, bytes| b.iter(|| decode_envelope_bytes(black_box(bytes.clone())).expect("valid")),
+        );
         if name == "update_1x100B" {
             // With the input copied once into a fresh buffer first (borrowed input).
-            g.bench_with_input(BenchmarkId::new("decode_envelope", name), &bytes, |b, bytes| {
-                b.iter(|| decode_envelope(black_box(&bytes[..])).expect("valid"))
-            });
+            g.bench_with_input(
+                BenchmarkId::new("decode_envelope", name),
+                &bytes,
+                |b, bytes| b.iter(|| decode_envelope(black_box(&bytes[..])).expect("valid")),
+            );
             // What a transport reads to check `seq` before a full decode.
-            g.bench_with_input(BenchmarkId::new("decode_header", name), &bytes, |b, bytes| {
-                b.iter(|| decode_header(black_box(&bytes[..])).expect("valid"))
-            });
+            g.bench_with_input(
+                BenchmarkId::new("decode_header", name),
+                &bytes,
+                |b, bytes| b.iter(|| decode_header(black_box(&bytes[..])).expect("valid")),
+            );
         }
     }
     g.finish();
@@ -205,7 +232,9 @@ fn bench(c: &mut Criterion) {
     let env = update(1, 100);
     let mut g = c.benchmark_group("envelope_clone");
     g.throughput(Throughput::Elements(1));
-    g.bench_function("clone/update_1x100B", |b| b.iter(|| black_box(&env).clone()));
+    g.bench_function("clone/update_1x100B", |b| {
+        b.iter(|| black_box(&env).clone())
+    });
     g.finish();
 }
 

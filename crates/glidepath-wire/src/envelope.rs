@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use glidepath_core::{
-    Advance, AttributeHandle, Body, Envelope, FederateHandle, InteractionClassHandle, LogicalTime, LogicalTimeInterval, Notification,
-    ObjectClassHandle, ObjectInstanceHandle, OrderType, ParameterHandle, Regulation, TimeStatus, TransportationType,
+    Advance, AttributeHandle, Body, Envelope, FederateHandle, InteractionClassHandle, LogicalTime,
+    LogicalTimeInterval, Notification, ObjectClassHandle, ObjectInstanceHandle, OrderType,
+    ParameterHandle, Regulation, TimeStatus, TransportationType,
 };
 
 use crate::varint::{self, VarintError};
@@ -67,8 +68,12 @@ impl BodyKind {
             Body::TimeStatus(_) => BodyKind::TimeStatus,
             Body::Exec(Notification::FederateJoined { .. }) => BodyKind::FederateJoined,
             Body::Exec(Notification::FederateResigned { .. }) => BodyKind::FederateResigned,
-            Body::Exec(Notification::AnnounceSynchronizationPoint { .. }) => BodyKind::AnnounceSynchronizationPoint,
-            Body::Exec(Notification::FederationSynchronized { .. }) => BodyKind::FederationSynchronized,
+            Body::Exec(Notification::AnnounceSynchronizationPoint { .. }) => {
+                BodyKind::AnnounceSynchronizationPoint
+            }
+            Body::Exec(Notification::FederationSynchronized { .. }) => {
+                BodyKind::FederationSynchronized
+            }
         }
     }
 
@@ -221,12 +226,24 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
     s.varint(e.seq);
     s.varint(e.publish_time_ns);
     match &e.body {
-        Body::Register { instance, class, name } => {
+        Body::Register {
+            instance,
+            class,
+            name,
+        } => {
             s.varint(instance.0);
             s.varint(u64::from(class.0));
             s.bytes(name.as_bytes());
         }
-        Body::Update { instance, class, values, tag, order, transport, time } => {
+        Body::Update {
+            instance,
+            class,
+            values,
+            tag,
+            order,
+            transport,
+            time,
+        } => {
             s.varint(instance.0);
             s.varint(u64::from(class.0));
             s.u8(order_tag(*order));
@@ -235,7 +252,14 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
             s.bytes(tag);
             write_values(s, values, |h: AttributeHandle| h.0);
         }
-        Body::Interaction { class, values, tag, order, transport, time } => {
+        Body::Interaction {
+            class,
+            values,
+            tag,
+            order,
+            transport,
+            time,
+        } => {
             s.varint(u64::from(class.0));
             s.u8(order_tag(*order));
             s.u8(transport_tag(*transport));
@@ -243,14 +267,25 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
             s.bytes(tag);
             write_values(s, values, |h: ParameterHandle| h.0);
         }
-        Body::Delete { instance, class, tag, order, time } => {
+        Body::Delete {
+            instance,
+            class,
+            tag,
+            order,
+            time,
+        } => {
             s.varint(instance.0);
             s.varint(u64::from(class.0));
             s.u8(order_tag(*order));
             write_opt_time(s, *time);
             s.bytes(tag);
         }
-        Body::RequestUpdate { instance, class, attributes, tag } => {
+        Body::RequestUpdate {
+            instance,
+            class,
+            attributes,
+            tag,
+        } => {
             match instance {
                 None => s.u8(0),
                 Some(i) => {
@@ -280,7 +315,11 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
                     s.f64_le(time.as_f64());
                     s.u8(u8::from(available));
                 }
-                Advance::Ner { time, next, available } => {
+                Advance::Ner {
+                    time,
+                    next,
+                    available,
+                } => {
                     s.u8(2);
                     s.f64_le(time.as_f64());
                     s.f64_le(next.as_f64());
@@ -295,7 +334,11 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
             }
             s.u8(u8::from(t.resigned));
         }
-        Body::Exec(Notification::FederateJoined { federate, name, federate_type }) => {
+        Body::Exec(Notification::FederateJoined {
+            federate,
+            name,
+            federate_type,
+        }) => {
             s.varint(u64::from(federate.0));
             s.bytes(name.as_bytes());
             s.bytes(federate_type.as_bytes());
@@ -303,12 +346,20 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
         Body::Exec(Notification::FederateResigned { federate }) => {
             s.varint(u64::from(federate.0));
         }
-        Body::Exec(Notification::AnnounceSynchronizationPoint { label, tag, targets }) => {
+        Body::Exec(Notification::AnnounceSynchronizationPoint {
+            label,
+            tag,
+            targets,
+        }) => {
             s.bytes(label.as_bytes());
             s.bytes(tag);
             write_federates(s, targets);
         }
-        Body::Exec(Notification::FederationSynchronized { label, failed, targets }) => {
+        Body::Exec(Notification::FederationSynchronized {
+            label,
+            failed,
+            targets,
+        }) => {
             s.bytes(label.as_bytes());
             write_federates(s, failed);
             write_federates(s, targets);
@@ -360,7 +411,10 @@ impl<'a> Reader<'a> {
 
     fn take(&mut self, n: usize, field: &'static str) -> Res<&'a [u8]> {
         if n > self.remaining() {
-            return Err(WireError::Truncated { offset: self.pos, field });
+            return Err(WireError::Truncated {
+                offset: self.pos,
+                field,
+            });
         }
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
@@ -374,7 +428,10 @@ impl<'a> Reader<'a> {
                 self.pos += 1;
                 Ok(b)
             }
-            None => Err(WireError::Truncated { offset: self.pos, field }),
+            None => Err(WireError::Truncated {
+                offset: self.pos,
+                field,
+            }),
         }
     }
 
@@ -385,7 +442,11 @@ impl<'a> Reader<'a> {
         if value < count {
             Ok(value)
         } else {
-            Err(WireError::InvalidTag { offset, field, value })
+            Err(WireError::InvalidTag {
+                offset,
+                field,
+                value,
+            })
         }
     }
 
@@ -437,7 +498,12 @@ impl<'a> Reader<'a> {
         let n = self.varint(field)?;
         let remaining = self.remaining();
         if n > (remaining / min_element_len) as u64 {
-            return Err(WireError::LengthBeyondInput { offset, field, length: n, remaining });
+            return Err(WireError::LengthBeyondInput {
+                offset,
+                field,
+                length: n,
+                remaining,
+            });
         }
         Ok(n as usize)
     }
@@ -506,15 +572,25 @@ impl<'a> Reader<'a> {
         }
         let version = self.u8("version")?;
         if version != VERSION {
-            return Err(WireError::UnsupportedVersion { version: u64::from(version), supported: u64::from(VERSION) });
+            return Err(WireError::UnsupportedVersion {
+                version: u64::from(version),
+                supported: u64::from(VERSION),
+            });
         }
         let kind_byte = self.u8("kind")?;
-        let kind = BodyKind::from_byte(kind_byte).ok_or(WireError::UnknownKind { kind: kind_byte })?;
+        let kind =
+            BodyKind::from_byte(kind_byte).ok_or(WireError::UnknownKind { kind: kind_byte })?;
         debug_assert_eq!(self.pos, FIXED_HEADER_LEN);
         let sender = self.federate("sender")?;
         let seq = self.varint("seq")?;
         let publish_time_ns = self.varint("publish_time_ns")?;
-        Ok(EnvelopeHeader { kind, sender, seq, publish_time_ns, body_offset: self.pos })
+        Ok(EnvelopeHeader {
+            kind,
+            sender,
+            seq,
+            publish_time_ns,
+            body_offset: self.pos,
+        })
     }
 }
 
@@ -525,7 +601,12 @@ pub fn decode_header(bytes: &[u8]) -> Result<EnvelopeHeader, WireError> {
 }
 
 /// Handles and payloads, sliced out of `src` without copying.
-fn values<H>(r: &mut Reader<'_>, src: &Bytes, field: &'static str, handle: fn(u32) -> H) -> Res<Arc<[(H, Bytes)]>> {
+fn values<H>(
+    r: &mut Reader<'_>,
+    src: &Bytes,
+    field: &'static str,
+    handle: fn(u32) -> H,
+) -> Res<Arc<[(H, Bytes)]>> {
     // Each value takes at least a one-byte handle and a one-byte length.
     let n = r.count(2, field)?;
     let mut v = Vec::with_capacity(n);
@@ -552,7 +633,15 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
             let time = r.opt_time()?;
             let tag = src.slice(r.bytes_range("tag")?);
             let values = values(r, src, "attribute values", AttributeHandle)?;
-            Body::Update { instance, class, values, tag, order, transport, time }
+            Body::Update {
+                instance,
+                class,
+                values,
+                tag,
+                order,
+                transport,
+                time,
+            }
         }
         BodyKind::Interaction => {
             let class = InteractionClassHandle(r.varint_u32("interaction class")?);
@@ -561,7 +650,14 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
             let time = r.opt_time()?;
             let tag = src.slice(r.bytes_range("tag")?);
             let values = values(r, src, "parameter values", ParameterHandle)?;
-            Body::Interaction { class, values, tag, order, transport, time }
+            Body::Interaction {
+                class,
+                values,
+                tag,
+                order,
+                transport,
+                time,
+            }
         }
         BodyKind::Delete => {
             let instance = ObjectInstanceHandle(r.varint("instance")?);
@@ -569,10 +665,20 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
             let order = r.order()?;
             let time = r.opt_time()?;
             let tag = src.slice(r.bytes_range("tag")?);
-            Body::Delete { instance, class, tag, order, time }
+            Body::Delete {
+                instance,
+                class,
+                tag,
+                order,
+                time,
+            }
         }
         BodyKind::RequestUpdate => {
-            let instance = if r.bool("instance presence")? { Some(ObjectInstanceHandle(r.varint("instance")?)) } else { None };
+            let instance = if r.bool("instance presence")? {
+                Some(ObjectInstanceHandle(r.varint("instance")?))
+            } else {
+                None
+            };
             let class = ObjectClassHandle(r.varint_u32("object class")?);
             let n = r.count(1, "attributes")?;
             let mut attributes = Vec::with_capacity(n);
@@ -580,7 +686,12 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
                 attributes.push(AttributeHandle(r.varint_u32("attributes")?));
             }
             let tag = src.slice(r.bytes_range("tag")?);
-            Body::RequestUpdate { instance, class, attributes: attributes.into(), tag }
+            Body::RequestUpdate {
+                instance,
+                class,
+                attributes: attributes.into(),
+                tag,
+            }
         }
         BodyKind::TimeStatus => {
             let regulation = match r.tag(3, "regulation")? {
@@ -596,8 +707,15 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
             let promise = r.time("promise")?;
             let advance = match r.tag(3, "advance")? {
                 0 => Advance::Idle,
-                1 => Advance::Tar { time: r.time("advance time")?, available: r.bool("advance available")? },
-                _ => Advance::Ner { time: r.time("advance time")?, next: r.time("advance next")?, available: r.bool("advance available")? },
+                1 => Advance::Tar {
+                    time: r.time("advance time")?,
+                    available: r.bool("advance available")?,
+                },
+                _ => Advance::Ner {
+                    time: r.time("advance time")?,
+                    next: r.time("advance next")?,
+                    available: r.bool("advance available")?,
+                },
             };
             let last_tso_seq = r.varint("last_tso_seq")?;
             // Each entry takes at least a one-byte federate and a one-byte seq.
@@ -626,12 +744,16 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
             name: r.str("federate name")?.to_owned(),
             federate_type: r.str("federate type")?.to_owned(),
         }),
-        BodyKind::FederateResigned => Body::Exec(Notification::FederateResigned { federate: r.federate("federate")? }),
-        BodyKind::AnnounceSynchronizationPoint => Body::Exec(Notification::AnnounceSynchronizationPoint {
-            label: r.str("label")?.to_owned(),
-            tag: src.slice(r.bytes_range("tag")?),
-            targets: r.federates("targets")?.into(),
+        BodyKind::FederateResigned => Body::Exec(Notification::FederateResigned {
+            federate: r.federate("federate")?,
         }),
+        BodyKind::AnnounceSynchronizationPoint => {
+            Body::Exec(Notification::AnnounceSynchronizationPoint {
+                label: r.str("label")?.to_owned(),
+                tag: src.slice(r.bytes_range("tag")?),
+                targets: r.federates("targets")?.into(),
+            })
+        }
         BodyKind::FederationSynchronized => Body::Exec(Notification::FederationSynchronized {
             label: r.str("label")?.to_owned(),
             failed: r.federates("failed")?,
@@ -646,13 +768,24 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
 /// Every byte is validated; malformed input of any kind is an error, never a panic,
 /// and nothing is allocated beyond a small multiple of the input's length.
 pub fn decode_envelope_bytes(bytes: Bytes) -> Result<Envelope, WireError> {
-    let mut r = Reader { buf: &bytes, pos: 0 };
+    let mut r = Reader {
+        buf: &bytes,
+        pos: 0,
+    };
     let h = r.header()?;
     let body = body(&mut r, &bytes, h.kind)?;
     if r.remaining() != 0 {
-        return Err(WireError::TrailingBytes { offset: r.pos, count: r.remaining() });
+        return Err(WireError::TrailingBytes {
+            offset: r.pos,
+            count: r.remaining(),
+        });
     }
-    Ok(Envelope { sender: h.sender, seq: h.seq, publish_time_ns: h.publish_time_ns, body })
+    Ok(Envelope {
+        sender: h.sender,
+        seq: h.seq,
+        publish_time_ns: h.publish_time_ns,
+        body,
+    })
 }
 
 /// Decodes an envelope from borrowed bytes; any malformed input is an error, never a panic.

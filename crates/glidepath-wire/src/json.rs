@@ -43,7 +43,9 @@ struct VersionOnly {
 }
 
 fn json_error(e: serde_json::Error) -> WireError {
-    WireError::Json { message: e.to_string() }
+    WireError::Json {
+        message: e.to_string(),
+    }
 }
 
 fn check_version(bytes: &[u8]) -> Result<(), WireError> {
@@ -51,7 +53,10 @@ fn check_version(bytes: &[u8]) -> Result<(), WireError> {
     if v.version == JSON_VERSION {
         Ok(())
     } else {
-        Err(WireError::UnsupportedVersion { version: v.version, supported: JSON_VERSION })
+        Err(WireError::UnsupportedVersion {
+            version: v.version,
+            supported: JSON_VERSION,
+        })
     }
 }
 
@@ -63,7 +68,10 @@ fn to_vec(value: &impl Serialize) -> Vec<u8> {
 
 /// Encodes a request to the executive (JSON).
 pub fn encode_request(request: &ExecRequest) -> Vec<u8> {
-    to_vec(&RequestOut { version: JSON_VERSION, request })
+    to_vec(&RequestOut {
+        version: JSON_VERSION,
+        request,
+    })
 }
 
 /// Decodes a request to the executive; malformed JSON or an unknown version is an error.
@@ -75,7 +83,10 @@ pub fn decode_request(bytes: &[u8]) -> Result<ExecRequest, WireError> {
 
 /// Encodes the executive's reply (JSON).
 pub fn encode_reply(reply: &ExecReply) -> Vec<u8> {
-    to_vec(&ReplyOut { version: JSON_VERSION, reply })
+    to_vec(&ReplyOut {
+        version: JSON_VERSION,
+        reply,
+    })
 }
 
 /// Decodes the executive's reply; malformed JSON or an unknown version is an error.

@@ -21,8 +21,8 @@ pub mod subject;
 mod varint;
 
 pub use envelope::{
-    decode_envelope, decode_envelope_bytes, decode_header, encode_envelope, encode_envelope_into, encoded_len, BodyKind, EnvelopeHeader,
-    MAGIC, VERSION,
+    decode_envelope, decode_envelope_bytes, decode_header, encode_envelope, encode_envelope_into,
+    encoded_len, BodyKind, EnvelopeHeader, MAGIC, VERSION,
 };
 pub use json::{decode_reply, decode_request, encode_reply, encode_request, JSON_VERSION};
 

@@ -7,7 +7,9 @@
 //! subscriptions is lost, while one subscription keeps the server's per-connection
 //! order — the per-sender FIFO across topics that time management needs.
 
-use glidepath_core::{FederateHandle, FederationId, InteractionClassHandle, ObjectClassHandle, Topic};
+use glidepath_core::{
+    FederateHandle, FederationId, InteractionClassHandle, ObjectClassHandle, Topic,
+};
 
 /// The executive's request/reply subject (JSON requests, see [`crate::encode_request`]).
 pub const EXEC_SUBJECT: &str = "glidepath.exec";
@@ -39,7 +41,9 @@ pub fn topic_subject(federation: FederationId, topic: Topic) -> String {
 
 /// A decimal number in canonical form: digits only, no sign, no leading zero.
 fn number<T: std::str::FromStr>(token: &str) -> Option<T> {
-    let canonical = !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) && (token == "0" || !token.starts_with('0'));
+    let canonical = !token.is_empty()
+        && token.bytes().all(|b| b.is_ascii_digit())
+        && (token == "0" || !token.starts_with('0'));
     if canonical {
         token.parse().ok()
     } else {
@@ -74,12 +78,24 @@ mod tests {
         let f = FederationId(7);
         assert_eq!(federation_prefix(f), "glidepath.7.");
         assert_eq!(federation_wildcard(f), "glidepath.7.>");
-        assert_eq!(topic_subject(f, Topic::ObjectClass(ObjectClassHandle(3))), "glidepath.7.o.3");
-        assert_eq!(topic_subject(f, Topic::InteractionClass(InteractionClassHandle(2))), "glidepath.7.i.2");
+        assert_eq!(
+            topic_subject(f, Topic::ObjectClass(ObjectClassHandle(3))),
+            "glidepath.7.o.3"
+        );
+        assert_eq!(
+            topic_subject(f, Topic::InteractionClass(InteractionClassHandle(2))),
+            "glidepath.7.i.2"
+        );
         assert_eq!(topic_subject(f, Topic::Time), "glidepath.7.time");
         assert_eq!(topic_subject(f, Topic::Federation), "glidepath.7.fed");
-        assert_eq!(topic_subject(f, Topic::Federate(FederateHandle(4))), "glidepath.7.d.4");
-        assert_eq!(topic_subject(f, Topic::Federate(FederateHandle::EXECUTIVE)), "glidepath.7.d.4294967295");
+        assert_eq!(
+            topic_subject(f, Topic::Federate(FederateHandle(4))),
+            "glidepath.7.d.4"
+        );
+        assert_eq!(
+            topic_subject(f, Topic::Federate(FederateHandle::EXECUTIVE)),
+            "glidepath.7.d.4294967295"
+        );
     }
 
     #[test]

@@ -8,7 +8,8 @@ use std::collections::HashSet;
 use bytes::{Bytes, BytesMut};
 use glidepath_core::Body;
 use glidepath_wire::{
-    decode_envelope, decode_envelope_bytes, decode_header, encode_envelope, encode_envelope_into, encoded_len, BodyKind, MAGIC, VERSION,
+    decode_envelope, decode_envelope_bytes, decode_header, encode_envelope, encode_envelope_into,
+    encoded_len, BodyKind, MAGIC, VERSION,
 };
 use proptest::prelude::*;
 
@@ -23,7 +24,10 @@ fn every_body_kind_round_trips() {
         assert_eq!(decode_envelope_bytes(bytes.clone()).as_ref(), Ok(&e));
 
         let h = decode_header(&bytes).unwrap();
-        assert_eq!((h.kind, h.sender, h.seq, h.publish_time_ns), (BodyKind::of(&e.body), e.sender, e.seq, e.publish_time_ns));
+        assert_eq!(
+            (h.kind, h.sender, h.seq, h.publish_time_ns),
+            (BodyKind::of(&e.body), e.sender, e.seq, e.publish_time_ns)
+        );
         assert_eq!(h.kind as u8, bytes[2]);
         assert_eq!(BodyKind::from_byte(bytes[2]), Some(h.kind));
         kinds.insert(h.kind);
@@ -46,10 +50,16 @@ fn negative_zero_and_infinities_keep_their_bits() {
 
 #[test]
 fn decode_envelope_bytes_is_zero_copy() {
-    let e = common::samples().into_iter().find(|e| matches!(e.body, Body::Update { .. })).unwrap();
+    let e = common::samples()
+        .into_iter()
+        .find(|e| matches!(e.body, Body::Update { .. }))
+        .unwrap();
     let bytes = encode_envelope(&e);
     let range = bytes.as_ptr_range();
-    let Body::Update { values, tag, .. } = decode_envelope_bytes(bytes.clone()).unwrap().body else { unreachable!() };
+    let Body::Update { values, tag, .. } = decode_envelope_bytes(bytes.clone()).unwrap().body
+    else {
+        unreachable!()
+    };
     for (_, v) in values.iter().filter(|(_, v)| !v.is_empty()) {
         assert!(range.contains(&v.as_ptr()), "value was copied");
     }

@@ -6,17 +6,22 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use glidepath_core::{
-    AttributeHandle, Body, Envelope, ExecReply, ExecRequest, FederateHandle, FederationError, FederationId, LogicalTime, ObjectClassHandle,
-    ObjectInstanceHandle, OrderType, TransportationType,
+    AttributeHandle, Body, Envelope, ExecReply, ExecRequest, FederateHandle, FederationError,
+    FederationId, LogicalTime, ObjectClassHandle, ObjectInstanceHandle, OrderType,
+    TransportationType,
 };
-use glidepath_wire::{decode_envelope, decode_reply, decode_request, encode_envelope, encode_reply, encode_request};
+use glidepath_wire::{
+    decode_envelope, decode_reply, decode_request, encode_envelope, encode_reply, encode_request,
+};
 
 /// The worked example of `docs/wire-format.md`, one space between bytes.
 const GOLDEN_UPDATE_HEX: &str = "47 01 02 02 05 d2 85 d8 cc 04 07 03 01 00 01 00 00 00 00 00 00 25 40 01 74 02 04 02 68 69 ac 02 01 01";
 
 const GOLDEN_JOIN_JSON: &str = r#"{"version":1,"request":{"Join":{"federation":1,"federate_name":"radar","federate_type":"Sensor"}}}"#;
-const GOLDEN_REGISTERED_JSON: &str = r#"{"version":1,"reply":{"Registered":{"instance":1,"name":"HLAobject1"}}}"#;
-const GOLDEN_ERROR_JSON: &str = r#"{"version":1,"reply":{"FederationError":{"FederateNameAlreadyInUse":"radar"}}}"#;
+const GOLDEN_REGISTERED_JSON: &str =
+    r#"{"version":1,"reply":{"Registered":{"instance":1,"name":"HLAobject1"}}}"#;
+const GOLDEN_ERROR_JSON: &str =
+    r#"{"version":1,"reply":{"FederationError":{"FederateNameAlreadyInUse":"radar"}}}"#;
 
 fn golden_update() -> Envelope {
     Envelope {
@@ -26,7 +31,10 @@ fn golden_update() -> Envelope {
         body: Body::Update {
             instance: ObjectInstanceHandle(7),
             class: ObjectClassHandle(3),
-            values: Arc::from(vec![(AttributeHandle(4), Bytes::from_static(b"hi")), (AttributeHandle(300), Bytes::from_static(&[0x01]))]),
+            values: Arc::from(vec![
+                (AttributeHandle(4), Bytes::from_static(b"hi")),
+                (AttributeHandle(300), Bytes::from_static(&[0x01])),
+            ]),
             tag: Bytes::from_static(b"t"),
             order: OrderType::TimeStamp,
             transport: TransportationType::Reliable,
@@ -36,7 +44,11 @@ fn golden_update() -> Envelope {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ")
+    bytes
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn spec() -> String {
@@ -54,18 +66,35 @@ fn update_envelope_bytes_are_pinned() {
 
 #[test]
 fn management_plane_json_is_pinned() {
-    let join = ExecRequest::Join { federation: FederationId(1), federate_name: Some("radar".into()), federate_type: "Sensor".into() };
-    assert_eq!(String::from_utf8(encode_request(&join)).unwrap(), GOLDEN_JOIN_JSON);
+    let join = ExecRequest::Join {
+        federation: FederationId(1),
+        federate_name: Some("radar".into()),
+        federate_type: "Sensor".into(),
+    };
+    assert_eq!(
+        String::from_utf8(encode_request(&join)).unwrap(),
+        GOLDEN_JOIN_JSON
+    );
     assert!(matches!(
         decode_request(GOLDEN_JOIN_JSON.as_bytes()),
         Ok(ExecRequest::Join { federation: FederationId(1), federate_name: Some(n), federate_type: t }) if n == "radar" && t == "Sensor"
     ));
 
-    let registered = ExecReply::Registered { instance: ObjectInstanceHandle(1), name: "HLAobject1".into() };
-    assert_eq!(String::from_utf8(encode_reply(&registered)).unwrap(), GOLDEN_REGISTERED_JSON);
+    let registered = ExecReply::Registered {
+        instance: ObjectInstanceHandle(1),
+        name: "HLAobject1".into(),
+    };
+    assert_eq!(
+        String::from_utf8(encode_reply(&registered)).unwrap(),
+        GOLDEN_REGISTERED_JSON
+    );
 
-    let error = ExecReply::FederationError(FederationError::FederateNameAlreadyInUse("radar".into()));
-    assert_eq!(String::from_utf8(encode_reply(&error)).unwrap(), GOLDEN_ERROR_JSON);
+    let error =
+        ExecReply::FederationError(FederationError::FederateNameAlreadyInUse("radar".into()));
+    assert_eq!(
+        String::from_utf8(encode_reply(&error)).unwrap(),
+        GOLDEN_ERROR_JSON
+    );
     assert!(matches!(
         decode_reply(GOLDEN_ERROR_JSON.as_bytes()),
         Ok(ExecReply::FederationError(FederationError::FederateNameAlreadyInUse(n))) if n == "radar"
@@ -81,6 +110,9 @@ fn the_specification_shows_the_pinned_examples() {
         ("the Registered reply", GOLDEN_REGISTERED_JSON),
         ("the error reply", GOLDEN_ERROR_JSON),
     ] {
-        assert!(spec.contains(text), "docs/wire-format.md must show {what} exactly:\n{text}");
+        assert!(
+            spec.contains(text),
+            "docs/wire-format.md must show {what} exactly:\n{text}"
+        );
     }
 }

@@ -6,7 +6,10 @@ mod common;
 
 use bytes::Bytes;
 use glidepath_core::{Body, Envelope};
-use glidepath_wire::{decode_envelope, decode_envelope_bytes, decode_header, encode_envelope, WireError, MAGIC, VERSION};
+use glidepath_wire::{
+    decode_envelope, decode_envelope_bytes, decode_header, encode_envelope, WireError, MAGIC,
+    VERSION,
+};
 use proptest::prelude::*;
 
 /// Decodes both ways; they must agree, and an accepted input must re-encode to itself.
@@ -15,7 +18,11 @@ fn check(input: &[u8]) -> Result<Envelope, WireError> {
     let b = decode_envelope_bytes(Bytes::copy_from_slice(input));
     assert_eq!(a, b);
     if let Ok(e) = &a {
-        assert_eq!(&encode_envelope(e)[..], input, "accepted a non-canonical encoding of {e:?}");
+        assert_eq!(
+            &encode_envelope(e)[..],
+            input,
+            "accepted a non-canonical encoding of {e:?}"
+        );
         assert!(decode_header(input).is_ok());
     }
     a
@@ -49,7 +56,10 @@ fn every_bit_flip_is_handled() {
 #[test]
 fn every_byte_value_at_every_position_is_handled() {
     // Smaller samples only: this is 256 decodes per byte.
-    for e in common::samples().into_iter().filter(|e| encode_envelope(e).len() < 200) {
+    for e in common::samples()
+        .into_iter()
+        .filter(|e| encode_envelope(e).len() < 200)
+    {
         let bytes = encode_envelope(&e).to_vec();
         for i in 0..bytes.len() {
             for v in 0..=255u8 {
@@ -67,7 +77,13 @@ fn appended_bytes_are_trailing() {
         let mut bytes = encode_envelope(&e).to_vec();
         let len = bytes.len();
         bytes.push(0);
-        assert_eq!(check(&bytes), Err(WireError::TrailingBytes { offset: len, count: 1 }));
+        assert_eq!(
+            check(&bytes),
+            Err(WireError::TrailingBytes {
+                offset: len,
+                count: 1
+            })
+        );
     }
 }
 
@@ -78,23 +94,77 @@ fn header(kind: u8) -> Vec<u8> {
 
 #[test]
 fn each_error_is_reported() {
-    assert_eq!(check(&[]), Err(WireError::Truncated { offset: 0, field: "magic" }));
+    assert_eq!(
+        check(&[]),
+        Err(WireError::Truncated {
+            offset: 0,
+            field: "magic"
+        })
+    );
     assert_eq!(check(&[0x48, 1]), Err(WireError::BadMagic { found: 0x48 }));
-    assert_eq!(check(&[MAGIC]), Err(WireError::Truncated { offset: 1, field: "version" }));
-    assert_eq!(check(&[MAGIC, 2, 0x02]), Err(WireError::UnsupportedVersion { version: 2, supported: 1 }));
-    assert_eq!(check(&[MAGIC, 0, 0x02]), Err(WireError::UnsupportedVersion { version: 0, supported: 1 }));
-    assert_eq!(check(&[MAGIC, VERSION, 0x07]), Err(WireError::UnknownKind { kind: 0x07 }));
-    assert_eq!(check(&[MAGIC, VERSION, 0x00]), Err(WireError::UnknownKind { kind: 0x00 }));
+    assert_eq!(
+        check(&[MAGIC]),
+        Err(WireError::Truncated {
+            offset: 1,
+            field: "version"
+        })
+    );
+    assert_eq!(
+        check(&[MAGIC, 2, 0x02]),
+        Err(WireError::UnsupportedVersion {
+            version: 2,
+            supported: 1
+        })
+    );
+    assert_eq!(
+        check(&[MAGIC, 0, 0x02]),
+        Err(WireError::UnsupportedVersion {
+            version: 0,
+            supported: 1
+        })
+    );
+    assert_eq!(
+        check(&[MAGIC, VERSION, 0x07]),
+        Err(WireError::UnknownKind { kind: 0x07 })
+    );
+    assert_eq!(
+        check(&[MAGIC, VERSION, 0x00]),
+        Err(WireError::UnknownKind { kind: 0x00 })
+    );
     // Sender 2^32 does not fit a federate handle.
-    assert_eq!(check(&[MAGIC, VERSION, 0x11, 0x80, 0x80, 0x80, 0x80, 0x10]), Err(WireError::VarintOverflow { offset: 3, field: "sender" }));
+    assert_eq!(
+        check(&[MAGIC, VERSION, 0x11, 0x80, 0x80, 0x80, 0x80, 0x10]),
+        Err(WireError::VarintOverflow {
+            offset: 3,
+            field: "sender"
+        })
+    );
     // Seq of eleven bytes.
     let mut b = vec![MAGIC, VERSION, 0x11, 1];
     b.extend_from_slice(&[0xff; 11]);
-    assert_eq!(check(&b), Err(WireError::VarintOverflow { offset: 4, field: "seq" }));
+    assert_eq!(
+        check(&b),
+        Err(WireError::VarintOverflow {
+            offset: 4,
+            field: "seq"
+        })
+    );
     // Seq 1 written in two bytes.
-    assert_eq!(check(&[MAGIC, VERSION, 0x11, 1, 0x81, 0x00]), Err(WireError::NonCanonicalVarint { offset: 4, field: "seq" }));
+    assert_eq!(
+        check(&[MAGIC, VERSION, 0x11, 1, 0x81, 0x00]),
+        Err(WireError::NonCanonicalVarint {
+            offset: 4,
+            field: "seq"
+        })
+    );
     // Publish time cut short.
-    assert_eq!(check(&[MAGIC, VERSION, 0x11, 1, 1, 0x80]), Err(WireError::Truncated { offset: 5, field: "publish_time_ns" }));
+    assert_eq!(
+        check(&[MAGIC, VERSION, 0x11, 1, 1, 0x80]),
+        Err(WireError::Truncated {
+            offset: 5,
+            field: "publish_time_ns"
+        })
+    );
 
     // FederateResigned with federate 5 is valid; the same with a trailing byte is not.
     let mut ok = header(0x11);
@@ -104,42 +174,92 @@ fn each_error_is_reported() {
     // Update: instance 1, class 1, order 2 (undefined).
     let mut b = header(0x02);
     b.extend_from_slice(&[1, 1, 2]);
-    assert_eq!(check(&b), Err(WireError::InvalidTag { offset: 8, field: "order", value: 2 }));
+    assert_eq!(
+        check(&b),
+        Err(WireError::InvalidTag {
+            offset: 8,
+            field: "order",
+            value: 2
+        })
+    );
     // Update with a NaN time.
     let mut b = header(0x02);
     b.extend_from_slice(&[1, 1, 1, 0, 1]);
     b.extend_from_slice(&f64::NAN.to_le_bytes());
-    assert_eq!(check(&b), Err(WireError::InvalidTime { offset: 11, field: "time" }));
+    assert_eq!(
+        check(&b),
+        Err(WireError::InvalidTime {
+            offset: 11,
+            field: "time"
+        })
+    );
     // Update with a tag longer than the input.
     let mut b = header(0x02);
     b.extend_from_slice(&[1, 1, 0, 0, 0, 5, b'a']);
-    assert_eq!(check(&b), Err(WireError::LengthBeyondInput { offset: 11, field: "tag", length: 5, remaining: 1 }));
+    assert_eq!(
+        check(&b),
+        Err(WireError::LengthBeyondInput {
+            offset: 11,
+            field: "tag",
+            length: 5,
+            remaining: 1
+        })
+    );
     // Update claiming 2^63 values: refused before allocating anything.
     let mut b = header(0x02);
     b.extend_from_slice(&[1, 1, 0, 0, 0, 0]);
     b.extend_from_slice(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]);
-    assert!(matches!(check(&b), Err(WireError::LengthBeyondInput { field: "attribute values", length: 0x8000_0000_0000_0000, .. })));
+    assert!(matches!(
+        check(&b),
+        Err(WireError::LengthBeyondInput {
+            field: "attribute values",
+            length: 0x8000_0000_0000_0000,
+            ..
+        })
+    ));
     // Register with a name that is not UTF-8.
     let mut b = header(0x01);
     b.extend_from_slice(&[1, 1, 2, 0xc3, 0x28]);
-    assert_eq!(check(&b), Err(WireError::InvalidUtf8 { offset: 9, field: "instance name" }));
+    assert_eq!(
+        check(&b),
+        Err(WireError::InvalidUtf8 {
+            offset: 9,
+            field: "instance name"
+        })
+    );
     // TimeStatus with a negative lookahead.
     let mut b = header(0x06);
     b.extend_from_slice(&[2, 1]);
     b.extend_from_slice(&1.0f64.to_le_bytes());
     b.push(0);
     b.extend_from_slice(&(-1.0f64).to_le_bytes());
-    assert_eq!(check(&b), Err(WireError::InvalidTime { offset: 17, field: "lookahead" }));
+    assert_eq!(
+        check(&b),
+        Err(WireError::InvalidTime {
+            offset: 17,
+            field: "lookahead"
+        })
+    );
     // A boolean that is neither 0 nor 1.
     let mut b = header(0x06);
     b.extend_from_slice(&[2, 2]);
-    assert_eq!(check(&b), Err(WireError::InvalidTag { offset: 7, field: "constrained", value: 2 }));
+    assert_eq!(
+        check(&b),
+        Err(WireError::InvalidTag {
+            offset: 7,
+            field: "constrained",
+            value: 2
+        })
+    );
 }
 
 #[test]
 fn errors_name_the_problem() {
     let e = check(&[MAGIC, 9]).unwrap_err();
-    assert_eq!(e.to_string(), "unsupported wire format version 9; this build speaks version 1");
+    assert_eq!(
+        e.to_string(),
+        "unsupported wire format version 9; this build speaks version 1"
+    );
     let e = check(&[MAGIC, VERSION, 0x02, 1]).unwrap_err();
     assert_eq!(e.to_string(), "input ends inside seq (starting at byte 4)");
 }

@@ -10,15 +10,18 @@ use std::sync::Arc;
 use bytes::Bytes;
 use glidepath_core::fom::Fom;
 use glidepath_core::{
-    AttributeHandle, ExecReply, ExecRequest, FederateHandle, FederateInfo, FederationError, FederationId, InstanceInfo,
-    InteractionClassHandle, LogicalTime, LogicalTimeInterval, ObjectClassHandle, ObjectError, ObjectInstanceHandle, ParameterHandle,
-    ResignAction,
+    AttributeHandle, ExecReply, ExecRequest, FederateHandle, FederateInfo, FederationError,
+    FederationId, InstanceInfo, InteractionClassHandle, LogicalTime, LogicalTimeInterval,
+    ObjectClassHandle, ObjectError, ObjectInstanceHandle, ParameterHandle, ResignAction,
 };
 use glidepath_wire::{decode_reply, decode_request, encode_reply, encode_request, WireError};
 use proptest::prelude::*;
 
 fn fom() -> Arc<Fom> {
-    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../foms/air-traffic.xml"));
+    let path = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../foms/air-traffic.xml"
+    ));
     Arc::new(Fom::load_files(&[path]).expect("the air-traffic FOM loads"))
 }
 
@@ -67,18 +70,57 @@ fn requests() -> Vec<ExecRequest> {
     let f = FederationId(3);
     let me = FederateHandle(2);
     let mut v = vec![
-        ExecRequest::Create { name: "ATC".into(), fom: fom() },
+        ExecRequest::Create {
+            name: "ATC".into(),
+            fom: fom(),
+        },
         ExecRequest::Destroy { name: "ATC".into() },
-        ExecRequest::Lookup { name: "ATC \"quoted\" ✈".into() },
-        ExecRequest::Join { federation: f, federate_name: Some("radar".into()), federate_type: "Sensor".into() },
-        ExecRequest::Join { federation: f, federate_name: None, federate_type: String::new() },
+        ExecRequest::Lookup {
+            name: "ATC \"quoted\" ✈".into(),
+        },
+        ExecRequest::Join {
+            federation: f,
+            federate_name: Some("radar".into()),
+            federate_type: "Sensor".into(),
+        },
+        ExecRequest::Join {
+            federation: f,
+            federate_name: None,
+            federate_type: String::new(),
+        },
         ExecRequest::ListFederates { federation: f },
-        ExecRequest::ReserveName { federation: f, federate: me, name: "KLM123".into() },
-        ExecRequest::ReleaseName { federation: f, federate: me, name: "KLM123".into() },
-        ExecRequest::RegisterInstance { federation: f, federate: me, class: ObjectClassHandle(1), name: Some("KLM123".into()) },
-        ExecRequest::RegisterInstance { federation: f, federate: me, class: ObjectClassHandle(1), name: None },
-        ExecRequest::DeleteInstance { federation: f, federate: me, instance: ObjectInstanceHandle(u64::from(u32::MAX) + 1) },
-        ExecRequest::ListInstances { federation: f, federate: me, classes: vec![ObjectClassHandle(1), ObjectClassHandle(2)] },
+        ExecRequest::ReserveName {
+            federation: f,
+            federate: me,
+            name: "KLM123".into(),
+        },
+        ExecRequest::ReleaseName {
+            federation: f,
+            federate: me,
+            name: "KLM123".into(),
+        },
+        ExecRequest::RegisterInstance {
+            federation: f,
+            federate: me,
+            class: ObjectClassHandle(1),
+            name: Some("KLM123".into()),
+        },
+        ExecRequest::RegisterInstance {
+            federation: f,
+            federate: me,
+            class: ObjectClassHandle(1),
+            name: None,
+        },
+        ExecRequest::DeleteInstance {
+            federation: f,
+            federate: me,
+            instance: ObjectInstanceHandle(u64::from(u32::MAX) + 1),
+        },
+        ExecRequest::ListInstances {
+            federation: f,
+            federate: me,
+            classes: vec![ObjectClassHandle(1), ObjectClassHandle(2)],
+        },
         ExecRequest::RegisterSyncPoint {
             federation: f,
             federate: me,
@@ -93,9 +135,20 @@ fn requests() -> Vec<ExecRequest> {
             tag: Bytes::new(),
             set: Some(vec![FederateHandle(1), FederateHandle::EXECUTIVE]),
         },
-        ExecRequest::AchieveSyncPoint { federation: f, federate: me, label: "Ready".into(), success: false },
-        ExecRequest::EnableRegulation { federation: f, federate: me },
-        ExecRequest::DisableRegulation { federation: f, federate: me },
+        ExecRequest::AchieveSyncPoint {
+            federation: f,
+            federate: me,
+            label: "Ready".into(),
+            success: false,
+        },
+        ExecRequest::EnableRegulation {
+            federation: f,
+            federate: me,
+        },
+        ExecRequest::DisableRegulation {
+            federation: f,
+            federate: me,
+        },
     ];
     for action in [
         ResignAction::UnconditionallyDivestAttributes,
@@ -105,7 +158,11 @@ fn requests() -> Vec<ExecRequest> {
         ResignAction::CancelThenDeleteThenDivest,
         ResignAction::NoAction,
     ] {
-        v.push(ExecRequest::Resign { federation: f, federate: me, action });
+        v.push(ExecRequest::Resign {
+            federation: f,
+            federate: me,
+            action,
+        });
     }
     v
 }
@@ -114,7 +171,10 @@ fn federation_errors() -> Vec<FederationError> {
     vec![
         FederationError::FederationExecutionAlreadyExists("ATC".into()),
         FederationError::FederationExecutionDoesNotExist("ATC".into()),
-        FederationError::FederatesCurrentlyJoined { name: "ATC".into(), count: 3 },
+        FederationError::FederatesCurrentlyJoined {
+            name: "ATC".into(),
+            count: 3,
+        },
         FederationError::FederateNameAlreadyInUse("radar".into()),
         FederationError::FederateNotExecutionMember,
         FederationError::FederateAlreadyExecutionMember,
@@ -130,7 +190,10 @@ fn object_errors() -> Vec<ObjectError> {
     vec![
         ObjectError::ObjectClassNotDefined(ObjectClassHandle(9)),
         ObjectError::ObjectClassNotPublished(ObjectClassHandle(9)),
-        ObjectError::AttributeNotDefined { class: ObjectClassHandle(1), attribute: AttributeHandle(7) },
+        ObjectError::AttributeNotDefined {
+            class: ObjectClassHandle(1),
+            attribute: AttributeHandle(7),
+        },
         ObjectError::AttributeNotOwned(AttributeHandle(7)),
         ObjectError::ObjectInstanceNotKnown(ObjectInstanceHandle(5)),
         ObjectError::DeletePrivilegeNotHeld(ObjectInstanceHandle(5)),
@@ -139,10 +202,22 @@ fn object_errors() -> Vec<ObjectError> {
         ObjectError::IllegalName("HLAx".into()),
         ObjectError::InteractionClassNotDefined(InteractionClassHandle(4)),
         ObjectError::InteractionClassNotPublished(InteractionClassHandle(4)),
-        ObjectError::InteractionParameterNotDefined { class: InteractionClassHandle(4), parameter: ParameterHandle(2) },
-        ObjectError::InvalidLogicalTime { time: t(1.25), earliest: t(2.0) },
-        ObjectError::InvalidLogicalTime { time: LogicalTime::NEG_INFINITY, earliest: LogicalTime::INFINITY },
-        ObjectError::InvalidLogicalTime { time: t(-0.0), earliest: t(f64::MIN_POSITIVE / 4.0) },
+        ObjectError::InteractionParameterNotDefined {
+            class: InteractionClassHandle(4),
+            parameter: ParameterHandle(2),
+        },
+        ObjectError::InvalidLogicalTime {
+            time: t(1.25),
+            earliest: t(2.0),
+        },
+        ObjectError::InvalidLogicalTime {
+            time: LogicalTime::NEG_INFINITY,
+            earliest: LogicalTime::INFINITY,
+        },
+        ObjectError::InvalidLogicalTime {
+            time: t(-0.0),
+            earliest: t(f64::MIN_POSITIVE / 4.0),
+        },
         ObjectError::Federation(FederationError::FederateNotExecutionMember),
     ]
 }
@@ -150,8 +225,16 @@ fn object_errors() -> Vec<ObjectError> {
 fn replies() -> Vec<ExecReply> {
     let fom = fom();
     let members = vec![
-        FederateInfo { handle: FederateHandle(1), name: "tower".into(), federate_type: "ATC".into() },
-        FederateInfo { handle: FederateHandle(2), name: "radar".into(), federate_type: "Sensor".into() },
+        FederateInfo {
+            handle: FederateHandle(1),
+            name: "tower".into(),
+            federate_type: "ATC".into(),
+        },
+        FederateInfo {
+            handle: FederateHandle(2),
+            name: "radar".into(),
+            federate_type: "Sensor".into(),
+        },
     ];
     let instances = vec![
         InstanceInfo {
@@ -160,26 +243,66 @@ fn replies() -> Vec<ExecReply> {
             name: "KLM1".into(),
             owner: Some(FederateHandle(1)),
         },
-        InstanceInfo { instance: ObjectInstanceHandle(2), class: ObjectClassHandle(2), name: "HLAobject2".into(), owner: None },
+        InstanceInfo {
+            instance: ObjectInstanceHandle(2),
+            class: ObjectClassHandle(2),
+            name: "HLAobject2".into(),
+            owner: None,
+        },
     ];
     let mut v = vec![
         ExecReply::Ok,
-        ExecReply::Created { id: FederationId(u64::from(u32::MAX) * 4) },
-        ExecReply::Found { id: FederationId(1), fom: fom.clone() },
-        ExecReply::Joined { federate: FederateHandle(2), fom, members: members.clone(), regulators: vec![FederateHandle(1)] },
-        ExecReply::Resigned { delete: instances.clone() },
+        ExecReply::Created {
+            id: FederationId(u64::from(u32::MAX) * 4),
+        },
+        ExecReply::Found {
+            id: FederationId(1),
+            fom: fom.clone(),
+        },
+        ExecReply::Joined {
+            federate: FederateHandle(2),
+            fom,
+            members: members.clone(),
+            regulators: vec![FederateHandle(1)],
+        },
+        ExecReply::Resigned {
+            delete: instances.clone(),
+        },
         ExecReply::Resigned { delete: Vec::new() },
         ExecReply::Federates(members),
-        ExecReply::NameReserved { name: "KLM1".into(), success: true },
-        ExecReply::NameReserved { name: "KLM1".into(), success: false },
-        ExecReply::Registered { instance: ObjectInstanceHandle(1), name: "HLAobject1".into() },
+        ExecReply::NameReserved {
+            name: "KLM1".into(),
+            success: true,
+        },
+        ExecReply::NameReserved {
+            name: "KLM1".into(),
+            success: false,
+        },
+        ExecReply::Registered {
+            instance: ObjectInstanceHandle(1),
+            name: "HLAobject1".into(),
+        },
         ExecReply::Instances(instances),
-        ExecReply::SyncPointRegistered { label: "Ready".into(), result: Ok(()) },
-        ExecReply::SyncPointRegistered { label: "Ready".into(), result: Err("label already in use".into()) },
-        ExecReply::RegulationEnabling { ack_from: vec![FederateHandle(1), FederateHandle(3)] },
-        ExecReply::RegulationEnabling { ack_from: Vec::new() },
+        ExecReply::SyncPointRegistered {
+            label: "Ready".into(),
+            result: Ok(()),
+        },
+        ExecReply::SyncPointRegistered {
+            label: "Ready".into(),
+            result: Err("label already in use".into()),
+        },
+        ExecReply::RegulationEnabling {
+            ack_from: vec![FederateHandle(1), FederateHandle(3)],
+        },
+        ExecReply::RegulationEnabling {
+            ack_from: Vec::new(),
+        },
     ];
-    v.extend(federation_errors().into_iter().map(ExecReply::FederationError));
+    v.extend(
+        federation_errors()
+            .into_iter()
+            .map(ExecReply::FederationError),
+    );
     v.extend(object_errors().into_iter().map(ExecReply::ObjectError));
     v
 }
@@ -198,7 +321,9 @@ fn every_request_round_trips() {
         let back = decode_request(&bytes).unwrap_or_else(|e| panic!("{r:?}: {e}"));
         assert_eq!(request_name(&back), request_name(&r));
         assert_eq!(tree(&encode_request(&back)), tree(&bytes), "{r:?}");
-        if let (ExecRequest::Create { fom: a, .. }, ExecRequest::Create { fom: b, .. }) = (&r, &back) {
+        if let (ExecRequest::Create { fom: a, .. }, ExecRequest::Create { fom: b, .. }) =
+            (&r, &back)
+        {
             assert_eq!(a, b, "the whole merged FOM survives");
         }
     }
@@ -219,8 +344,14 @@ fn every_reply_round_trips_errors_included() {
                 assert_eq!(a, b);
                 // Times keep their bits (negative zero, subnormals, infinities).
                 if let (
-                    ObjectError::InvalidLogicalTime { time: t1, earliest: e1 },
-                    ObjectError::InvalidLogicalTime { time: t2, earliest: e2 },
+                    ObjectError::InvalidLogicalTime {
+                        time: t1,
+                        earliest: e1,
+                    },
+                    ObjectError::InvalidLogicalTime {
+                        time: t2,
+                        earliest: e2,
+                    },
                 ) = (a, b)
                 {
                     assert_eq!(t1.as_f64().to_bits(), t2.as_f64().to_bits());
@@ -235,7 +366,10 @@ fn every_reply_round_trips_errors_included() {
             }
             (ExecReply::Federates(a), ExecReply::Federates(b)) => assert_eq!(a, b),
             (ExecReply::Instances(a), ExecReply::Instances(b)) => assert_eq!(a, b),
-            (ExecReply::SyncPointRegistered { result: a, .. }, ExecReply::SyncPointRegistered { result: b, .. }) => assert_eq!(a, b),
+            (
+                ExecReply::SyncPointRegistered { result: a, .. },
+                ExecReply::SyncPointRegistered { result: b, .. },
+            ) => assert_eq!(a, b),
             _ => assert_eq!(reply_name(&r), reply_name(&back)),
         }
     }
@@ -244,25 +378,45 @@ fn every_reply_round_trips_errors_included() {
 
 #[test]
 fn infinite_times_are_strings_in_json() {
-    let r = ExecReply::ObjectError(ObjectError::InvalidLogicalTime { time: LogicalTime::NEG_INFINITY, earliest: LogicalTime::INFINITY });
+    let r = ExecReply::ObjectError(ObjectError::InvalidLogicalTime {
+        time: LogicalTime::NEG_INFINITY,
+        earliest: LogicalTime::INFINITY,
+    });
     let text = String::from_utf8(encode_reply(&r)).unwrap();
-    assert!(text.contains(r#""time":"-Infinity","earliest":"Infinity""#), "{text}");
+    assert!(
+        text.contains(r#""time":"-Infinity","earliest":"Infinity""#),
+        "{text}"
+    );
 }
 
 #[test]
 fn bad_times_are_refused() {
     for bad in [r#""NaN""#, r#""inf""#, "null", "true", r#"[1]"#] {
-        let text = format!(r#"{{"version":1,"reply":{{"ObjectError":{{"InvalidLogicalTime":{{"time":{bad},"earliest":1}}}}}}}}"#);
-        assert!(matches!(decode_reply(text.as_bytes()), Err(WireError::Json { .. })), "{text}");
+        let text = format!(
+            r#"{{"version":1,"reply":{{"ObjectError":{{"InvalidLogicalTime":{{"time":{bad},"earliest":1}}}}}}}}"#
+        );
+        assert!(
+            matches!(decode_reply(text.as_bytes()), Err(WireError::Json { .. })),
+            "{text}"
+        );
     }
     // Integers are accepted as times.
-    let text = r#"{"version":1,"reply":{"ObjectError":{"InvalidLogicalTime":{"time":3,"earliest":-4}}}}"#;
-    assert!(matches!(decode_reply(text.as_bytes()), Ok(ExecReply::ObjectError(ObjectError::InvalidLogicalTime { .. }))));
+    let text =
+        r#"{"version":1,"reply":{"ObjectError":{"InvalidLogicalTime":{"time":3,"earliest":-4}}}}"#;
+    assert!(matches!(
+        decode_reply(text.as_bytes()),
+        Ok(ExecReply::ObjectError(
+            ObjectError::InvalidLogicalTime { .. }
+        ))
+    ));
 }
 
 #[test]
 fn intervals_are_checked_on_decode() {
-    assert_eq!(serde_json::to_string(&LogicalTimeInterval::new(0.5).unwrap()).unwrap(), "0.5");
+    assert_eq!(
+        serde_json::to_string(&LogicalTimeInterval::new(0.5).unwrap()).unwrap(),
+        "0.5"
+    );
     assert!(serde_json::from_str::<LogicalTimeInterval>("0.5").is_ok());
     assert!(serde_json::from_str::<LogicalTimeInterval>("0").is_ok());
     assert!(serde_json::from_str::<LogicalTimeInterval>("-1.0").is_err());
@@ -273,8 +427,20 @@ fn intervals_are_checked_on_decode() {
 #[test]
 fn versions_and_malformed_messages_are_refused() {
     let join = r#"{"request":{"Join":{"federation":1,"federate_name":null,"federate_type":"x"}},"version":2}"#;
-    assert_eq!(decode_request(join.as_bytes()).unwrap_err(), WireError::UnsupportedVersion { version: 2, supported: 1 });
-    assert_eq!(decode_reply(br#"{"version":7,"reply":"Ok"}"#).unwrap_err(), WireError::UnsupportedVersion { version: 7, supported: 1 });
+    assert_eq!(
+        decode_request(join.as_bytes()).unwrap_err(),
+        WireError::UnsupportedVersion {
+            version: 2,
+            supported: 1
+        }
+    );
+    assert_eq!(
+        decode_reply(br#"{"version":7,"reply":"Ok"}"#).unwrap_err(),
+        WireError::UnsupportedVersion {
+            version: 7,
+            supported: 1
+        }
+    );
     for bad in [
         &br#"{"request":"ListFederates"}"#[..],
         br#"{"version":1}"#,
@@ -294,8 +460,17 @@ fn versions_and_malformed_messages_are_refused() {
     // Optional members may be left out, and unknown members are ignored (room for
     // additive changes without a version bump).
     let text = br#"{"version":1,"request":{"Join":{"federation":1,"federate_type":"x","priority":3}},"trace":"abc"}"#;
-    assert!(matches!(decode_request(text), Ok(ExecRequest::Join { federate_name: None, .. })));
-    assert!(matches!(decode_reply(br#"{"version":1,"reply":"Ok"}"#), Ok(ExecReply::Ok)));
+    assert!(matches!(
+        decode_request(text),
+        Ok(ExecRequest::Join {
+            federate_name: None,
+            ..
+        })
+    ));
+    assert!(matches!(
+        decode_reply(br#"{"version":1,"reply":"Ok"}"#),
+        Ok(ExecReply::Ok)
+    ));
 }
 
 #[test]

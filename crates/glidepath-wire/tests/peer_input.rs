@@ -10,8 +10,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use common::arb_envelope;
 use glidepath_core::{
-    AttributeHandle, Envelope, ExecReply, ExecRequest, Executive, FederationId, InteractionClassHandle, Link, LocalRti,
-    ObjectClassHandle, ResignAction, RtiError, Topic,
+    AttributeHandle, Envelope, ExecReply, ExecRequest, Executive, FederationId,
+    InteractionClassHandle, Link, LocalRti, ObjectClassHandle, ResignAction, RtiError, Topic,
 };
 use glidepath_sim::sim_fom;
 use proptest::prelude::*;
@@ -42,18 +42,24 @@ impl Link for Loopback {
 /// regulating, constrained, waiting in a next message request.
 fn victim() -> (LocalRti, Loopback) {
     let mut link = Loopback::default();
-    link.exec.handle(ExecRequest::Create { name: "f".into(), fom: Arc::new(sim_fom()) });
+    link.exec.handle(ExecRequest::Create {
+        name: "f".into(),
+        fom: Arc::new(sim_fom()),
+    });
     let mut f = LocalRti::join(&mut link, "f", Some("victim"), "test").unwrap();
     let fom = f.fom().clone();
     for c in &fom.object_classes {
-        f.subscribe_object_class_attributes(&mut link, c.handle, &c.all_attributes).unwrap();
-        f.publish_object_class_attributes(c.handle, &c.all_attributes).unwrap();
+        f.subscribe_object_class_attributes(&mut link, c.handle, &c.all_attributes)
+            .unwrap();
+        f.publish_object_class_attributes(c.handle, &c.all_attributes)
+            .unwrap();
     }
     for c in &fom.interaction_classes {
         f.subscribe_interaction_class(&mut link, c.handle).unwrap();
         f.publish_interaction_class(c.handle).unwrap();
     }
-    f.register_object_instance(&mut link, ObjectClassHandle(1), None).unwrap();
+    f.register_object_instance(&mut link, ObjectClassHandle(1), None)
+        .unwrap();
     f.enable_time_regulation(&mut link, 1.0).unwrap();
     f.enable_time_constrained(&mut link).unwrap();
     f.next_message_request(&mut link, 5.0, false).unwrap();
@@ -62,8 +68,15 @@ fn victim() -> (LocalRti, Loopback) {
 
 fn still_works(f: &mut LocalRti, link: &mut Loopback) {
     while f.poll_callback().is_some() {}
-    f.send_interaction(link, InteractionClassHandle(3), vec![], Bytes::new(), None).unwrap();
-    let _ = f.update_attribute_values(link, glidepath_core::ObjectInstanceHandle(1), vec![(AttributeHandle(2), Bytes::from_static(b"x"))], Bytes::new(), None);
+    f.send_interaction(link, InteractionClassHandle(3), vec![], Bytes::new(), None)
+        .unwrap();
+    let _ = f.update_attribute_values(
+        link,
+        glidepath_core::ObjectInstanceHandle(1),
+        vec![(AttributeHandle(2), Bytes::from_static(b"x"))],
+        Bytes::new(),
+        None,
+    );
     f.resign(link, ResignAction::DeleteObjects).unwrap();
 }
 

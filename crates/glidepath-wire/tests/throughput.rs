@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use glidepath_core::{
-    AttributeHandle, Body, Envelope, FederateHandle, LogicalTime, ObjectClassHandle, ObjectInstanceHandle, OrderType, TransportationType,
+    AttributeHandle, Body, Envelope, FederateHandle, LogicalTime, ObjectClassHandle,
+    ObjectInstanceHandle, OrderType, TransportationType,
 };
 use glidepath_wire::{decode_envelope_bytes, encode_envelope};
 

@@ -170,8 +170,16 @@ impl Control {
         let u = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
         let (token, x, y) = (u(2), u(10), u(18));
         match b[0] {
-            ACK => Some(Control::Ack { token, seq: x, busy: b[1] & BUSY != 0 }),
-            NACK if x <= y && x > 0 => Some(Control::Nack { token, first: x, last: y }),
+            ACK => Some(Control::Ack {
+                token,
+                seq: x,
+                busy: b[1] & BUSY != 0,
+            }),
+            NACK if x <= y && x > 0 => Some(Control::Nack {
+                token,
+                first: x,
+                last: y,
+            }),
             BYE => Some(Control::Bye { token }),
             _ => None,
         }
@@ -353,7 +361,11 @@ impl Flow {
         }
         let out = state.get_mut(&key).expect("listened above");
         out.kept_bytes += weight(body);
-        out.kept.push_back(Kept { seq: envelope.seq, topic, body: body.clone() });
+        out.kept.push_back(Kept {
+            seq: envelope.seq,
+            topic,
+            body: body.clone(),
+        });
         out.last_seq = out.last_seq.max(envelope.seq);
         if let Some(acked) = out.min_acked() {
             self.unacked_max
@@ -371,7 +383,9 @@ impl Flow {
         let mut subscriber = self
             .runtime
             .block_on(async move { client.subscribe(subject).await })
-            .map_err(|e| TransportError::Backend(format!("cannot subscribe to acknowledgements: {e}")))?;
+            .map_err(|e| {
+                TransportError::Backend(format!("cannot subscribe to acknowledgements: {e}"))
+            })?;
         let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
         let mut state = self.state.lock();
         match state.entry(key) {
@@ -416,7 +430,9 @@ impl Flow {
         let mut resend: Resend = Vec::new();
         {
             let mut state = self.state.lock();
-            let Some(out) = state.get_mut(&key) else { return };
+            let Some(out) = state.get_mut(&key) else {
+                return;
+            };
             match control {
                 Control::Ack { token, seq, busy } => {
                     let peer = out.peers.entry(token).or_insert(Peer {
@@ -468,7 +484,8 @@ impl Flow {
             });
             let gone = before - out.peers.len();
             if gone > 0 {
-                self.peers_given_up.fetch_add(gone as u64, Ordering::Relaxed);
+                self.peers_given_up
+                    .fetch_add(gone as u64, Ordering::Relaxed);
                 out.trim(self.window);
                 self.credit.notify_all();
             }
@@ -486,7 +503,10 @@ impl Flow {
                 let last = out.last_seq;
                 let mut due = Vec::new();
                 for (token, peer) in out.peers.iter_mut() {
-                    if peer.acked < last && !peer.busy && now.duration_since(peer.moved) >= RETX_AFTER {
+                    if peer.acked < last
+                        && !peer.busy
+                        && now.duration_since(peer.moved) >= RETX_AFTER
+                    {
                         peer.moved = now;
                         due.push((*token, peer.acked + 1));
                     }
@@ -576,7 +596,11 @@ impl Inbound {
         self.acked = self.delivered;
         self.bytes_since_ack = 0;
         self.acked_at = now;
-        Control::Ack { token, seq: self.delivered, busy }
+        Control::Ack {
+            token,
+            seq: self.delivered,
+            busy,
+        }
     }
 }
 
@@ -657,13 +681,25 @@ impl Receiver {
         lost: &AtomicU64,
         deliver: &mut dyn FnMut(Envelope),
     ) -> Admission {
-        let Arrival { sender, seq, bytes, retransmitted } = arrival;
+        let Arrival {
+            sender,
+            seq,
+            bytes,
+            retransmitted,
+        } = arrival;
         let inbound = match self.senders.entry(sender) {
             Entry::Occupied(o) => o.into_mut(),
             Entry::Vacant(v) => {
                 // The first we hear of this sender: the stream starts here for us.
                 let now = Instant::now();
-                self.outbox.push((sender, Control::Ack { token: self.token, seq, busy: false }));
+                self.outbox.push((
+                    sender,
+                    Control::Ack {
+                        token: self.token,
+                        seq,
+                        busy: false,
+                    },
+                ));
                 v.insert(Inbound {
                     delivered: seq.saturating_sub(1),
                     pending: BTreeMap::new(),
@@ -705,7 +741,14 @@ impl Receiver {
                 let first = inbound.nacked_upto.max(inbound.delivered) + 1;
                 inbound.nacked_at = Some(now);
                 inbound.nacked_upto = seq - 1;
-                self.outbox.push((sender, Control::Nack { token: self.token, first, last: seq - 1 }));
+                self.outbox.push((
+                    sender,
+                    Control::Nack {
+                        token: self.token,
+                        first,
+                        last: seq - 1,
+                    },
+                ));
             }
             if inbound.pending.len() > self.window.envelopes.max(1) * 2 {
                 // More held than any sender's window allows: the gap will not fill.
@@ -729,8 +772,17 @@ impl Receiver {
     /// them all (the sender resends what we already hold too; those are dropped as
     /// duplicates, cheaper than one round trip per hole).
     fn nack(token: u64, inbound: &Inbound) -> Control {
-        let newest = inbound.pending.keys().next_back().copied().unwrap_or(inbound.delivered + 2);
-        Control::Nack { token, first: inbound.delivered + 1, last: newest - 1 }
+        let newest = inbound
+            .pending
+            .keys()
+            .next_back()
+            .copied()
+            .unwrap_or(inbound.delivered + 2);
+        Control::Nack {
+            token,
+            first: inbound.delivered + 1,
+            last: newest - 1,
+        }
     }
 
     /// Moves consecutive envelopes out of the reorder buffer.
@@ -765,8 +817,11 @@ impl Receiver {
     /// Queues an acknowledgement to `sender` when enough was delivered since the last
     /// one (an eighth of a window); the timer acknowledges the rest.
     fn ack_if_due(&mut self, sender: FederateHandle) {
-        let Some(inbound) = self.senders.get_mut(&sender) else { return };
-        let due = inbound.delivered.saturating_sub(inbound.acked) >= (self.window.envelopes as u64 / 8).max(1)
+        let Some(inbound) = self.senders.get_mut(&sender) else {
+            return;
+        };
+        let due = inbound.delivered.saturating_sub(inbound.acked)
+            >= (self.window.envelopes as u64 / 8).max(1)
             || inbound.bytes_since_ack >= self.window.bytes / 8;
         if due {
             let ack = inbound.ack(self.token, self.busy, Instant::now());
@@ -785,14 +840,19 @@ impl Receiver {
         }
         let token = self.token;
         let busy = self.busy;
-        self.senders.retain(|_, inbound| now.duration_since(inbound.heard) < SENDER_QUIET || !inbound.pending.is_empty());
+        self.senders.retain(|_, inbound| {
+            now.duration_since(inbound.heard) < SENDER_QUIET || !inbound.pending.is_empty()
+        });
         for (sender, inbound) in self.senders.iter_mut() {
-            if !inbound.pending.is_empty() && now.duration_since(inbound.gap_progress) >= GAP_GIVEUP {
+            if !inbound.pending.is_empty() && now.duration_since(inbound.gap_progress) >= GAP_GIVEUP
+            {
                 tracing::warn!(federation = self.federation.0, %sender, from = inbound.delivered + 1, "a gap was not retransmitted in time; counted as lost");
                 Self::skip_gap(inbound, lost, deliver);
             }
             if !inbound.pending.is_empty()
-                && inbound.nacked_at.is_none_or(|at| now.duration_since(at) >= NACK_RETRY)
+                && inbound
+                    .nacked_at
+                    .is_none_or(|at| now.duration_since(at) >= NACK_RETRY)
             {
                 inbound.nacked_at = Some(now);
                 let nack = Self::nack(token, inbound);
@@ -814,7 +874,8 @@ impl Receiver {
     pub(crate) fn goodbye(&mut self) {
         let token = self.token;
         let senders: Vec<FederateHandle> = self.senders.keys().copied().collect();
-        self.outbox.extend(senders.into_iter().map(|s| (s, Control::Bye { token })));
+        self.outbox
+            .extend(senders.into_iter().map(|s| (s, Control::Bye { token })));
     }
 
     /// Sends the control messages queued so far.
@@ -827,7 +888,10 @@ impl Receiver {
                     continue;
                 }
             };
-            let _ = self.client.publish(flow_subject(self.federation, sender), body).await;
+            let _ = self
+                .client
+                .publish(flow_subject(self.federation, sender), body)
+                .await;
         }
     }
 }
@@ -839,9 +903,21 @@ mod tests {
     #[test]
     fn control_messages_round_trip_and_garbage_is_refused() {
         for c in [
-            Control::Ack { token: 7, seq: 42, busy: true },
-            Control::Ack { token: u64::MAX, seq: 0, busy: false },
-            Control::Nack { token: 1, first: 3, last: 9 },
+            Control::Ack {
+                token: 7,
+                seq: 42,
+                busy: true,
+            },
+            Control::Ack {
+                token: u64::MAX,
+                seq: 0,
+                busy: false,
+            },
+            Control::Nack {
+                token: 1,
+                first: 3,
+                last: 9,
+            },
             Control::Bye { token: 5 },
         ] {
             assert_eq!(Control::decode(&c.encode()), Some(c));
@@ -849,6 +925,16 @@ mod tests {
         assert_eq!(Control::decode(b""), None);
         assert_eq!(Control::decode(&[9u8; CONTROL_LEN]), None);
         // A NACK for an empty or backwards range is refused.
-        assert_eq!(Control::decode(&Control::Nack { token: 1, first: 9, last: 3 }.encode()), None);
+        assert_eq!(
+            Control::decode(
+                &Control::Nack {
+                    token: 1,
+                    first: 9,
+                    last: 3
+                }
+                .encode()
+            ),
+            None
+        );
     }
 }

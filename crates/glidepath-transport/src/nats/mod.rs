@@ -106,7 +106,10 @@ use glidepath_core::{Envelope, ExecReply, ExecRequest, FederateHandle, Federatio
 use parking_lot::{Condvar, Mutex, RwLock};
 use tokio::sync::oneshot;
 
-use crate::{is_best_effort, monotonic_now_ns, Endpoint, EndpointStats, Transport, TransportError, BEST_EFFORT_BACKLOG_MAX};
+use crate::{
+    is_best_effort, monotonic_now_ns, Endpoint, EndpointStats, Transport, TransportError,
+    BEST_EFFORT_BACKLOG_MAX,
+};
 use frames::{FrameCodec, Outgoing, Refused};
 use subject::{
     federation_wildcard, parse_notified, parse_topic, topic_subject, BARRIER_SUBJECT, ERROR_HEADER,
@@ -301,9 +304,15 @@ impl NatsTransport {
             envelopes: inner.options.window_envelopes,
             bytes: inner.options.window_bytes.max(1),
         };
-        let flow = (window.enabled() && inner.options.persistence == Persistence::None).then(|| {
-            flow::Flow::new(window, client.clone(), inner.codec.clone(), inner.runtime.handle().clone())
-        });
+        let flow =
+            (window.enabled() && inner.options.persistence == Persistence::None).then(|| {
+                flow::Flow::new(
+                    window,
+                    client.clone(),
+                    inner.codec.clone(),
+                    inner.runtime.handle().clone(),
+                )
+            });
         let flow_stop = flow.as_ref().map(|flow| {
             let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
             let flow = flow.clone();
@@ -565,12 +574,16 @@ impl NatsEndpoint {
     /// by its slowest receiver in one federation (never above
     /// [`NatsOptions::window_envelopes`]); 0 without flow control.
     pub fn unacknowledged_max(&self) -> u64 {
-        self.flow.as_ref().map_or(0, |f| f.unacked_max.load(Ordering::Relaxed))
+        self.flow
+            .as_ref()
+            .map_or(0, |f| f.unacked_max.load(Ordering::Relaxed))
     }
 
     /// How many times a publication waited for a receiver to acknowledge.
     pub fn credit_waits(&self) -> u64 {
-        self.flow.as_ref().map_or(0, |f| f.credit_waits.load(Ordering::Relaxed))
+        self.flow
+            .as_ref()
+            .map_or(0, |f| f.credit_waits.load(Ordering::Relaxed))
     }
 
     /// Messages this endpoint dropped because they failed authentication.
@@ -679,7 +692,13 @@ impl Endpoint for NatsEndpoint {
         let filter = Arc::new(RwLock::new(HashSet::from([topic])));
         let (stop_tx, stop_rx) = oneshot::channel();
         let receiver = self.window.enabled().then(|| {
-            flow::Receiver::new(federation, self.token, self.window, self.client.clone(), transport.codec.clone())
+            flow::Receiver::new(
+                federation,
+                self.token,
+                self.window,
+                self.client.clone(),
+                transport.codec.clone(),
+            )
         });
         let retransmissions = match &receiver {
             Some(r) => Some(
@@ -858,8 +877,14 @@ impl Endpoint for NatsEndpoint {
             rejected_frames: self.counters.rejected.load(Ordering::Relaxed),
             best_effort_dropped: self.counters.best_effort_dropped.load(Ordering::Relaxed),
             duplicates_dropped: self.counters.duplicates.load(Ordering::Relaxed),
-            retransmitted: self.flow.as_ref().map_or(0, |f| f.retransmitted.load(Ordering::Relaxed)),
-            receivers_given_up: self.flow.as_ref().map_or(0, |f| f.peers_given_up.load(Ordering::Relaxed)),
+            retransmitted: self
+                .flow
+                .as_ref()
+                .map_or(0, |f| f.retransmitted.load(Ordering::Relaxed)),
+            receivers_given_up: self
+                .flow
+                .as_ref()
+                .map_or(0, |f| f.peers_given_up.load(Ordering::Relaxed)),
         }
     }
 
@@ -939,7 +964,13 @@ impl Reader {
         }
     }
 
-    fn handle_envelope(&mut self, topic: Topic, subject: &str, payload: Bytes, retransmitted: bool) {
+    fn handle_envelope(
+        &mut self,
+        topic: Topic,
+        subject: &str,
+        payload: Bytes,
+        retransmitted: bool,
+    ) {
         // Envelopes of topics we do not want are read only as far as the header,
         // which is enough to check their sender's sequence.
         let wanted = self.filter.read().contains(&topic);
@@ -962,7 +993,12 @@ impl Reader {
             if let Some(receiver) = &mut self.receiver {
                 let (inbox, counters) = (&self.inbox, &*self.counters);
                 let mut deliver = |e: Envelope| deliver_to(inbox, counters, e);
-                let arrival = flow::Arrival { sender, seq, bytes, retransmitted };
+                let arrival = flow::Arrival {
+                    sender,
+                    seq,
+                    bytes,
+                    retransmitted,
+                };
                 match receiver.admit(arrival, envelope, &counters.lost, &mut deliver) {
                     flow::Admission::Delivered | flow::Admission::Held => {}
                     flow::Admission::Duplicate => {
@@ -1010,9 +1046,13 @@ impl Reader {
     }
 
     fn tick(&mut self) {
-        let Some(receiver) = &mut self.receiver else { return };
+        let Some(receiver) = &mut self.receiver else {
+            return;
+        };
         let (inbox, counters) = (&self.inbox, &*self.counters);
-        receiver.tick(&counters.lost, &mut |e: Envelope| deliver_to(inbox, counters, e));
+        receiver.tick(&counters.lost, &mut |e: Envelope| {
+            deliver_to(inbox, counters, e)
+        });
     }
 }
 

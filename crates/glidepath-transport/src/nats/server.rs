@@ -27,9 +27,9 @@ use glidepath_core::{
 };
 use tokio::sync::oneshot;
 
-use super::subject::{topic_subject, BARRIER_SUBJECT, ERROR_HEADER, EXEC_SUBJECT, NOTIFIED_HEADER};
 use super::frames::{FrameCodec, Refused};
 use super::jetstream::StreamHost;
+use super::subject::{topic_subject, BARRIER_SUBJECT, ERROR_HEADER, EXEC_SUBJECT, NOTIFIED_HEADER};
 use super::{connect_client, Counters, NatsOptions};
 use crate::{monotonic_now_ns, TransportError};
 

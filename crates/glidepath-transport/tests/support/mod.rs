@@ -9,8 +9,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::StreamExt;
 use glidepath_core::{
-    Body, Envelope, ExecReply, ExecRequest, FederateHandle, FederationId, Fom, InteractionClassHandle, OrderType,
-    ParameterHandle, Topic, TransportationType,
+    Body, Envelope, ExecReply, ExecRequest, FederateHandle, FederationId, Fom,
+    InteractionClassHandle, OrderType, ParameterHandle, Topic, TransportationType,
 };
 use glidepath_transport::nats::subject::federation_wildcard;
 use glidepath_transport::{Endpoint, NatsEndpoint, TransportError};
@@ -42,7 +42,10 @@ pub fn data(sender: u32, seq: u64) -> Envelope {
 
 /// Creates a federation on an empty FOM; a refusal by the executive panics.
 pub fn try_create(endpoint: &dyn Endpoint, name: &str) -> Result<FederationId, TransportError> {
-    match endpoint.request(ExecRequest::Create { name: name.into(), fom: Arc::new(Fom::default()) })? {
+    match endpoint.request(ExecRequest::Create {
+        name: name.into(),
+        fom: Arc::new(Fom::default()),
+    })? {
         ExecReply::Created { id } => Ok(id),
         other => panic!("create: {other:?}"),
     }
@@ -54,9 +57,21 @@ pub fn create(endpoint: &dyn Endpoint, name: &str) -> FederationId {
 }
 
 /// Waits up to `timeout` for the next envelope and checks it is (`sender`, `seq`).
-pub fn expect_within(endpoint: &NatsEndpoint, sender: u32, seq: u64, timeout: Duration) -> Envelope {
-    let env = endpoint.inbox().recv_timeout(timeout).unwrap_or_else(|e| panic!("waiting for ({sender}, {seq}): {e}"));
-    assert_eq!((env.sender, env.seq), (FederateHandle(sender), seq), "{env:?}");
+pub fn expect_within(
+    endpoint: &NatsEndpoint,
+    sender: u32,
+    seq: u64,
+    timeout: Duration,
+) -> Envelope {
+    let env = endpoint
+        .inbox()
+        .recv_timeout(timeout)
+        .unwrap_or_else(|e| panic!("waiting for ({sender}, {seq}): {e}"));
+    assert_eq!(
+        (env.sender, env.seq),
+        (FederateHandle(sender), seq),
+        "{env:?}"
+    );
     env
 }
 
@@ -69,7 +84,10 @@ pub struct Raw {
 impl Raw {
     /// Connects to `url`.
     pub fn connect(url: &str) -> Raw {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         let client = runtime.block_on(async_nats::connect(url)).unwrap();
         Raw { runtime, client }
     }
@@ -84,20 +102,33 @@ impl Raw {
 
     /// A request with a static payload.
     pub fn request(&self, subject: &str, payload: &'static [u8]) -> async_nats::Message {
-        self.runtime.block_on(self.client.request(subject.to_string(), Bytes::from_static(payload))).unwrap()
+        self.runtime
+            .block_on(
+                self.client
+                    .request(subject.to_string(), Bytes::from_static(payload)),
+            )
+            .unwrap()
     }
 
     /// Subscribes a federation's subjects; effective when this returns.
     pub fn subscribe(&self, federation: FederationId) -> async_nats::Subscriber {
         self.runtime.block_on(async {
-            let s = self.client.subscribe(federation_wildcard(federation)).await.unwrap();
+            let s = self
+                .client
+                .subscribe(federation_wildcard(federation))
+                .await
+                .unwrap();
             self.client.flush().await.unwrap();
             s
         })
     }
 
     /// The next message of a subscription, waiting up to `timeout`.
-    pub fn next(&self, subscriber: &mut async_nats::Subscriber, timeout: Duration) -> async_nats::Message {
+    pub fn next(
+        &self,
+        subscriber: &mut async_nats::Subscriber,
+        timeout: Duration,
+    ) -> async_nats::Message {
         self.runtime
             .block_on(async { tokio::time::timeout(timeout, subscriber.next()).await })
             .expect("a NATS message in time")
@@ -152,4 +183,3 @@ macro_rules! conformance_tests {
         }
     };
 }
-

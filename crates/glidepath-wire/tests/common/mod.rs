@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use glidepath_core::{
-    Advance, AttributeHandle, Body, Envelope, FederateHandle, InteractionClassHandle, LogicalTime, LogicalTimeInterval, Notification,
-    ObjectClassHandle, ObjectInstanceHandle, OrderType, ParameterHandle, Regulation, TimeStatus, TransportationType,
+    Advance, AttributeHandle, Body, Envelope, FederateHandle, InteractionClassHandle, LogicalTime,
+    LogicalTimeInterval, Notification, ObjectClassHandle, ObjectInstanceHandle, OrderType,
+    ParameterHandle, Regulation, TimeStatus, TransportationType,
 };
 use proptest::prelude::*;
 
@@ -17,7 +18,12 @@ pub fn t(v: f64) -> LogicalTime {
 }
 
 pub fn env(sender: u32, seq: u64, body: Body) -> Envelope {
-    Envelope { sender: FederateHandle(sender), seq, publish_time_ns: 1_700_000_000_123_456_789, body }
+    Envelope {
+        sender: FederateHandle(sender),
+        seq,
+        publish_time_ns: 1_700_000_000_123_456_789,
+        body,
+    }
 }
 
 /// One envelope of every body kind, with edge values (empty and large fields,
@@ -31,14 +37,37 @@ pub fn samples() -> Vec<Envelope> {
         lookahead: LogicalTimeInterval::new(0.25).unwrap(),
         delivered_up_to: LogicalTime::NEG_INFINITY,
         promise: LogicalTime::INFINITY,
-        advance: Advance::Ner { time: t(20.0), next: t(13.0), available: true },
+        advance: Advance::Ner {
+            time: t(20.0),
+            next: t(13.0),
+            available: true,
+        },
         last_tso_seq: 41,
-        seen: Arc::from(vec![(FederateHandle(1), 7), (FederateHandle(300), u64::MAX)]),
+        seen: Arc::from(vec![
+            (FederateHandle(1), 7),
+            (FederateHandle(300), u64::MAX),
+        ]),
         resigned: false,
     };
     vec![
-        env(1, 1, Body::Register { instance: ObjectInstanceHandle(9), class: ObjectClassHandle(2), name: Arc::from("Flight-ÅÄÖ 1") }),
-        env(1, 2, Body::Register { instance: ObjectInstanceHandle(u64::MAX), class: ObjectClassHandle(u32::MAX), name: Arc::from("") }),
+        env(
+            1,
+            1,
+            Body::Register {
+                instance: ObjectInstanceHandle(9),
+                class: ObjectClassHandle(2),
+                name: Arc::from("Flight-ÅÄÖ 1"),
+            },
+        ),
+        env(
+            1,
+            2,
+            Body::Register {
+                instance: ObjectInstanceHandle(u64::MAX),
+                class: ObjectClassHandle(u32::MAX),
+                name: Arc::from(""),
+            },
+        ),
         env(
             2,
             3,
@@ -74,7 +103,10 @@ pub fn samples() -> Vec<Envelope> {
             5,
             Body::Interaction {
                 class: InteractionClassHandle(6),
-                values: Arc::from(vec![(ParameterHandle(1), Bytes::from_static(&[0, 1, 2])), (ParameterHandle(u32::MAX), Bytes::new())]),
+                values: Arc::from(vec![
+                    (ParameterHandle(1), Bytes::from_static(&[0, 1, 2])),
+                    (ParameterHandle(u32::MAX), Bytes::new()),
+                ]),
                 tag: Bytes::from_static(b"\x00\xff"),
                 order: OrderType::TimeStamp,
                 transport: TransportationType::BestEffort,
@@ -128,7 +160,12 @@ pub fn samples() -> Vec<Envelope> {
         env(
             5,
             10,
-            Body::RequestUpdate { instance: None, class: ObjectClassHandle(1), attributes: Arc::from(Vec::new()), tag: Bytes::new() },
+            Body::RequestUpdate {
+                instance: None,
+                class: ObjectClassHandle(1),
+                attributes: Arc::from(Vec::new()),
+                tag: Bytes::new(),
+            },
         ),
         env(6, 11, Body::TimeStatus(status.clone())),
         env(
@@ -137,7 +174,10 @@ pub fn samples() -> Vec<Envelope> {
             Body::TimeStatus(TimeStatus {
                 regulation: Regulation::On,
                 constrained: false,
-                advance: Advance::Tar { time: t(1e300), available: false },
+                advance: Advance::Tar {
+                    time: t(1e300),
+                    available: false,
+                },
                 seen: Arc::from(Vec::new()),
                 resigned: true,
                 lookahead: LogicalTimeInterval::ZERO,
@@ -147,14 +187,29 @@ pub fn samples() -> Vec<Envelope> {
         env(
             6,
             13,
-            Body::TimeStatus(TimeStatus { regulation: Regulation::Off, advance: Advance::Idle, last_grant_available: false, ..status }),
+            Body::TimeStatus(TimeStatus {
+                regulation: Regulation::Off,
+                advance: Advance::Idle,
+                last_grant_available: false,
+                ..status
+            }),
         ),
         env(
             u32::MAX,
             14,
-            Body::Exec(Notification::FederateJoined { federate: FederateHandle(7), name: "radar".into(), federate_type: "Sensor".into() }),
+            Body::Exec(Notification::FederateJoined {
+                federate: FederateHandle(7),
+                name: "radar".into(),
+                federate_type: "Sensor".into(),
+            }),
         ),
-        env(u32::MAX, 15, Body::Exec(Notification::FederateResigned { federate: FederateHandle(7) })),
+        env(
+            u32::MAX,
+            15,
+            Body::Exec(Notification::FederateResigned {
+                federate: FederateHandle(7),
+            }),
+        ),
         env(
             u32::MAX,
             16,
@@ -176,7 +231,11 @@ pub fn samples() -> Vec<Envelope> {
         env(
             u32::MAX,
             u64::MAX,
-            Body::Exec(Notification::FederationSynchronized { label: String::new(), failed: Vec::new(), targets: Arc::from(Vec::new()) }),
+            Body::Exec(Notification::FederationSynchronized {
+                label: String::new(),
+                failed: Vec::new(),
+                targets: Arc::from(Vec::new()),
+            }),
         ),
     ]
 }
@@ -188,7 +247,9 @@ pub fn samples() -> Vec<Envelope> {
 pub fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
         cases,
-        failure_persistence: Some(Box::new(proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"))),
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
         ..ProptestConfig::default()
     }
 }
@@ -205,7 +266,9 @@ pub fn arb_time() -> impl Strategy<Value = LogicalTime> {
 
 pub fn arb_interval() -> impl Strategy<Value = LogicalTimeInterval> {
     prop_oneof![
-        any::<f64>().prop_filter_map("not a valid interval", |v| LogicalTimeInterval::new(v.abs())),
+        any::<f64>().prop_filter_map("not a valid interval", |v| LogicalTimeInterval::new(
+            v.abs()
+        )),
         Just(LogicalTimeInterval::ZERO),
     ]
 }
@@ -227,7 +290,10 @@ fn arb_order() -> impl Strategy<Value = OrderType> {
 }
 
 fn arb_transport() -> impl Strategy<Value = TransportationType> {
-    prop_oneof![Just(TransportationType::Reliable), Just(TransportationType::BestEffort)]
+    prop_oneof![
+        Just(TransportationType::Reliable),
+        Just(TransportationType::BestEffort)
+    ]
 }
 
 fn arb_federates() -> impl Strategy<Value = Vec<FederateHandle>> {
@@ -242,13 +308,21 @@ fn arb_advance() -> impl Strategy<Value = Advance> {
     prop_oneof![
         Just(Advance::Idle),
         (arb_time(), any::<bool>()).prop_map(|(time, available)| Advance::Tar { time, available }),
-        (arb_time(), arb_time(), any::<bool>()).prop_map(|(time, next, available)| Advance::Ner { time, next, available }),
+        (arb_time(), arb_time(), any::<bool>()).prop_map(|(time, next, available)| Advance::Ner {
+            time,
+            next,
+            available
+        }),
     ]
 }
 
 fn arb_time_status() -> impl Strategy<Value = TimeStatus> {
     (
-        prop_oneof![Just(Regulation::Off), Just(Regulation::Pending), Just(Regulation::On)],
+        prop_oneof![
+            Just(Regulation::Off),
+            Just(Regulation::Pending),
+            Just(Regulation::On)
+        ],
         any::<bool>(),
         arb_time(),
         any::<bool>(),
@@ -293,21 +367,29 @@ fn arb_time_status() -> impl Strategy<Value = TimeStatus> {
 
 fn arb_notification() -> impl Strategy<Value = Notification> {
     prop_oneof![
-        (arb_u32(), ".{0,12}", ".{0,12}").prop_map(|(f, name, federate_type)| Notification::FederateJoined {
-            federate: FederateHandle(f),
-            name,
-            federate_type
+        (arb_u32(), ".{0,12}", ".{0,12}").prop_map(|(f, name, federate_type)| {
+            Notification::FederateJoined {
+                federate: FederateHandle(f),
+                name,
+                federate_type,
+            }
         }),
-        arb_u32().prop_map(|f| Notification::FederateResigned { federate: FederateHandle(f) }),
-        (".{0,12}", arb_bytes(), arb_federates()).prop_map(|(label, tag, targets)| Notification::AnnounceSynchronizationPoint {
-            label,
-            tag,
-            targets: Arc::from(targets)
+        arb_u32().prop_map(|f| Notification::FederateResigned {
+            federate: FederateHandle(f)
         }),
-        (".{0,12}", arb_federates(), arb_federates()).prop_map(|(label, failed, targets)| Notification::FederationSynchronized {
-            label,
-            failed,
-            targets: Arc::from(targets)
+        (".{0,12}", arb_bytes(), arb_federates()).prop_map(|(label, tag, targets)| {
+            Notification::AnnounceSynchronizationPoint {
+                label,
+                tag,
+                targets: Arc::from(targets),
+            }
+        }),
+        (".{0,12}", arb_federates(), arb_federates()).prop_map(|(label, failed, targets)| {
+            Notification::FederationSynchronized {
+                label,
+                failed,
+                targets: Arc::from(targets),
+            }
         }),
     ]
 }
@@ -319,7 +401,15 @@ pub fn arb_body() -> impl Strategy<Value = Body> {
             class: ObjectClassHandle(c),
             name: Arc::from(name)
         }),
-        (arb_u64(), arb_u32(), arb_values(AttributeHandle), arb_bytes(), arb_order(), arb_transport(), proptest::option::of(arb_time()))
+        (
+            arb_u64(),
+            arb_u32(),
+            arb_values(AttributeHandle),
+            arb_bytes(),
+            arb_order(),
+            arb_transport(),
+            proptest::option::of(arb_time())
+        )
             .prop_map(|(i, c, values, tag, order, transport, time)| Body::Update {
                 instance: ObjectInstanceHandle(i),
                 class: ObjectClassHandle(c),
@@ -329,37 +419,66 @@ pub fn arb_body() -> impl Strategy<Value = Body> {
                 transport,
                 time
             }),
-        (arb_u32(), arb_values(ParameterHandle), arb_bytes(), arb_order(), arb_transport(), proptest::option::of(arb_time())).prop_map(
-            |(c, values, tag, order, transport, time)| Body::Interaction {
-                class: InteractionClassHandle(c),
-                values,
-                tag,
-                order,
-                transport,
-                time
-            }
-        ),
-        (arb_u64(), arb_u32(), arb_bytes(), arb_order(), proptest::option::of(arb_time())).prop_map(|(i, c, tag, order, time)| {
-            Body::Delete { instance: ObjectInstanceHandle(i), class: ObjectClassHandle(c), tag, order, time }
-        }),
-        (proptest::option::of(arb_u64()), arb_u32(), proptest::collection::vec(arb_u32(), 0..6), arb_bytes()).prop_map(|(i, c, a, tag)| {
-            Body::RequestUpdate {
-                instance: i.map(ObjectInstanceHandle),
-                class: ObjectClassHandle(c),
-                attributes: a.into_iter().map(AttributeHandle).collect(),
-                tag,
-            }
-        }),
+        (
+            arb_u32(),
+            arb_values(ParameterHandle),
+            arb_bytes(),
+            arb_order(),
+            arb_transport(),
+            proptest::option::of(arb_time())
+        )
+            .prop_map(
+                |(c, values, tag, order, transport, time)| Body::Interaction {
+                    class: InteractionClassHandle(c),
+                    values,
+                    tag,
+                    order,
+                    transport,
+                    time
+                }
+            ),
+        (
+            arb_u64(),
+            arb_u32(),
+            arb_bytes(),
+            arb_order(),
+            proptest::option::of(arb_time())
+        )
+            .prop_map(|(i, c, tag, order, time)| {
+                Body::Delete {
+                    instance: ObjectInstanceHandle(i),
+                    class: ObjectClassHandle(c),
+                    tag,
+                    order,
+                    time,
+                }
+            }),
+        (
+            proptest::option::of(arb_u64()),
+            arb_u32(),
+            proptest::collection::vec(arb_u32(), 0..6),
+            arb_bytes()
+        )
+            .prop_map(|(i, c, a, tag)| {
+                Body::RequestUpdate {
+                    instance: i.map(ObjectInstanceHandle),
+                    class: ObjectClassHandle(c),
+                    attributes: a.into_iter().map(AttributeHandle).collect(),
+                    tag,
+                }
+            }),
         arb_time_status().prop_map(Body::TimeStatus),
         arb_notification().prop_map(Body::Exec),
     ]
 }
 
 pub fn arb_envelope() -> impl Strategy<Value = Envelope> {
-    (arb_u32(), arb_u64(), arb_u64(), arb_body()).prop_map(|(sender, seq, publish_time_ns, body)| Envelope {
-        sender: FederateHandle(sender),
-        seq,
-        publish_time_ns,
-        body,
-    })
+    (arb_u32(), arb_u64(), arb_u64(), arb_body()).prop_map(
+        |(sender, seq, publish_time_ns, body)| Envelope {
+            sender: FederateHandle(sender),
+            seq,
+            publish_time_ns,
+            body,
+        },
+    )
 }
