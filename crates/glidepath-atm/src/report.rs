@@ -41,7 +41,7 @@ pub const STATES: [&str; 7] = [
 ];
 
 /// One simulated second of the run (the data of Figure 4.1).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SecondStats {
     /// Simulated second since the layout's second 0.
     pub t: u32,
@@ -66,6 +66,8 @@ pub struct RunReport {
     pub compression: String,
     /// Whether the backend persisted messages (JetStream).
     pub persistence: bool,
+    /// Where the blocks ran: `threads` (of one process) or `processes` (one each).
+    pub deployment: String,
     /// Simulated hours played.
     pub hours: f64,
     /// Messages published by the traffic blocks.
@@ -239,11 +241,12 @@ impl RunReport {
         );
         let _ = writeln!(
             o,
-            "transport {} · codec {} · compression {} · persistence {} · {} simulated hours\n",
+            "transport {} · codec {} · compression {} · persistence {} · blocks as {} · {} simulated hours\n",
             self.transport,
             self.codec,
             self.compression,
             persistence,
+            self.deployment,
             fmt_f(self.hours, 2)
         );
 
@@ -401,7 +404,7 @@ impl RunReport {
     }
 
     /// The machine-readable report (`report.json`). Keys: `run`, `layout`, `transport`,
-    /// `codec`, `compression`, `persistence`, `hours`, `published`, `received`, `lost`,
+    /// `codec`, `compression`, `persistence`, `deployment`, `hours`, `published`, `received`, `lost`,
     /// `duplicated`, `malformed`, `bytes`, `execution_s`, `throughput_mbit_s`,
     /// `peak_flights`, `total_s`; objects `lengths` (bytes), `frequencies` (msg/s) and
     /// `latency_ms`, each with `min`, `p25`, `p50`, `p75`, `p99`, `p999`, `max`, `mean`,
@@ -424,6 +427,7 @@ impl RunReport {
             "codec": self.codec,
             "compression": self.compression,
             "persistence": self.persistence,
+            "deployment": self.deployment,
             "hours": json_f(Some(self.hours)),
             "published": self.published,
             "received": self.received,

@@ -129,6 +129,49 @@ pub struct RunOptions {
     pub progress: bool,
     /// How every block's federate waits for traffic (see [`WaitStrategy`]).
     pub wait: WaitStrategy,
+    /// Whether blocks are threads of this process or processes of their own.
+    pub deployment: Deployment,
+}
+
+/// Where a run's blocks execute (memorandum section 4.3: components are deployed, then
+/// started).
+#[derive(Clone, Default)]
+pub enum Deployment {
+    /// Every block is a thread of this process, on any transport: the default.
+    #[default]
+    Threads,
+    /// Every block is a process of its own, started by the launcher; NATS only, since
+    /// `inproc` cannot cross a process boundary. The simulation manager stays in this
+    /// process (and hosts the executive when none answers on the server), waits until
+    /// every block has joined, takes them through the seven states and reads each
+    /// block's outcome from the file its launch names. A block process that outlives
+    /// its purpose is killed: after the run, or at once when the run fails.
+    Processes(Launcher),
+}
+
+/// Builds the command that runs one block in a process of its own (see
+/// [`run_block_process`], which that command must end up calling).
+pub type Launcher = Arc<dyn Fn(&BlockLaunch<'_>) -> std::process::Command + Send + Sync>;
+
+/// What a [`Launcher`] is asked to start.
+pub struct BlockLaunch<'a> {
+    /// The block's name in the layout.
+    pub block: &'a str,
+    /// The federation to join (already created by the manager).
+    pub federation: &'a str,
+    /// Where the block process writes its outcome.
+    pub outcome: &'a Path,
+    /// The run's options, as the block must apply them.
+    pub options: &'a RunOptions,
+}
+
+impl std::fmt::Debug for Deployment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Deployment::Threads => "Threads",
+            Deployment::Processes(_) => "Processes",
+        })
+    }
 }
 
 impl Default for RunOptions {
@@ -141,6 +184,7 @@ impl Default for RunOptions {
             run_name: "1A".into(),
             progress: false,
             wait: WaitStrategy::default(),
+            deployment: Deployment::Threads,
         }
     }
 }
@@ -252,6 +296,15 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
             monitors.len()
         )));
     }
+    if matches!(opts.deployment, Deployment::Processes(_))
+        && opts.config.transport != TransportKind::Nats
+    {
+        return Err(RunError::Layout(format!(
+            "blocks in processes of their own need the nats transport (this run uses {}, \
+             which cannot cross a process boundary)",
+            opts.config.transport.name()
+        )));
+    }
     let end = run_end(opts);
     let _executive = executive_for(&opts.config)?;
     let rti = Rti::from_config(&opts.config).map_err(|e| RunError::Rti(e.to_string()))?;
@@ -272,46 +325,29 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
         .map_err(|e| RunError::Rti(e.to_string()))?;
 
     let progress = Arc::new(Progress::default());
-    let joined = Arc::new(Barrier::new(layout.blocks.len() + 1));
-    let started = Instant::now();
-    let mut threads = Vec::new();
-    for block in &layout.blocks {
-        let block = block.clone();
-        let (rti, federation, joined, progress) = (
-            rti.clone(),
-            federation.clone(),
-            joined.clone(),
-            progress.clone(),
-        );
-        let sources = layout
-            .links
-            .iter()
-            .filter(|l| l.to == block.name)
-            .map(|l| l.from.clone())
-            .collect();
-        let ctx = Context {
-            sources,
-            layout_day_start: layout.day_start,
-            end,
-            opts: opts.clone(),
-            progress,
-        };
-        let spawned = thread::Builder::new()
-            .name(format!("atm-{}", block.name))
-            .spawn(move || {
-                let outcome = run_block(&rti, &federation, &block, &ctx, &joined);
-                (block.name, outcome)
-            });
-        threads.push(spawned.map_err(|e| RunError::Rti(format!("cannot start a thread: {e}")))?);
-    }
-    joined.wait();
+    let deployed = match &opts.deployment {
+        Deployment::Threads => deploy_threads(&rti, &federation, layout, end, opts, &progress),
+        Deployment::Processes(launcher) => {
+            deploy_processes(launcher, &manager, &federation, layout, opts)
+        }
+    };
+    let blocks = match deployed {
+        Ok(blocks) => blocks,
+        Err(e) => {
+            let _ = manager.resign(ResignAction::DeleteObjects);
+            let _ = rti.destroy_federation_execution(&federation);
+            return Err(e);
+        }
+    };
 
     let bar = opts.progress.then(|| progress_bar(end));
+    // Block processes count in their own memory: the bar can only show the states.
+    let counters = matches!(blocks, Deployed::Threads(_)).then_some(&*progress);
     let mut durations = Vec::new();
     let mut failure = None;
     for state in STATES {
         let t0 = Instant::now();
-        if let Err(e) = manager_state(&manager, state, bar.as_ref(), &progress) {
+        if let Err(e) = manager_state(&manager, state, bar.as_ref(), counters) {
             failure = Some(e);
             break;
         }
@@ -321,18 +357,15 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
         bar.finish_and_clear();
     }
     let _ = manager.resign(ResignAction::DeleteObjects);
-    let mut outcomes = Vec::new();
-    for t in threads {
-        outcomes.push(t.join());
-    }
+    let outcomes = blocks.finish(failure.is_some());
     let _ = rti.destroy_federation_execution(&federation);
     let mut monitor = None;
     let mut published = 0;
     // What reached the monitor's links counts as published to it.
     let monitor_name = &monitors[0].name;
-    for outcome in outcomes {
+    for (name, outcome) in outcomes {
         match outcome {
-            Ok((name, Ok(BlockOutcome::Published(n)))) => {
+            Ok(BlockOutcome::Published(n)) => {
                 if layout
                     .links
                     .iter()
@@ -341,17 +374,15 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
                     published += n;
                 }
             }
-            Ok((_, Ok(BlockOutcome::Monitor(m)))) => monitor = Some(m),
-            Ok((_, Ok(BlockOutcome::Other))) => {}
-            Ok((_, Err(e))) => return Err(e),
-            Err(_) => return Err(RunError::Rti("a block's thread panicked".into())),
+            Ok(BlockOutcome::Monitor(m)) => monitor = Some(m),
+            Ok(BlockOutcome::Other) => {}
+            Err(e) => return Err(e),
         }
     }
     if let Some(e) = failure {
         return Err(e);
     }
     let m = monitor.ok_or_else(|| RunError::Layout("the monitor reported nothing".into()))?;
-    let _ = started;
     let execution_s = durations
         .iter()
         .find(|(s, _)| s == "execution")
@@ -362,8 +393,13 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
         layout: layout.name.clone(),
         transport: opts.config.transport.name().to_string(),
         codec: opts.codec.name().to_string(),
-        compression: compression_name(opts.config.chain.compression),
+        compression: opts.config.chain.compression.to_string(),
         persistence: persistence_on(&opts.config),
+        deployment: match opts.deployment {
+            Deployment::Threads => "threads",
+            Deployment::Processes(_) => "processes",
+        }
+        .to_string(),
         hours: f64::from(end) / 3600.0,
         published,
         received,
@@ -391,12 +427,298 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
     })
 }
 
-fn compression_name(c: glidepath::Compression) -> String {
-    match c {
-        glidepath::Compression::None => "none".into(),
-        glidepath::Compression::Lz4 => "lz4".into(),
-        glidepath::Compression::Zstd { level } => format!("zstd:{level}"),
+/// The context a block of `layout` runs with.
+fn context_of(
+    layout: &Layout,
+    block: &Block,
+    end: u32,
+    opts: &RunOptions,
+    progress: &Arc<Progress>,
+) -> Context {
+    Context {
+        sources: layout
+            .links
+            .iter()
+            .filter(|l| l.to == block.name)
+            .map(|l| l.from.clone())
+            .collect(),
+        layout_day_start: layout.day_start,
+        end,
+        opts: opts.clone(),
+        progress: progress.clone(),
     }
+}
+
+/// Blocks that are running, and how to collect what they did.
+enum Deployed {
+    Threads(Vec<(String, thread::JoinHandle<Result<BlockOutcome, RunError>>)>),
+    Processes(BlockProcesses),
+}
+
+/// Starts every block on a thread of its own and returns once all have joined.
+fn deploy_threads(
+    rti: &Rti,
+    federation: &str,
+    layout: &Layout,
+    end: u32,
+    opts: &RunOptions,
+    progress: &Arc<Progress>,
+) -> Result<Deployed, RunError> {
+    let joined = Arc::new(Barrier::new(layout.blocks.len() + 1));
+    let mut threads = Vec::new();
+    for block in &layout.blocks {
+        let (block, rti, federation, joined) = (
+            block.clone(),
+            rti.clone(),
+            federation.to_string(),
+            joined.clone(),
+        );
+        let ctx = context_of(layout, &block, end, opts, progress);
+        let name = block.name.clone();
+        let spawned = thread::Builder::new()
+            .name(format!("atm-{}", block.name))
+            .spawn(move || run_block(&rti, &federation, &block, &ctx, &joined))
+            .map_err(|e| RunError::Rti(format!("cannot start a thread: {e}")))?;
+        threads.push((name, spawned));
+    }
+    joined.wait();
+    Ok(Deployed::Threads(threads))
+}
+
+impl Deployed {
+    /// Waits for every block to end and returns each one's outcome by name. After a
+    /// failed run, block processes get a short grace period, then are killed.
+    fn finish(self, failed: bool) -> Vec<(String, Result<BlockOutcome, RunError>)> {
+        match self {
+            Deployed::Threads(threads) => threads
+                .into_iter()
+                .map(|(name, t)| {
+                    let outcome = t
+                        .join()
+                        .unwrap_or_else(|_| Err(block_error(&name, "its thread panicked")));
+                    (name, outcome)
+                })
+                .collect(),
+            Deployed::Processes(p) => p.finish(failed),
+        }
+    }
+}
+
+/// Block processes of one run, with their outcome files.
+struct BlockProcesses {
+    dir: PathBuf,
+    children: Vec<BlockChild>,
+}
+
+struct BlockChild {
+    name: String,
+    child: std::process::Child,
+    outcome: PathBuf,
+    /// Held open while the run lasts: a block process started with
+    /// `--exit-with-parent` ends when it reads end-of-file here.
+    stdin: Option<std::process::ChildStdin>,
+}
+
+/// How long block processes may take to start, connect and join.
+const JOIN_WAIT: Duration = Duration::from_secs(120);
+
+/// Starts every block as a process of its own and returns once all have joined.
+fn deploy_processes(
+    launcher: &Launcher,
+    manager: &Federate,
+    federation: &str,
+    layout: &Layout,
+    opts: &RunOptions,
+) -> Result<Deployed, RunError> {
+    static DIRS: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "glidepath-run-{}-{}",
+        std::process::id(),
+        DIRS.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| RunError::Rti(format!("cannot create {}: {e}", dir.display())))?;
+    let mut processes = BlockProcesses {
+        dir,
+        children: Vec::new(),
+    };
+    for (i, block) in layout.blocks.iter().enumerate() {
+        let outcome = processes.dir.join(format!("block-{i}.json"));
+        let mut command = launcher(&BlockLaunch {
+            block: &block.name,
+            federation,
+            outcome: &outcome,
+            options: opts,
+        });
+        command.stdin(std::process::Stdio::piped());
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                processes.finish(true);
+                return Err(block_error(
+                    &block.name,
+                    format!(
+                        "cannot start its process ({:?}): {e}",
+                        command.get_program()
+                    ),
+                ));
+            }
+        };
+        let stdin = child.stdin.take();
+        processes.children.push(BlockChild {
+            name: block.name.clone(),
+            child,
+            outcome,
+            stdin,
+        });
+    }
+    if let Err(e) = processes.wait_joined(manager) {
+        processes.finish(true);
+        return Err(e);
+    }
+    Ok(Deployed::Processes(processes))
+}
+
+impl BlockProcesses {
+    /// Waits until every block process has joined the federation, or one of them
+    /// has exited without joining.
+    fn wait_joined(&mut self, manager: &Federate) -> Result<(), RunError> {
+        let deadline = Instant::now() + JOIN_WAIT;
+        loop {
+            let joined = manager
+                .list_federates()
+                .map_err(|e| RunError::Rti(e.to_string()))?;
+            let missing: Vec<String> = self
+                .children
+                .iter()
+                .filter(|c| !joined.iter().any(|f| f.name == c.name))
+                .map(|c| c.name.clone())
+                .collect();
+            if missing.is_empty() {
+                return Ok(());
+            }
+            for c in &mut self.children {
+                if let Ok(Some(status)) = c.child.try_wait() {
+                    return Err(block_error(
+                        &c.name,
+                        format!("its process ended ({status}) before the run began"),
+                    ));
+                }
+            }
+            if Instant::now() > deadline {
+                return Err(RunError::Rti(format!(
+                    "blocks {missing:?} did not join within {JOIN_WAIT:?}"
+                )));
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn finish(mut self, failed: bool) -> Vec<(String, Result<BlockOutcome, RunError>)> {
+        // A finished run's blocks are only resigning. A failed run's may wait for
+        // announcements that will never come: the block that failed gets a moment to
+        // write why and end, then the others are told to stop by closing their
+        // standard input (`--exit-with-parent`), and killed if they still do not.
+        let grace = if failed {
+            let moment = Instant::now() + Duration::from_secs(2);
+            while Instant::now() < moment
+                && self
+                    .children
+                    .iter_mut()
+                    .all(|c| matches!(c.child.try_wait(), Ok(None)))
+            {
+                thread::sleep(Duration::from_millis(20));
+            }
+            thread::sleep(Duration::from_millis(200));
+            for c in &mut self.children {
+                c.stdin = None;
+            }
+            Duration::from_secs(5)
+        } else {
+            Duration::from_secs(60)
+        };
+        let deadline = Instant::now() + grace;
+        let mut outcomes = Vec::new();
+        for c in &mut self.children {
+            let status = loop {
+                match c.child.try_wait() {
+                    Ok(Some(status)) => break Some(status),
+                    Ok(None) if Instant::now() < deadline => {
+                        thread::sleep(Duration::from_millis(20))
+                    }
+                    _ => {
+                        let _ = c.child.kill();
+                        let _ = c.child.wait();
+                        break None;
+                    }
+                }
+            };
+            let outcome = read_outcome(&c.outcome).unwrap_or_else(|e| {
+                Err(match status {
+                    Some(status) => format!("its process ended ({status}) with no outcome: {e}"),
+                    None => format!("its process did not end within {grace:?} and was killed"),
+                })
+            });
+            outcomes.push((
+                c.name.clone(),
+                outcome.map_err(|reason| block_error(&c.name, reason)),
+            ));
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        outcomes
+    }
+}
+
+/// Reads the outcome a block process wrote.
+fn read_outcome(path: &Path) -> Result<Result<BlockOutcome, String>, String> {
+    let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Runs one block of `layout` in this process, joined to `federation` (created by the
+/// manager of a run with [`Deployment::Processes`]), and writes its outcome to
+/// `outcome` for the manager to read — also when the block fails.
+pub fn run_block_process(
+    layout: &Layout,
+    opts: &RunOptions,
+    block: &str,
+    federation: &str,
+    outcome: &Path,
+) -> Result<(), RunError> {
+    let b = layout
+        .blocks
+        .iter()
+        .find(|b| b.name == block)
+        .ok_or_else(|| {
+            RunError::Layout(format!(
+                "no block named `{block}` (the layout has {:?})",
+                layout.blocks.iter().map(|b| &b.name).collect::<Vec<_>>()
+            ))
+        })?;
+    let ctx = context_of(
+        layout,
+        b,
+        run_end(opts),
+        opts,
+        &Arc::new(Progress::default()),
+    );
+    let result = Rti::from_config(&opts.config)
+        .map_err(|e| RunError::Rti(e.to_string()))
+        .and_then(|rti| run_block(&rti, federation, b, &ctx, &Barrier::new(1)));
+    // The manager names the block itself: keep only the reason.
+    let record: Result<&BlockOutcome, String> = result.as_ref().map_err(|e| match e {
+        RunError::Block { reason, .. } => reason.clone(),
+        other => other.to_string(),
+    });
+    let written = serde_json::to_vec(&record)
+        .map_err(|e| format!("cannot encode the outcome: {e}"))
+        .and_then(|body| {
+            std::fs::write(outcome, body)
+                .map_err(|e| format!("cannot write {}: {e}", outcome.display()))
+        });
+    // The block's own failure is the one worth reporting.
+    result?;
+    written.map_err(RunError::Rti)
 }
 
 fn persistence_on(config: &RtiConfig) -> bool {
@@ -418,7 +740,7 @@ fn manager_state(
     manager: &Federate,
     state: &str,
     bar: Option<&indicatif::ProgressBar>,
-    progress: &Progress,
+    progress: Option<&Progress>,
 ) -> Result<(), RunError> {
     let fail = |e: String| block_error("simulation-manager", format!("{state}: {e}"));
     manager
@@ -434,17 +756,24 @@ fn manager_state(
         if let Some(bar) = bar {
             if last_tick.elapsed() > Duration::from_millis(200) {
                 last_tick = Instant::now();
-                let second = progress.monitor_second.load(Ordering::Relaxed);
-                let published = progress.published.load(Ordering::Relaxed);
-                let received = progress.received.load(Ordering::Relaxed);
-                let elapsed = bar.elapsed().as_secs_f64().max(1e-9);
-                bar.set_position(second);
-                bar.set_message(format!(
-                    "{:02}:{:02} | state {state} | published {published} received {received} | {:.0} msg/s",
-                    second / 3600,
-                    second % 3600 / 60,
-                    received as f64 / elapsed
-                ));
+                match progress {
+                    Some(progress) => {
+                        let second = progress.monitor_second.load(Ordering::Relaxed);
+                        let published = progress.published.load(Ordering::Relaxed);
+                        let received = progress.received.load(Ordering::Relaxed);
+                        let elapsed = bar.elapsed().as_secs_f64().max(1e-9);
+                        bar.set_position(second);
+                        bar.set_message(format!(
+                            "{:02}:{:02} | state {state} | published {published} received {received} | {:.0} msg/s",
+                            second / 3600,
+                            second % 3600 / 60,
+                            received as f64 / elapsed
+                        ));
+                    }
+                    None => {
+                        bar.set_message(format!("state {state} (blocks in their own processes)"))
+                    }
+                }
             }
         }
         match manager.next_callback(Duration::from_millis(100)) {
@@ -478,6 +807,7 @@ struct Context {
     progress: Arc<Progress>,
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 enum BlockOutcome {
     Published(u64),
     Monitor(Box<MonitorStats>),
@@ -485,6 +815,7 @@ enum BlockOutcome {
 }
 
 /// What the performance monitor measured.
+#[derive(serde::Serialize, serde::Deserialize)]
 struct MonitorStats {
     received: u64,
     duplicated: u64,

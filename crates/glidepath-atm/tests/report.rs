@@ -43,6 +43,7 @@ fn synthetic() -> RunReport {
         codec: "json".into(),
         compression: "none".into(),
         persistence: false,
+        deployment: "threads".into(),
         hours: 2.0,
         published,
         received: published,

@@ -72,7 +72,7 @@ pub fn summarize(values: &mut [f64]) -> Option<Summary> {
 
 /// Exact statistics of non-negative integer samples (nanoseconds, bytes, counts)
 /// without keeping every sample: counts per distinct value, plus running sums.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Recorder {
     counts: BTreeMap<u64, u64>,
     n: u64,

@@ -3,12 +3,15 @@
 //! matrix of its Tables 3.2–3.3 re-run on glidepath's backends.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use glidepath::{RtiConfig, TransportKind};
 use glidepath_atm::layout::load_layout;
 use glidepath_atm::report::{matrix_table, RunReport};
-use glidepath_atm::run::{run, Codec, RunOptions};
+use glidepath_atm::run::{
+    run, run_block_process, BlockLaunch, Codec, Deployment, Launcher, RunOptions,
+};
 
 use crate::{MessagingArgs, TransportArg};
 
@@ -47,6 +50,29 @@ pub struct RunArgs {
     /// spin-park:MICROS.
     #[arg(long, default_value = "park", value_name = "STRATEGY")]
     wait: String,
+    /// Run every block as a process of its own (needs `--transport nats`); this
+    /// process keeps the simulation manager. `glidepath matrix` then runs its NATS
+    /// rows this way and its inproc rows as threads.
+    #[arg(long)]
+    processes: bool,
+    /// Internal, used by `--processes`: run only this block, joined to
+    /// `--federation`, and write its outcome to `--outcome`.
+    #[arg(
+        long,
+        hide = true,
+        value_name = "NAME",
+        requires = "federation",
+        requires = "outcome"
+    )]
+    block: Option<String>,
+    #[arg(long, hide = true, value_name = "FEDERATION")]
+    federation: Option<String>,
+    #[arg(long, hide = true, value_name = "FILE")]
+    outcome: Option<PathBuf>,
+    /// Internal, used by `--processes`: end when standard input closes (the manager
+    /// process has ended), so no block outlives a killed run.
+    #[arg(long, hide = true)]
+    exit_with_parent: bool,
     #[command(flatten)]
     messaging: MessagingArgs,
 }
@@ -79,6 +105,37 @@ fn check_hours(hours: Option<f64>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Starts a block process: this same program, `glidepath run LAYOUT --block NAME`,
+/// with the run's options written out as flags.
+fn launcher(layout: PathBuf, key_file: Option<String>) -> anyhow::Result<Launcher> {
+    let program = std::env::current_exe().context("finding this program to start blocks")?;
+    Ok(Arc::new(move |launch: &BlockLaunch<'_>| {
+        let o = launch.options;
+        let mut command = std::process::Command::new(&program);
+        command
+            .arg("run")
+            .arg(&layout)
+            .args(["--block", launch.block, "--federation", launch.federation])
+            .arg("--outcome")
+            .arg(launch.outcome)
+            .arg("--exit-with-parent")
+            .args(["--codec", o.codec.name(), "--run-name", &o.run_name])
+            .args(["--wait".to_string(), o.wait.to_string()])
+            .args(o.config.to_args());
+        if let Some(h) = o.hours {
+            command.args(["--hours".to_string(), h.to_string()]);
+        }
+        if let Some(d) = o.density {
+            command.args(["--density".to_string(), d.to_string()]);
+        }
+        // The key travels as the file it came from, never on a command line.
+        if let Some(k) = &key_file {
+            command.args(["--key-file", k]);
+        }
+        command
+    }))
+}
+
 fn run_options(args: &mut RunArgs) -> anyhow::Result<RunOptions> {
     check_hours(args.hours)?;
     if let Some(d) = args.density {
@@ -90,6 +147,14 @@ fn run_options(args: &mut RunArgs) -> anyhow::Result<RunOptions> {
         .codec
         .parse()
         .map_err(|e: String| anyhow::anyhow!("--codec: {e}"))?;
+    let deployment = if args.processes {
+        Deployment::Processes(launcher(
+            args.layout.clone(),
+            args.messaging.key_file.clone(),
+        )?)
+    } else {
+        Deployment::Threads
+    };
     Ok(RunOptions {
         config: config_of(args)?,
         codec,
@@ -101,6 +166,7 @@ fn run_options(args: &mut RunArgs) -> anyhow::Result<RunOptions> {
             .wait
             .parse()
             .map_err(|e: String| anyhow::anyhow!("--wait: {e}"))?,
+        deployment,
     })
 }
 
@@ -121,6 +187,9 @@ fn print_and_write(report: &RunReport, dir: &std::path::Path) -> anyhow::Result<
 pub fn run_layout(mut args: RunArgs) -> anyhow::Result<()> {
     let layout = load_layout(&args.layout)?;
     let opts = run_options(&mut args)?;
+    if let Some(block) = args.block.take() {
+        return run_one_block(&layout, &opts, &block, &args);
+    }
     eprintln!(
         "glidepath run: {} on {}, codec {}, {}",
         args.layout.display(),
@@ -144,6 +213,36 @@ pub fn run_layout(mut args: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `glidepath run LAYOUT --block NAME --federation F`: one block of a run whose
+/// manager is another process.
+fn run_one_block(
+    layout: &glidepath_atm::layout::Layout,
+    opts: &RunOptions,
+    block: &str,
+    args: &RunArgs,
+) -> anyhow::Result<()> {
+    if args.exit_with_parent {
+        // The manager holds our standard input open; end-of-file means it is gone.
+        std::thread::spawn(|| {
+            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+            eprintln!("glidepath run: the manager process has ended; this block stops");
+            std::process::exit(3);
+        });
+    }
+    let federation = args
+        .federation
+        .as_deref()
+        .context("--block needs --federation")?;
+    let outcome = args.outcome.as_deref().context("--block needs --outcome")?;
+    match run_block_process(layout, opts, block, federation, outcome) {
+        Ok(()) => Ok(()),
+        // The manager reports the failure, naming this block: saying it here too would
+        // read as a second failure.
+        Err(_) if outcome.exists() => std::process::exit(1),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// `glidepath matrix`: inproc, nats, nats with JetStream, each with compression off
 /// and on (lz4), then one side-by-side table next to the memorandum's runs.
 pub fn run_matrix(mut args: RunArgs) -> anyhow::Result<()> {
@@ -162,6 +261,10 @@ pub fn run_matrix(mut args: RunArgs) -> anyhow::Result<()> {
         let mut opts = base.clone();
         opts.run_name = name.to_string();
         opts.config.transport = transport;
+        if transport == TransportKind::Inproc {
+            // inproc cannot cross a process boundary: its rows run blocks as threads.
+            opts.deployment = Deployment::Threads;
+        }
         opts.config
             .apply_args(["--compression".to_string(), compression.to_string()])?;
         if transport == TransportKind::Nats {

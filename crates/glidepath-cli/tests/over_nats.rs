@@ -226,3 +226,199 @@ fn the_demo_without_a_nats_server_says_what_to_start() {
     assert!(!ok);
     assert!(err.contains("needs --transport nats"), "{err}");
 }
+
+/// Pids of the block processes a `glidepath run --processes` with pid `manager`
+/// started: their command lines name the federation `atm-<manager>-...`.
+fn block_processes(manager: u32) -> Vec<u32> {
+    let prefix = format!("atm-{manager}-");
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        let alive = std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        });
+        if alive
+            && args
+                .windows(2)
+                .any(|w| w[0] == b"--federation" && w[1].starts_with(prefix.as_bytes()))
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[test]
+fn the_atm_layout_runs_with_every_block_in_a_process_of_its_own() {
+    let nats = nats_server();
+    let url = nats.url();
+    let report = std::env::temp_dir().join(format!("glidepath-processes-{}", std::process::id()));
+    let report_arg = report.to_str().unwrap().to_string();
+    let mut command = glidepath(&[
+        "run",
+        "layouts/atm-testbed-day.toml",
+        "--processes",
+        "--transport",
+        "nats",
+        "--nats-url",
+        &url,
+        "--hours",
+        "0.25",
+        "--density",
+        "0.05",
+        "--report",
+        &report_arg,
+    ]);
+    command.stdout(Stdio::piped());
+    let child = command.spawn().unwrap();
+    let manager = child.id();
+    // While the run lasts, its three blocks are processes of their own.
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let mut most = 0;
+    let output = loop {
+        most = most.max(block_processes(manager).len());
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok(output) => break output.unwrap(),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(e) => panic!("{e}"),
+        }
+    };
+    let (out, err) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert!(output.status.success(), "stdout:\n{out}\nstderr:\n{err}");
+    assert_eq!(
+        most, 3,
+        "two traffic blocks and the monitor, each its own process"
+    );
+    assert!(
+        block_processes(manager).is_empty(),
+        "no block outlives its run"
+    );
+    assert!(out.contains("blocks as processes"), "{out}");
+    assert!(
+        out.contains("every published message was received"),
+        "{out}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.join("report.json")).unwrap()).unwrap();
+    assert_eq!(json["deployment"], "processes");
+    assert_eq!(json["transport"], "nats");
+    let published = json["published"].as_u64().unwrap();
+    assert!(published > 1000, "{published}");
+    assert_eq!(json["received"].as_u64(), Some(published));
+    assert_eq!(json["lost"].as_u64(), Some(0));
+    assert_eq!(json["duplicated"].as_u64(), Some(0));
+    let _ = std::fs::remove_dir_all(&report);
+}
+
+#[test]
+fn a_block_process_that_fails_fails_the_run_and_says_which_and_why() {
+    let nats = nats_server();
+    let url = nats.url();
+    let dir = std::env::temp_dir().join(format!("glidepath-failing-block-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let layout = dir.join("layout.toml");
+    std::fs::write(
+        &layout,
+        r#"
+name = "missing-recording"
+day_start = "2016-03-23T07:00:00Z"
+
+[[block]]
+name = "Replay"
+kind = "player"
+source = { kind = "recording", path = "no-such-recording.gprec" }
+
+[[block]]
+name = "Monitor"
+kind = "monitor"
+
+[[link]]
+from = "Replay"
+to = "Monitor"
+"#,
+    )
+    .unwrap();
+    let (ok, out, err) = run(glidepath(&[
+        "run",
+        layout.to_str().unwrap(),
+        "--processes",
+        "--transport",
+        "nats",
+        "--nats-url",
+        &url,
+        "--hours",
+        "0.01",
+        "--report",
+        dir.join("report").to_str().unwrap(),
+    ]));
+    assert!(!ok, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        err.contains("block `Replay`")
+            && err.contains("no-such-recording.gprec")
+            && err.contains("not found"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn block_processes_end_when_their_manager_is_killed() {
+    let nats = nats_server();
+    let url = nats.url();
+    let report = std::env::temp_dir().join(format!("glidepath-killed-{}", std::process::id()));
+    let mut command = glidepath(&[
+        "run",
+        "layouts/atm-testbed-day.toml",
+        "--processes",
+        "--transport",
+        "nats",
+        "--nats-url",
+        &url,
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    command.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut manager = command.spawn().unwrap();
+    let id = manager.id();
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while block_processes(id).len() < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the blocks did not start"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    // SIGKILL: the manager gets no chance to clean up; its blocks notice on their own.
+    manager.kill().unwrap();
+    manager.wait().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !block_processes(id).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "blocks {:?} outlived their manager",
+            block_processes(id)
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    let _ = std::fs::remove_dir_all(&report);
+}

@@ -70,6 +70,17 @@ impl Compression {
     }
 }
 
+/// Written as [`Compression::parse`] reads it: `none`, `lz4` or `zstd:LEVEL`.
+impl std::fmt::Display for Compression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Compression::None => f.write_str("none"),
+            Compression::Lz4 => f.write_str("lz4"),
+            Compression::Zstd { level } => write!(f, "zstd:{level}"),
+        }
+    }
+}
+
 /// A federation's 256-bit secret key. Its `Debug` output never shows the key.
 #[derive(Clone, PartialEq, Eq)]
 pub struct FederationKey([u8; 32]);

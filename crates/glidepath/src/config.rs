@@ -340,6 +340,35 @@ impl RtiConfig {
         Ok(config)
     }
 
+    /// This configuration as the flags [`RtiConfig::apply_args`] reads, so another
+    /// process (a child a launcher starts) can be given the same one. The federation
+    /// key is left out on purpose: a command line is visible to every user of the
+    /// machine, so hand the child the key file (`--key-file`) or its variable instead.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut args = vec![
+            "--transport".to_string(),
+            self.transport.name().to_string(),
+            "--nats-url".to_string(),
+            self.nats_url.clone(),
+            "--compression".to_string(),
+            self.chain.compression.to_string(),
+            "--compress-min-bytes".to_string(),
+            self.chain.compress_min_bytes.to_string(),
+            "--bundle-bytes".to_string(),
+            self.bundle.bundle_bytes_max.to_string(),
+            "--bundle-time-us".to_string(),
+            (self.bundle.bundle_time_max_ns / 1_000).to_string(),
+        ];
+        #[cfg(feature = "transport-nats")]
+        args.extend([
+            "--persistence".to_string(),
+            self.persistence.name().to_string(),
+            "--reliable-window".to_string(),
+            self.reliable_window.to_string(),
+        ]);
+        args
+    }
+
     /// Applies the flags [`RtiConfig::from_env_and_args`] lists from `args`, ignoring
     /// the rest.
     pub fn apply_args(
@@ -390,6 +419,34 @@ mod tests {
             ),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn to_args_round_trips_through_apply_args() {
+        let mut config = RtiConfig::default();
+        config
+            .apply_args([
+                "--transport=nats",
+                "--nats-url",
+                "nats://127.0.0.1:4999",
+                "--compression",
+                "zstd:7",
+                "--compress-min-bytes",
+                "64",
+                "--bundle-bytes",
+                "16384",
+                "--bundle-time-us",
+                "250",
+            ])
+            .unwrap();
+        #[cfg(feature = "transport-nats")]
+        config
+            .apply_args(["--persistence", "jetstream", "--reliable-window", "0"])
+            .unwrap();
+        let mut copy = RtiConfig::default();
+        copy.apply_args(config.to_args()).unwrap();
+        assert_eq!(copy, config);
+        assert!(!config.to_args().iter().any(|a| a == "--key-file"));
     }
 
     #[test]
