@@ -947,9 +947,11 @@ impl Sim {
                 let n = &self.nodes[idx];
                 match n.discovered.get(&instance) {
                     Some(c) if *c == class => {}
-                    other => return Err(self.fail(format!(
+                    other => {
+                        return Err(self.fail(format!(
                         "federate {idx}: reflect of {instance} as {class}, discovered as {other:?}"
-                    ))),
+                    )))
+                    }
                 }
                 let sub = n.subscribed.get(&class);
                 if let Some((a, _)) = values

@@ -26,7 +26,7 @@ use glidepath_core::{
     ParameterHandle, ProcessModel, ResignAction, RtiError, TimeError,
 };
 use glidepath_transport::Endpoint;
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use parking_lot::{Mutex, MutexGuard};
 
 use crate::ambassador::FederateAmbassador;
 use crate::error::{NameError, NameKind};
@@ -35,11 +35,12 @@ use crate::link::{EndpointLink, LinkFailure};
 /// How many envelopes the RTI thread feeds to the core under one lock.
 const ENVELOPE_BATCH: usize = 256;
 
-/// How long the RTI thread of a spinning evoked federate stays off the inbox after
-/// the last spin ended. While evoke calls follow each other closer than this, the
-/// evoker alone drains the inbox and senders never pay for waking the RTI thread;
-/// once the user stops evoking, the RTI thread takes over within about this long,
-/// so the federate still answers its peers (acknowledgements, time status).
+/// How long the RTI thread of an evoked federate stays off the inbox after the last
+/// wait inside an evoke call ended. While evoke calls follow each other closer than
+/// this, the evoker alone drains the inbox (spinning or blocked on it) and messages
+/// reach its callbacks with one thread hand-over fewer; once the user stops evoking,
+/// the RTI thread takes over within about this long, so the federate still answers
+/// its peers (acknowledgements, time status).
 const SPIN_HANDOFF: Duration = Duration::from_millis(1);
 
 /// How a federate joins a federation execution.
@@ -197,13 +198,16 @@ struct Shared {
     failure: LinkFailure,
     process_model: ProcessModel,
     wait: WaitStrategy,
-    /// Evoked model, spinning strategies: an evoker is spinning on the inbox now.
+    /// Evoked model: an evoker is waiting on the inbox now (spinning or blocked).
     spinner_active: AtomicBool,
-    /// When the last spin ended, in nanoseconds since `epoch` (0: hand over now).
+    /// When the last wait ended, in nanoseconds since `epoch` (0: hand over now).
     last_spin_end_ns: AtomicU64,
     epoch: Instant,
-    /// Signalled when callbacks are queued (evoked model) or the federate stops.
-    callbacks_ready: Condvar,
+    /// Wakes a blocked evoker when callbacks are queued by another thread or the
+    /// federate stops (capacity one: a pending wake-up is enough, and one sent
+    /// before the evoker blocks is not lost).
+    evoker_wake: Sender<()>,
+    evoker_woken: Receiver<()>,
     /// Wakes the RTI thread (capacity one: a pending wake-up is enough).
     wake: Sender<()>,
     stopped: AtomicBool,
@@ -232,9 +236,7 @@ impl Shared {
     /// Lets whoever delivers callbacks know some are queued.
     fn callbacks_queued(&self) {
         match self.process_model {
-            ProcessModel::Evoked => {
-                self.callbacks_ready.notify_all();
-            }
+            ProcessModel::Evoked => self.wake_evoker(),
             ProcessModel::Immediate => {
                 let _ = self.wake.try_send(());
             }
@@ -302,9 +304,13 @@ impl Shared {
             (drained, rti.pending_callbacks() > 0)
         };
         if queued && drained == Drained::Some && self.process_model == ProcessModel::Evoked {
-            self.callbacks_ready.notify_all();
+            self.wake_evoker();
         }
         drained
+    }
+
+    fn wake_evoker(&self) {
+        let _ = self.evoker_wake.try_send(());
     }
 
     /// Immediate model: invokes the ambassador for every queued callback, without
@@ -319,52 +325,79 @@ impl Shared {
     }
 
     /// Evoked model: the next callback, waiting until `deadline` (forever when `None`)
-    /// the way the wait strategy says: spinning first (draining the inbox on this
-    /// thread), then parking on the condvar the RTI thread signals.
+    /// the way the wait strategy says: spinning first, then blocking. Either way this
+    /// thread drains the inbox itself while it waits and the RTI thread keeps off it,
+    /// so a message reaches the callback with one thread hand-over fewer.
     fn wait_callback(&self, deadline: Option<Instant>) -> Option<Callback> {
         let spin_until = match self.wait {
-            WaitStrategy::Park => Some(Instant::now()),
-            WaitStrategy::Spin => deadline,
+            WaitStrategy::Park => None,
+            WaitStrategy::Spin => Some(deadline),
             WaitStrategy::SpinPark { spin } => {
                 let end = Instant::now().checked_add(spin);
-                match (end, deadline) {
+                Some(match (end, deadline) {
                     (Some(e), Some(d)) => Some(e.min(d)),
                     (e, d) => e.or(d),
-                }
+                })
             }
         };
-        if self.wait != WaitStrategy::Park {
-            self.spinner_active.store(true, Ordering::Release);
-            let found = self.spin_for_callback(spin_until);
-            self.last_spin_end_ns
-                .store(self.since_epoch_ns().max(1), Ordering::Release);
-            self.spinner_active.store(false, Ordering::Release);
-            if found.is_some() || self.wait == WaitStrategy::Spin || self.stopped() {
-                return found;
-            }
-            // About to park: the RTI thread must watch the inbox again, now.
-            self.last_spin_end_ns.store(0, Ordering::Release);
-            let _ = self.wake.try_send(());
-        }
-        let mut rti = self.rti.lock();
+        self.spinner_active.store(true, Ordering::Release);
+        let found = match spin_until {
+            Some(until) => match self.spin_for_callback(until) {
+                Some(cb) => Some(cb),
+                None if self.wait == WaitStrategy::Spin || self.stopped() => None,
+                None => self.block_for_callback(deadline),
+            },
+            None => self.block_for_callback(deadline),
+        };
+        self.last_spin_end_ns
+            .store(self.since_epoch_ns().max(1), Ordering::Release);
+        self.spinner_active.store(false, Ordering::Release);
+        found
+    }
+
+    /// Waits for a callback until `deadline`, draining the inbox on this thread and
+    /// blocking (no CPU) until it has something, the RTI thread or a user call queues
+    /// callbacks, or the federate stops.
+    fn block_for_callback(&self, deadline: Option<Instant>) -> Option<Callback> {
+        let inbox = self.endpoint.inbox();
+        let mut select = crossbeam_channel::Select::new();
+        select.recv(inbox);
+        select.recv(&self.evoker_woken);
         loop {
-            if self.stopped() {
-                return None;
-            }
-            if let Some(cb) = rti.poll_callback() {
-                return Some(cb);
-            }
-            match deadline {
-                Some(d) => {
-                    if self.callbacks_ready.wait_until(&mut rti, d).timed_out() {
-                        return if self.stopped() {
-                            None
-                        } else {
-                            rti.poll_callback()
-                        };
-                    }
+            {
+                let mut rti = self.rti.lock();
+                if self.stopped() {
+                    return None;
                 }
-                None => self.callbacks_ready.wait(&mut rti),
+                if let Some(cb) = rti.poll_callback() {
+                    return Some(cb);
+                }
+                let drained = self.drain_inbox(&mut rti);
+                if let Some(cb) = rti.poll_callback() {
+                    return Some(cb);
+                }
+                match drained {
+                    Drained::Closed => return None,
+                    // A full batch: more may be waiting, no need to block.
+                    Drained::Some if !inbox.is_empty() => continue,
+                    _ => {}
+                }
+            }
+            // Nothing is taken off a channel here: the inbox only under the lock
+            // above, and a wake-up token just below.
+            let ready = match deadline {
+                Some(d) => select.ready_deadline(d).ok(),
+                None => Some(select.ready()),
+            };
+            let _ = self.evoker_woken.try_recv();
+            if ready.is_none() {
+                // Deadline: one last look, then give up.
+                let mut rti = self.rti.lock();
+                if self.stopped() {
+                    return None;
+                }
+                let _ = self.drain_inbox(&mut rti);
+                return rti.poll_callback();
             }
         }
     }
@@ -373,8 +406,8 @@ impl Shared {
         u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
-    /// Whether the RTI thread should keep off the inbox: an evoker spins, or did
-    /// within [`SPIN_HANDOFF`].
+    /// Whether the RTI thread should keep off the inbox: an evoker waits on it, or
+    /// did within [`SPIN_HANDOFF`].
     fn evoker_spinning(&self) -> bool {
         if self.spinner_active.load(Ordering::Acquire) {
             return true;
@@ -454,8 +487,7 @@ impl Drop for RtiThreadExit<'_> {
             self.0.failure.record_panic();
         }
         self.0.stopped.store(true, Ordering::Release);
-        drop(self.0.rti.lock());
-        self.0.callbacks_ready.notify_all();
+        self.0.wake_evoker();
     }
 }
 
@@ -475,10 +507,10 @@ fn rti_thread(
 ) {
     let _exit = RtiThreadExit(&shared);
     let inbox = shared.endpoint.inbox().clone();
-    // A spinning evoked federate drains its inbox in its evoke calls; a thread here
-    // that blocked on the inbox would make every sender pay for waking it.
-    let evoked_spinner =
-        shared.process_model == ProcessModel::Evoked && shared.wait != WaitStrategy::Park;
+    // An evoked federate drains its inbox in its evoke calls while it waits; a
+    // thread here that also blocked on the inbox would make senders pay for waking
+    // it, and every message cross one more thread.
+    let evoked_spinner = shared.process_model == ProcessModel::Evoked;
     let spin = match (shared.process_model, shared.wait) {
         (ProcessModel::Immediate, WaitStrategy::Spin) => None,
         (ProcessModel::Immediate, WaitStrategy::SpinPark { spin }) => Some(spin),
@@ -564,9 +596,7 @@ impl Inner {
         s.stopped.store(true, Ordering::Release);
         let _ = s.wake.try_send(());
         s.endpoint.close();
-        // Taking the lock orders this wake-up after any evoker's check of `stopped`.
-        drop(s.rti.lock());
-        s.callbacks_ready.notify_all();
+        s.wake_evoker();
         if thread::current().id() != self.thread_id {
             if let Some(handle) = self.thread.lock().take() {
                 // A panic on the RTI thread was recorded by its exit guard.
@@ -638,6 +668,7 @@ impl Federate {
         ambassador: Option<Box<dyn FederateAmbassador + Send>>,
     ) -> Result<Federate, RtiError> {
         let (wake_tx, wake_rx) = crossbeam_channel::bounded(1);
+        let (evoker_wake, evoker_woken) = crossbeam_channel::bounded(1);
         let shared = Arc::new(Shared {
             handle: rti.handle(),
             name: rti.name().to_string(),
@@ -651,7 +682,8 @@ impl Federate {
             spinner_active: AtomicBool::new(false),
             last_spin_end_ns: AtomicU64::new(0),
             epoch: Instant::now(),
-            callbacks_ready: Condvar::new(),
+            evoker_wake,
+            evoker_woken,
             wake: wake_tx,
             stopped: AtomicBool::new(false),
             evoke_lock: Mutex::new(()),
