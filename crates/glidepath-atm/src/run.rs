@@ -99,6 +99,20 @@ impl Codec {
             Codec::Binary => Track::decode_binary(bytes).ok(),
         }
     }
+
+    /// [`Codec::decode`] into `track`, reusing its memory where the codec can.
+    fn decode_into(self, bytes: &[u8], track: &mut Track) -> bool {
+        match self {
+            Codec::Json => track.read_sndem_json(bytes).is_ok(),
+            Codec::Binary => match Track::decode_binary(bytes) {
+                Ok(t) => {
+                    *track = t;
+                    true
+                }
+                Err(_) => false,
+            },
+        }
+    }
 }
 
 impl std::str::FromStr for Codec {
@@ -776,6 +790,7 @@ fn manager_state(
                 }
             }
         }
+        manager.check_transport().map_err(|e| fail(e.to_string()))?;
         match manager.next_callback(Duration::from_millis(100)) {
             Some(Callback::AnnounceSynchronizationPoint { label, .. }) if label == state => {
                 manager
@@ -886,6 +901,7 @@ fn lifecycle_state(f: &Federate, state: &str, c: &mut dyn Component) -> Result<(
             if Instant::now() > deadline {
                 return Err(format!("no {what} within {WAIT:?}"));
             }
+            f.check_transport().map_err(|e| e.to_string())?;
             if let Some(cb) = f.next_callback(Duration::from_millis(100)) {
                 match cb {
                     Callback::AnnounceSynchronizationPoint { .. }
@@ -937,6 +953,9 @@ fn wait_until(
         if Instant::now() > deadline {
             return Err(format!("no {what} within {WAIT:?}"));
         }
+        // A publish that failed (a full JetStream stream, a lost server) is reported
+        // here, not after WAIT.
+        f.check_transport().map_err(|e| e.to_string())?;
         if let Some(cb) = f.next_callback(Duration::from_millis(100)) {
             if done(&cb) {
                 return Ok(());
@@ -1102,6 +1121,9 @@ impl TrafficBlock {
         }
         let mut buf = Vec::new();
         let mut scratch = Vec::with_capacity(256);
+        // Messages are cut from a shared 64 KiB block instead of one allocation each
+        // for key and payload; a block is freed when its last message has been read.
+        let mut arena = bytes::BytesMut::with_capacity(64 * 1024);
         let real_time = !self.block.fast_time;
         let started = Instant::now();
         for t in from..to {
@@ -1115,12 +1137,13 @@ impl TrafficBlock {
             for track in &mut buf {
                 track.meta.tpub = wall_ms();
                 self.codec.encode(track, &mut scratch);
+                arena.extend_from_slice(track.vid.as_bytes());
+                let vid = arena.split().freeze();
+                arena.extend_from_slice(&scratch);
+                let message = arena.split().freeze();
                 f.send_interaction(
                     self.sndem.class,
-                    [
-                        (self.sndem.vid, Bytes::copy_from_slice(track.vid.as_bytes())),
-                        (self.sndem.message, Bytes::copy_from_slice(&scratch)),
-                    ],
+                    [(self.sndem.vid, vid), (self.sndem.message, message)],
                     Bytes::new(),
                 )
                 .map_err(|e| e.to_string())?;
@@ -1194,7 +1217,9 @@ struct MonitorBlock {
     per_second: Vec<u32>,
     /// Distinct flights per simulated minute (hashes of the vehicle identifiers).
     minute_flights: Vec<u32>,
-    minute_seen: HashSet<u64>,
+    minute_seen: HashSet<u64, std::hash::BuildHasherDefault<Prehashed>>,
+    /// The track being decoded, reused message after message.
+    scratch: Track,
     current_minute: u32,
     /// Per sender, the last sequence number seen: duplicates are counted, not hidden.
     last_seq: std::collections::HashMap<glidepath::FederateHandle, u64>,
@@ -1202,6 +1227,24 @@ struct MonitorBlock {
     /// Names of the linked blocks, and their federates once known.
     sources: Vec<String>,
     linked: Linked,
+}
+
+/// A hasher for keys that are hashes already (the flight set's): passes them through.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
 }
 
 /// Which producers a subscribing block takes messages from: those of the blocks
@@ -1251,7 +1294,8 @@ impl MonitorBlock {
             latency_us: Recorder::new(),
             per_second: vec![0; ctx.end as usize],
             minute_flights: vec![0; (ctx.end as usize).div_ceil(60)],
-            minute_seen: HashSet::new(),
+            minute_seen: HashSet::default(),
+            scratch: Track::default(),
             current_minute: 0,
             last_seq: Default::default(),
             duplicated: 0,
@@ -1294,11 +1338,11 @@ impl MonitorBlock {
         self.lengths.record(length);
         self.latency_us
             .record(now_ns.saturating_sub(info.publish_time_ns) / 1000);
-        let Some(track) = self.codec.decode(message) else {
+        if !self.codec.decode_into(message, &mut self.scratch) {
             self.malformed += 1;
             return;
-        };
-        let second = (track.time - self.day_start_ms).div_euclid(1000);
+        }
+        let second = (self.scratch.time - self.day_start_ms).div_euclid(1000);
         if second >= 0 && (second as usize) < self.per_second.len() {
             let second = second as usize;
             self.per_second[second] += 1;
@@ -1308,7 +1352,7 @@ impl MonitorBlock {
                 self.current_minute = minute;
             }
             let mut h = std::collections::hash_map::DefaultHasher::new();
-            track.vid.hash(&mut h);
+            self.scratch.vid.hash(&mut h);
             self.minute_seen.insert(h.finish());
         }
     }

@@ -107,22 +107,36 @@ impl Track {
 
     /// Reads an SNDEM JSON payload.
     pub fn from_sndem_json(input: &[u8]) -> Result<Track, CodecError> {
+        let mut t = Track::default();
+        t.read_sndem_json(input)?;
+        Ok(t)
+    }
+
+    /// Reads an SNDEM JSON payload into this track, reusing its strings' memory (a
+    /// receiver decoding millions of messages allocates nothing per message). Every
+    /// field is overwritten: missing numbers become NaN, missing strings empty. On an
+    /// error the track holds whatever was read before it.
+    pub fn read_sndem_json(&mut self, input: &[u8]) -> Result<(), CodecError> {
         let mut p = JsonReader { input, pos: 0 };
         let nan = f64::NAN;
-        let mut t = Track {
-            lat_deg: nan,
-            lon_deg: nan,
-            alt_ft: nan,
-            gs_kt: nan,
-            crs_deg: nan,
-            vs_fpm: nan,
-            ..Track::default()
-        };
+        let t = self;
+        t.vid.clear();
+        (t.lat_deg, t.lon_deg, t.alt_ft) = (nan, nan, nan);
+        t.time = 0;
+        (t.gs_kt, t.crs_deg, t.vs_fpm) = (nan, nan, nan);
+        t.meta.src.clear();
+        t.meta.ver.clear();
+        t.meta.run.clear();
+        t.meta.tpub = 0;
         let mut have_vid = false;
+        let set = |s: &mut String, v: Cow<'_, str>| {
+            s.clear();
+            s.push_str(&v);
+        };
         p.object(|p, key| {
             match key {
                 b"vid" => {
-                    t.vid = p.string()?.into_owned();
+                    set(&mut t.vid, p.string()?);
                     have_vid = true;
                 }
                 b"latDeg" => t.lat_deg = p.number()?,
@@ -134,9 +148,9 @@ impl Track {
                 b"vsFpm" => t.vs_fpm = p.number()?,
                 b"meta" => p.object(|p, key| {
                     match key {
-                        b"src" => t.meta.src = p.string()?.into_owned(),
-                        b"ver" => t.meta.ver = p.string()?.into_owned(),
-                        b"run" => t.meta.run = p.string()?.into_owned(),
+                        b"src" => set(&mut t.meta.src, p.string()?),
+                        b"ver" => set(&mut t.meta.ver, p.string()?),
+                        b"run" => set(&mut t.meta.run, p.string()?),
                         b"tpub" => t.meta.tpub = p.integer()?,
                         _ => p.skip_value()?,
                     }
@@ -153,7 +167,7 @@ impl Track {
         if !have_vid {
             return Err(CodecError::Malformed("track message without `vid`".into()));
         }
-        Ok(t)
+        Ok(())
     }
 
     /// Writes the compact binary form: a version byte, strings as varint length plus
@@ -1416,6 +1430,20 @@ mod tests {
             let mut out = b"xyz".to_vec();
             t.write_sndem_json(&mut out);
             prop_assert_eq!(&out[3..], &json[..]);
+        }
+
+        #[test]
+        fn reading_into_a_used_track_forgets_what_it_held(t in any_track(), before in any_track()) {
+            let mut reused = before;
+            reused.read_sndem_json(&new_json(&t)).unwrap();
+            prop_assert_eq!(&reused, &t);
+            // A message that leaves fields out leaves them missing, not as they were.
+            reused.read_sndem_json(br#"{"vid":"N1"}"#).unwrap();
+            prop_assert_eq!(&reused.vid, "N1");
+            prop_assert!(reused.lat_deg.is_nan() && reused.vs_fpm.is_nan());
+            prop_assert_eq!(reused.time, 0);
+            prop_assert!(reused.meta.src.is_empty() && reused.meta.run.is_empty());
+            prop_assert_eq!(reused.meta.tpub, 0);
         }
 
         #[test]

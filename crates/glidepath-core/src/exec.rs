@@ -522,6 +522,13 @@ impl Executive {
         Self::default()
     }
 
+    /// Makes every federation created from now on get an id above `last`: ids up
+    /// to `last` are taken outside this executive (by the JetStream streams an
+    /// earlier executive left on the same NATS server, which are named by id).
+    pub fn reserve_ids_through(&mut self, last: u64) {
+        self.next_id = self.next_id.max(last);
+    }
+
     /// A hosted federation execution.
     pub fn federation(&self, id: FederationId) -> Option<&FederationExecution> {
         self.federations.get(&id)

@@ -324,6 +324,41 @@ fn an_executive_with_persistence_needs_jetstream() {
     assert!(error.to_string().contains("--jetstream"), "{error}");
 }
 
+/// `glidepath matrix` runs 4C and then 4D, each with an executive of its own, on one
+/// NATS server: the second federation must not land in the first one's (kept, maybe
+/// full) stream.
+#[test]
+fn a_new_executive_does_not_reuse_the_stream_of_an_earlier_federation() {
+    let store = StoreDir::new();
+    let server = start_server(None, &store);
+    let options = NatsOptions {
+        persistence: Persistence::jetstream(),
+        ..NatsOptions::default()
+    };
+    let session = |name: &str, publish: bool| {
+        let executive =
+            serve_executive_with(&server.url(), options.clone()).unwrap_or_else(|e| panic!("{e}"));
+        let transport = NatsTransport::connect_with(&server.url(), options.clone())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let a = transport.open_endpoint().unwrap();
+        let fed = create(&a, name);
+        if publish {
+            a.publish(fed, TOPIC, data(1, 1)).unwrap();
+        }
+        a.close();
+        drop(transport);
+        drop(executive);
+        fed
+    };
+    let first = session("first", true);
+    let second = session("second", false);
+    assert_ne!(second, first);
+    let replayed = replay(&server.url(), second, 1, &options).unwrap();
+    assert!(replayed.envelopes.is_empty(), "{replayed:?}");
+    let kept = replay(&server.url(), first, 1, &options).unwrap();
+    assert_eq!(kept.envelopes.len(), 1, "{kept:?}");
+}
+
 #[test]
 fn the_transport_name_is_nats() {
     assert_eq!(bed().transport.name(), "nats");

@@ -200,9 +200,10 @@ struct Shared {
     wait: WaitStrategy,
     /// Evoked model: an evoker is waiting on the inbox now (spinning or blocked).
     spinner_active: AtomicBool,
-    /// When the last wait ended, in nanoseconds since `epoch` (0: hand over now).
-    last_spin_end_ns: AtomicU64,
-    epoch: Instant,
+    /// Evoked model: how many waits evoke calls have ended, so the RTI thread can
+    /// tell whether one ended in its last [`SPIN_HANDOFF`] without reading a clock
+    /// on every callback.
+    waits_ended: AtomicU64,
     /// Wakes a blocked evoker when callbacks are queued by another thread or the
     /// federate stops (capacity one: a pending wake-up is enough, and one sent
     /// before the evoker blocks is not lost).
@@ -349,8 +350,7 @@ impl Shared {
             },
             None => self.block_for_callback(deadline),
         };
-        self.last_spin_end_ns
-            .store(self.since_epoch_ns().max(1), Ordering::Release);
+        self.waits_ended.fetch_add(1, Ordering::Release);
         self.spinner_active.store(false, Ordering::Release);
         found
     }
@@ -360,9 +360,8 @@ impl Shared {
     /// callbacks, or the federate stops.
     fn block_for_callback(&self, deadline: Option<Instant>) -> Option<Callback> {
         let inbox = self.endpoint.inbox();
-        let mut select = crossbeam_channel::Select::new();
-        select.recv(inbox);
-        select.recv(&self.evoker_woken);
+        // Built only when this call must block: most find a callback at once.
+        let mut select: Option<crossbeam_channel::Select<'_>> = None;
         loop {
             {
                 let mut rti = self.rti.lock();
@@ -385,6 +384,12 @@ impl Shared {
             }
             // Nothing is taken off a channel here: the inbox only under the lock
             // above, and a wake-up token just below.
+            let select = select.get_or_insert_with(|| {
+                let mut select = crossbeam_channel::Select::new();
+                select.recv(inbox);
+                select.recv(&self.evoker_woken);
+                select
+            });
             let ready = match deadline {
                 Some(d) => select.ready_deadline(d).ok(),
                 None => Some(select.ready()),
@@ -400,20 +405,6 @@ impl Shared {
                 return rti.poll_callback();
             }
         }
-    }
-
-    fn since_epoch_ns(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
-    }
-
-    /// Whether the RTI thread should keep off the inbox: an evoker waits on it, or
-    /// did within [`SPIN_HANDOFF`].
-    fn evoker_spinning(&self) -> bool {
-        if self.spinner_active.load(Ordering::Acquire) {
-            return true;
-        }
-        let end = self.last_spin_end_ns.load(Ordering::Acquire);
-        end != 0 && self.since_epoch_ns().saturating_sub(end) < SPIN_HANDOFF.as_nanos() as u64
     }
 
     /// Polls for a callback, draining the inbox on this thread, until `until`.
@@ -519,8 +510,17 @@ fn rti_thread(
     let mut select = crossbeam_channel::Select::new();
     let wake_index = select.recv(&wake);
     select.recv(&inbox);
+    let mut waits_seen = u64::MAX;
     loop {
-        if evoked_spinner && shared.evoker_spinning() {
+        // Whether an evoke call waits on the inbox now, or ended a wait since the
+        // last look (at most SPIN_HANDOFF ago): then the evoker drains, not us.
+        let evoker_draining = evoked_spinner && {
+            let waits = shared.waits_ended.load(Ordering::Acquire);
+            let active = shared.spinner_active.load(Ordering::Acquire) || waits != waits_seen;
+            waits_seen = waits;
+            active
+        };
+        if evoker_draining {
             // Off the inbox while the evoker spins; back on once it stops.
             match wake.recv_timeout(SPIN_HANDOFF) {
                 Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
@@ -680,8 +680,7 @@ impl Federate {
             process_model,
             wait,
             spinner_active: AtomicBool::new(false),
-            last_spin_end_ns: AtomicU64::new(0),
-            epoch: Instant::now(),
+            waits_ended: AtomicU64::new(0),
             evoker_wake,
             evoker_woken,
             wake: wake_tx,
@@ -1274,6 +1273,18 @@ impl Federate {
     /// Counters of received, delivered and dropped input.
     pub fn stats(&self) -> LocalStats {
         self.shared().read(|r| r.stats().clone())
+    }
+    /// The transport failure recorded since the federate's last call, reported (and
+    /// cleared) as that call would have reported it; `Ok` when there is none. Every
+    /// other call reports such a failure this way, but waiting for callbacks
+    /// (`next_callback`, `evoke_callback`) does not, so a loop that only waits should
+    /// ask here: a federate whose messages can no longer be sent then fails at once,
+    /// instead of waiting for answers that cannot come.
+    pub fn check_transport(&self) -> Result<(), RtiError> {
+        match self.shared().failure.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
     /// How many transport operations have failed since the federate joined (each
     /// also made the next call return [`RtiError::Transport`]).

@@ -4,7 +4,7 @@
 //! I/O), so a transport error there is recorded in a [`LinkFailure`] and surfaced by
 //! the federate's next user call instead of being lost.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use glidepath_core::{Envelope, ExecReply, ExecRequest, FederationId, Link, RtiError, Topic};
 use glidepath_transport::{Endpoint, TransportError};
@@ -14,6 +14,9 @@ use parking_lot::Mutex;
 #[derive(Default)]
 pub(crate) struct LinkFailure {
     last: Mutex<Option<TransportError>>,
+    /// Whether `last` holds something: every user call looks, twice, so the common
+    /// answer (nothing) must not take a lock.
+    pending: AtomicBool,
     count: AtomicU64,
 }
 
@@ -22,6 +25,7 @@ impl LinkFailure {
         self.count.fetch_add(1, Ordering::Relaxed);
         tracing::warn!(%error, "transport {what} failed; the federate's next call reports it");
         *self.last.lock() = Some(error);
+        self.pending.store(true, Ordering::Release);
     }
 
     /// Records that the RTI thread ended because an ambassador callback panicked.
@@ -36,6 +40,10 @@ impl LinkFailure {
 
     /// The failure not yet reported to the user, as an [`RtiError`]; clears it.
     pub(crate) fn take(&self) -> Option<RtiError> {
+        // A plain load first: the common answer costs no locked instruction.
+        if !self.pending.load(Ordering::Acquire) || !self.pending.swap(false, Ordering::AcqRel) {
+            return None;
+        }
         self.last.lock().take().map(transport_error)
     }
 

@@ -38,7 +38,8 @@
 //! - **Bounded memory.** A receiving endpoint stops reading the stream while
 //!   [`JetStreamOptions::inbox_backlog_max`] envelopes wait in its inbox, so a slow
 //!   subscriber's backlog stays on the NATS server's disk (bounded by
-//!   [`JetStreamOptions::max_bytes`]); publishers hold at most their window. Nobody's
+//!   [`JetStreamOptions::max_bytes`], or by the server's JetStream store when that is
+//!   0); publishers hold at most their window. Nobody's
 //!   memory grows without bound; a stream that fills up refuses new messages, and
 //!   publishers then wait and finally fail with [`TransportError::Timeout`].
 //! - **Close** waits until every message the endpoint published is acknowledged by the
@@ -131,8 +132,13 @@ impl FromStr for Persistence {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JetStreamOptions {
     /// Bytes a federation's stream may hold; when full, new messages are refused
-    /// (publishers retry, then fail) rather than old ones dropped. Default 1 GiB:
-    /// several minutes of a busy federation, and a bound on the server's disk.
+    /// (publishers retry, then fail) rather than old ones dropped. 0 sets no limit
+    /// of the stream's own: the NATS server's JetStream store bounds it (its
+    /// `max_file_store`, by default most of the free disk). Default 0, because the
+    /// stream is the live path in this mode, so a limit is a limit on how long a
+    /// federation can run — a full ATM TestBed day is about 15 GB — and because a
+    /// limit is reserved in the server's store for as long as the stream is kept
+    /// (replay), so a few dozen kept 1 GiB streams would exhaust a 40 GB store.
     pub max_bytes: u64,
     /// How long messages are kept; zero keeps them until the stream is full or
     /// deleted. Default zero, so a run can be replayed any time later.
@@ -151,7 +157,7 @@ pub struct JetStreamOptions {
 impl Default for JetStreamOptions {
     fn default() -> Self {
         JetStreamOptions {
-            max_bytes: 1 << 30,
+            max_bytes: 0,
             max_age: Duration::ZERO,
             acks_outstanding_max: 4096,
             inbox_backlog_max: 64 << 10,
@@ -183,7 +189,11 @@ fn stream_config(federation: FederationId, options: &JetStreamOptions) -> Stream
         subjects: vec![federation_wildcard(federation)],
         storage: StorageType::File,
         discard: DiscardPolicy::New,
-        max_bytes: i64::try_from(options.max_bytes).unwrap_or(i64::MAX),
+        // -1: JetStream's "no limit".
+        max_bytes: match options.max_bytes {
+            0 => -1,
+            n => i64::try_from(n).unwrap_or(i64::MAX),
+        },
         max_age: options.max_age,
         ..Default::default()
     }
@@ -195,6 +205,8 @@ fn stream_config(federation: FederationId, options: &JetStreamOptions) -> Stream
 pub(super) struct StreamHost {
     context: Context,
     options: JetStreamOptions,
+    /// The highest federation id that already has a stream on the server.
+    kept_through: u64,
 }
 
 impl StreamHost {
@@ -212,10 +224,32 @@ impl StreamHost {
                 "persistence is `jetstream` but the NATS server offers no JetStream ({e}): start it with `nats-server --jetstream --store_dir DIR`"
             ))
         })?;
+        // Streams outlive their executive (for replay) and are named by federation
+        // id, which every executive counts from 1: a new federation must not get
+        // the id, and so the full stream and the subjects, of an earlier one.
+        let mut kept_through = 0;
+        let mut names = context.stream_names();
+        while let Some(name) = names.next().await {
+            let name = name.map_err(|e| {
+                TransportError::Backend(format!("cannot list the JetStream streams: {e}"))
+            })?;
+            if let Some(id) = name
+                .strip_prefix("GLIDEPATH_")
+                .and_then(|id| id.parse::<u64>().ok())
+            {
+                kept_through = kept_through.max(id);
+            }
+        }
         Ok(Some(StreamHost {
             context,
             options: *options,
+            kept_through,
         }))
+    }
+
+    /// The highest federation id that had a stream when the host started (0 for none).
+    pub(super) fn kept_through(&self) -> u64 {
+        self.kept_through
     }
 
     /// Creates the stream of a new federation (keeps an existing one).

@@ -251,9 +251,13 @@ async fn serve(
     timeout: std::time::Duration,
     streams: Option<StreamHost>,
 ) {
+    let mut executive = Executive::new();
+    if let Some(streams) = &streams {
+        executive.reserve_ids_through(streams.kept_through());
+    }
     let mut host = Host {
         streams,
-        executive: Executive::new(),
+        executive,
         notification_seq: HashMap::new(),
         max_payload: client.server_info().max_payload,
         codec,
