@@ -43,9 +43,12 @@
 //!    always kept, in order. Bounding reliable traffic needs flow control back to the
 //!    sender: the NATS backend has it (acknowledgement windows over core NATS, the
 //!    publish acknowledgement window with JetStream), so a slow subscriber slows its
-//!    senders instead of growing another process's memory. `inproc` has none: all
-//!    federates share one process, and a federate that stops draining grows its
-//!    inbox in that process.
+//!    senders instead of growing another process's memory. Above the transport, an
+//!    evoked federate that stops evoking stops moving envelopes from its inbox into
+//!    its queue of callbacks at a bound (the front crate's `CALLBACK_BACKLOG_MAX`),
+//!    so its backlog stays where this bound holds. `inproc` has none: all federates
+//!    share one process, and a federate that stops draining grows its inbox in that
+//!    process.
 //!
 //! The `inproc` backend ([`InprocTransport`]) is the embedded default: all federates
 //! in one process, envelopes moved (their payloads are reference-counted [`bytes::Bytes`]),

@@ -35,6 +35,15 @@ use crate::link::{EndpointLink, LinkFailure};
 /// How many envelopes the RTI thread feeds to the core under one lock.
 const ENVELOPE_BATCH: usize = 256;
 
+/// Callbacks an evoked federate may have queued before its RTI thread stops moving
+/// envelopes from the inbox into the core. A federate that stops evoking then holds
+/// its backlog in the transport's inbox, where the transport's bound applies: over
+/// NATS the endpoint stops reading, acknowledging and so lets its senders wait
+/// (`glidepath_transport::nats::flow`), instead of this process growing without
+/// bound. The same as the NATS inbox's bound, so a federate never holds more than
+/// about twice that.
+pub(crate) const CALLBACK_BACKLOG_MAX: usize = 2 * glidepath_transport::BEST_EFFORT_BACKLOG_MAX;
+
 /// How long the RTI thread of an evoked federate stays off the inbox after the last
 /// wait inside an evoke call ended. While evoke calls follow each other closer than
 /// this, the evoker alone drains the inbox (spinning or blocked on it) and messages
@@ -302,12 +311,22 @@ impl Shared {
         let (drained, queued) = {
             let mut rti = self.rti.lock();
             let drained = self.drain_inbox(&mut rti);
-            (drained, rti.pending_callbacks() > 0)
+            (drained, rti.pending_callbacks())
         };
-        if queued && drained == Drained::Some && self.process_model == ProcessModel::Evoked {
+        if queued > 0 && drained == Drained::Some && self.process_model == ProcessModel::Evoked {
             self.wake_evoker();
+            if queued >= CALLBACK_BACKLOG_MAX {
+                return Drained::Backlogged;
+            }
         }
         drained
+    }
+
+    /// Evoked model: whether the callbacks waiting for evoke calls reached
+    /// [`CALLBACK_BACKLOG_MAX`].
+    fn backlogged(&self) -> bool {
+        self.process_model == ProcessModel::Evoked
+            && self.rti.lock().pending_callbacks() >= CALLBACK_BACKLOG_MAX
     }
 
     fn wake_evoker(&self) {
@@ -487,6 +506,8 @@ impl Drop for RtiThreadExit<'_> {
 enum Drained {
     Empty,
     Some,
+    /// Some, and the evoked federate's queue of callbacks is full: stop draining.
+    Backlogged,
     /// The endpoint was closed: nothing more will come.
     Closed,
 }
@@ -511,7 +532,20 @@ fn rti_thread(
     let wake_index = select.recv(&wake);
     select.recv(&inbox);
     let mut waits_seen = u64::MAX;
+    let mut backlogged = false;
     loop {
+        if backlogged {
+            // Nobody evokes and the queue is full: leave the rest in the inbox (see
+            // CALLBACK_BACKLOG_MAX) until evoke calls have taken some.
+            match wake.recv_timeout(SPIN_HANDOFF) {
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+                _ if shared.stopped() => break,
+                _ => {
+                    backlogged = shared.backlogged();
+                    continue;
+                }
+            }
+        }
         // Whether an evoke call waits on the inbox now, or ended a wait since the
         // last look (at most SPIN_HANDOFF ago): then the evoker drains, not us.
         let evoker_draining = evoked_spinner && {
@@ -540,7 +574,7 @@ fn rti_thread(
                         closed = true;
                         break;
                     }
-                    Drained::Some => idle_since = Instant::now(),
+                    Drained::Some | Drained::Backlogged => idle_since = Instant::now(),
                     Drained::Empty => {}
                 }
                 if let Some(amb) = ambassador.as_mut() {
@@ -570,8 +604,12 @@ fn rti_thread(
         let ready = select.ready();
         if ready == wake_index {
             let _ = wake.try_recv();
-        } else if shared.handle_inbox() == Drained::Closed {
-            break;
+        } else {
+            match shared.handle_inbox() {
+                Drained::Closed => break,
+                Drained::Backlogged => backlogged = true,
+                Drained::Some | Drained::Empty => {}
+            }
         }
         if shared.stopped() {
             break;

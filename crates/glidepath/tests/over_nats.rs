@@ -169,3 +169,82 @@ fn no_executive_server_is_a_clear_error() {
         "{err}"
     );
 }
+
+/// An evoked federate that stops evoking while a peer in another process publishes
+/// to it: its queue of callbacks stops growing at a bound, the rest waits in the
+/// transport, whose bound makes the sender wait (reliable flow control) instead of
+/// this process growing; when it evokes again, everything arrives once, in order.
+#[test]
+fn an_evoked_federate_that_stops_evoking_holds_its_sender_back() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
+    // More than the receiver can hold: its callback queue and inbox (131,072 each)
+    // and the NATS client's buffer.
+    const TOTAL: u64 = 600_000;
+    let f = fixture();
+    f.rti
+        .create_federation_execution_with_fom("backlog", vehicles_fom())
+        .unwrap();
+    let other = Rti::nats(&f.testbed.url()).unwrap();
+    let sender = join(&f.rti, "backlog", "sender");
+    let idle = join(&other, "backlog", "idle");
+    let n = Names::of(&sender);
+    sender.publish_interaction_class(n.alert).unwrap();
+    idle.subscribe_interaction_class(n.alert).unwrap();
+    let sent = AtomicU64::new(0);
+    thread::scope(|s| {
+        s.spawn(|| {
+            for i in 0..TOTAL {
+                sender
+                    .send_interaction(
+                        n.alert,
+                        [(
+                            n.message,
+                            glidepath::Bytes::copy_from_slice(&i.to_le_bytes()),
+                        )],
+                        "",
+                    )
+                    .unwrap();
+                sent.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        // Wait until the sender is held back: nothing sent for a second.
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let mut last = (u64::MAX, Instant::now());
+        loop {
+            let now = sent.load(Ordering::Relaxed);
+            if now != last.0 {
+                last = (now, Instant::now());
+            } else if last.1.elapsed() > Duration::from_secs(1) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the sender never stopped ({now} sent)"
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
+        let held_at = sent.load(Ordering::Relaxed);
+        assert!(
+            held_at < TOTAL,
+            "the sender was not held back: it sent all {TOTAL}"
+        );
+        let queued = idle.pending_callbacks();
+        eprintln!("sender held back after {held_at} of {TOTAL}; {queued} callbacks queued");
+        assert!(
+            queued <= 131_072 + 256,
+            "{queued} callbacks queued for a federate that does not evoke"
+        );
+        // Evoke again: every message arrives, once, in order.
+        for expected in 0..TOTAL {
+            match next(&idle) {
+                Callback::ReceiveInteraction { values, .. } => {
+                    let got = u64::from_le_bytes(values[0].1[..].try_into().unwrap());
+                    assert_eq!(got, expected, "held back at {held_at}, {queued} queued");
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    });
+    assert_eq!(idle.transport_stats().lost_envelopes, 0);
+}
