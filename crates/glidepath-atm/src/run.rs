@@ -29,7 +29,7 @@ use std::fs::File;
 use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -59,8 +59,11 @@ pub const STATES: [&str; 7] = [
     "retirement",
 ];
 
-/// How long any wait for the federation may take before the run fails. Generous: a
-/// state's work is bounded by the run itself, only a wedged federation waits this long.
+/// How long the manager lets a run go without any sign of progress before it fails
+/// it as wedged: no block ended, yet (in threads) nothing was published or received
+/// and no simulated second passed, or (retirement, which has no work) the federation
+/// did not synchronize. Not a limit on a state's length: a full day through JetStream
+/// takes longer than this, and a real-time run as long as the day it plays.
 const WAIT: Duration = Duration::from_secs(600);
 
 /// How many simulated seconds the traffic may run ahead of the monitor.
@@ -254,12 +257,37 @@ impl Sndem {
     }
 }
 
-/// Counters the blocks share with the progress bar.
+/// Counters the blocks share with the progress bar, and the manager's stop signal.
 #[derive(Default)]
 struct Progress {
     published: AtomicU64,
     received: AtomicU64,
     monitor_second: AtomicU64,
+    /// Set by the manager when the run failed: blocks stop waiting for the
+    /// federation (block processes are stopped through their standard input).
+    abort: AtomicBool,
+}
+
+impl Progress {
+    fn snapshot(&self) -> (u64, u64, u64) {
+        (
+            self.published.load(Ordering::Relaxed),
+            self.received.load(Ordering::Relaxed),
+            self.monitor_second.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// Why a block stopped when the manager stopped the run: not the cause of a failure.
+const STOPPED: &str = "stopped: the run failed elsewhere";
+
+/// Fails a block's wait once the manager has stopped the run.
+fn check_abort(abort: &AtomicBool) -> Result<(), String> {
+    if abort.load(Ordering::Relaxed) {
+        Err(STOPPED.into())
+    } else {
+        Ok(())
+    }
 }
 
 /// The simulated seconds a run covers: `[0, end)`.
@@ -357,11 +385,16 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
     let bar = opts.progress.then(|| progress_bar(end));
     // Block processes count in their own memory: the bar can only show the states.
     let counters = matches!(blocks, Deployed::Threads(_)).then_some(&*progress);
+    let mut blocks = blocks;
     let mut durations = Vec::new();
     let mut failure = None;
     for state in STATES {
         let t0 = Instant::now();
-        if let Err(e) = manager_state(&manager, state, bar.as_ref(), counters) {
+        let watch = Watch {
+            blocks: &mut blocks,
+            counters,
+        };
+        if let Err(e) = manager_state(&manager, state, bar.as_ref(), watch) {
             failure = Some(e);
             break;
         }
@@ -371,12 +404,18 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
         bar.finish_and_clear();
     }
     let _ = manager.resign(ResignAction::DeleteObjects);
+    if failure.is_some() {
+        progress.abort.store(true, Ordering::Relaxed);
+    }
     let outcomes = blocks.finish(failure.is_some());
     let _ = rti.destroy_federation_execution(&federation);
     let mut monitor = None;
     let mut published = 0;
     // What reached the monitor's links counts as published to it.
     let monitor_name = &monitors[0].name;
+    // The first block that failed of itself is the cause; blocks the manager stopped
+    // afterwards only say so.
+    let mut stopped = None;
     for (name, outcome) in outcomes {
         match outcome {
             Ok(BlockOutcome::Published(n)) => {
@@ -390,10 +429,13 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
             }
             Ok(BlockOutcome::Monitor(m)) => monitor = Some(m),
             Ok(BlockOutcome::Other) => {}
+            Err(e) if e.to_string().contains(STOPPED) => {
+                stopped.get_or_insert(e);
+            }
             Err(e) => return Err(e),
         }
     }
-    if let Some(e) = failure {
+    if let Some(e) = failure.or(stopped) {
         return Err(e);
     }
     let m = monitor.ok_or_else(|| RunError::Layout("the monitor reported nothing".into()))?;
@@ -500,6 +542,27 @@ fn deploy_threads(
 }
 
 impl Deployed {
+    /// Fails when a block has already ended (during the run, it only ends by failing).
+    fn check_running(&mut self) -> Result<(), RunError> {
+        match self {
+            Deployed::Threads(threads) => match threads.iter().find(|(_, t)| t.is_finished()) {
+                Some((name, _)) => Err(block_error(name, "ended before the run did")),
+                None => Ok(()),
+            },
+            Deployed::Processes(p) => {
+                for c in &mut p.children {
+                    if let Ok(Some(status)) = c.child.try_wait() {
+                        return Err(block_error(
+                            &c.name,
+                            format!("its process ended ({status}) before the run did"),
+                        ));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Waits for every block to end and returns each one's outcome by name. After a
     /// failed run, block processes get a short grace period, then are killed.
     fn finish(self, failed: bool) -> Vec<(String, Result<BlockOutcome, RunError>)> {
@@ -531,6 +594,8 @@ struct BlockChild {
     /// Held open while the run lasts: a block process started with
     /// `--exit-with-parent` ends when it reads end-of-file here.
     stdin: Option<std::process::ChildStdin>,
+    /// Told to stop because the run failed elsewhere.
+    stopped: bool,
 }
 
 /// How long block processes may take to start, connect and join.
@@ -584,6 +649,7 @@ fn deploy_processes(
             child,
             outcome,
             stdin,
+            stopped: false,
         });
     }
     if let Err(e) = processes.wait_joined(manager) {
@@ -645,6 +711,8 @@ impl BlockProcesses {
             }
             thread::sleep(Duration::from_millis(200));
             for c in &mut self.children {
+                // Those still running are stopped by us, not failing of themselves.
+                c.stopped = matches!(c.child.try_wait(), Ok(None));
                 c.stdin = None;
             }
             Duration::from_secs(5)
@@ -669,7 +737,11 @@ impl BlockProcesses {
             };
             let outcome = read_outcome(&c.outcome).unwrap_or_else(|e| {
                 Err(match status {
-                    Some(status) => format!("its process ended ({status}) with no outcome: {e}"),
+                    _ if c.stopped => STOPPED.to_string(),
+                    Some(status) if !c.outcome.exists() => {
+                        format!("its process ended ({status}) without writing its outcome")
+                    }
+                    Some(status) => format!("its process ended ({status}): {e}"),
                     None => format!("its process did not end within {grace:?} and was killed"),
                 })
             });
@@ -749,23 +821,43 @@ fn progress_bar(end: u32) -> indicatif::ProgressBar {
     bar
 }
 
+/// What the manager watches while it waits for a state to end.
+struct Watch<'a> {
+    blocks: &'a mut Deployed,
+    /// The blocks' counters (threads only).
+    counters: Option<&'a Progress>,
+}
+
 /// The manager's part of one state: register, achieve, wait for synchronization.
+///
+/// A state lasts as long as its work: the wait ends early only when a block ended
+/// before the state did (its outcome says why), or nothing moved for [`WAIT`].
 fn manager_state(
     manager: &Federate,
     state: &str,
     bar: Option<&indicatif::ProgressBar>,
-    progress: Option<&Progress>,
+    watch: Watch<'_>,
 ) -> Result<(), RunError> {
     let fail = |e: String| block_error("simulation-manager", format!("{state}: {e}"));
     manager
         .register_federation_synchronization_point(state, Bytes::new())
         .map_err(|e| fail(e.to_string()))?;
-    let deadline = Instant::now() + WAIT;
+    let progress = watch.counters;
+    let mut last_move = (Instant::now(), progress.map(Progress::snapshot));
     let mut achieved = false;
     let mut last_tick = Instant::now();
     loop {
-        if Instant::now() > deadline {
-            return Err(fail("the federation did not synchronize in time".into()));
+        // Blocks end after the retirement state synchronizes; before, ending is failing.
+        if state != "retirement" {
+            watch.blocks.check_running()?;
+        }
+        let now = progress.map(Progress::snapshot);
+        if now != last_move.1 {
+            last_move = (Instant::now(), now);
+        } else if last_move.0.elapsed() > WAIT && (state == "retirement" || progress.is_some()) {
+            return Err(fail(format!(
+                "nothing moved for {WAIT:?}: the federation seems wedged"
+            )));
         }
         if let Some(bar) = bar {
             if last_tick.elapsed() > Duration::from_millis(200) {
@@ -845,7 +937,7 @@ struct MonitorStats {
 /// The work of one block in each state; callbacks outside the states' own waits go
 /// to `callback`.
 trait Component {
-    fn state(&mut self, state: &str, f: &Federate) -> Result<(), String>;
+    fn state(&mut self, state: &str, f: &Federate, abort: &AtomicBool) -> Result<(), String>;
     fn callback(&mut self, _cb: Callback) {}
     fn outcome(self: Box<Self>) -> BlockOutcome;
 }
@@ -871,8 +963,9 @@ fn run_block(
         BlockKind::Monitor => Box::new(MonitorBlock::new(ctx, sndem)),
         BlockKind::Recorder => Box::new(RecorderBlock::new(block, ctx, sndem)),
     };
+    let abort = &ctx.progress.abort;
     for state in STATES {
-        let r = lifecycle_state(&f, state, &mut *component);
+        let r = lifecycle_state(&f, abort, state, &mut *component);
         if let Err(e) = r {
             let _ = f.synchronization_point_failed(state);
             let _ = f.resign(ResignAction::DeleteObjects);
@@ -894,13 +987,17 @@ fn kind_name(kind: BlockKind) -> &'static str {
 
 /// Waits for `state`'s announcement, does the work, achieves, waits for the
 /// federation to synchronize.
-fn lifecycle_state(f: &Federate, state: &str, c: &mut dyn Component) -> Result<(), String> {
-    let deadline = Instant::now() + WAIT;
-    let next = |c: &mut dyn Component, what: &str| -> Result<Callback, String> {
+fn lifecycle_state(
+    f: &Federate,
+    abort: &AtomicBool,
+    state: &str,
+    c: &mut dyn Component,
+) -> Result<(), String> {
+    // No deadline: the synchronization after a state's work waits for the slowest
+    // block's work. The manager stops the run (`abort`) when something failed.
+    let next = |c: &mut dyn Component| -> Result<Callback, String> {
         loop {
-            if Instant::now() > deadline {
-                return Err(format!("no {what} within {WAIT:?}"));
-            }
+            check_abort(abort)?;
             f.check_transport().map_err(|e| e.to_string())?;
             if let Some(cb) = f.next_callback(Duration::from_millis(100)) {
                 match cb {
@@ -912,16 +1009,16 @@ fn lifecycle_state(f: &Federate, state: &str, c: &mut dyn Component) -> Result<(
         }
     };
     loop {
-        match next(c, "announcement")? {
+        match next(c)? {
             Callback::AnnounceSynchronizationPoint { label, .. } if label == state => break,
             _ => {}
         }
     }
-    c.state(state, f)?;
+    c.state(state, f, abort)?;
     f.synchronization_point_achieved(state)
         .map_err(|e| e.to_string())?;
     loop {
-        match next(c, "synchronization")? {
+        match next(c)? {
             Callback::FederationSynchronized { label, .. } if label == state => return Ok(()),
             _ => {}
         }
@@ -930,31 +1027,38 @@ fn lifecycle_state(f: &Federate, state: &str, c: &mut dyn Component) -> Result<(
 
 /// Enables regulation (lookahead `lookahead`) and constrained, feeding other
 /// callbacks to `c`.
-fn enable_time(f: &Federate, lookahead: f64, mut c: impl FnMut(Callback)) -> Result<(), String> {
+fn enable_time(
+    f: &Federate,
+    abort: &AtomicBool,
+    lookahead: f64,
+    mut c: impl FnMut(Callback),
+) -> Result<(), String> {
     f.enable_time_regulation(lookahead)
         .map_err(|e| e.to_string())?;
-    wait_until(f, "regulation", &mut c, |cb| {
+    wait_until(f, abort, "regulation", &mut c, |cb| {
         matches!(cb, Callback::TimeRegulationEnabled { .. })
     })?;
     f.enable_time_constrained().map_err(|e| e.to_string())?;
-    wait_until(f, "constrained", &mut c, |cb| {
+    wait_until(f, abort, "constrained", &mut c, |cb| {
         matches!(cb, Callback::TimeConstrainedEnabled { .. })
     })
 }
 
+/// Waits for the callback `done` accepts, feeding the others to `c`. No deadline: a
+/// grant comes when the slowest regulating block gets there, which in a recorder's
+/// case is the end of the run; the manager stops the run (`abort`) when something
+/// failed, and a failed publish is reported at once.
 fn wait_until(
     f: &Federate,
+    abort: &AtomicBool,
     what: &str,
     c: &mut impl FnMut(Callback),
     done: impl Fn(&Callback) -> bool,
 ) -> Result<(), String> {
-    let deadline = Instant::now() + WAIT;
     loop {
-        if Instant::now() > deadline {
-            return Err(format!("no {what} within {WAIT:?}"));
-        }
-        // A publish that failed (a full JetStream stream, a lost server) is reported
-        // here, not after WAIT.
+        check_abort(abort).map_err(|e| format!("waiting for {what}: {e}"))?;
+        // A publish that failed (a full JetStream store, a lost server) is reported
+        // here, not never.
         f.check_transport().map_err(|e| e.to_string())?;
         if let Some(cb) = f.next_callback(Duration::from_millis(100)) {
             if done(&cb) {
@@ -966,9 +1070,14 @@ fn wait_until(
 }
 
 /// Asks to advance to `t` and waits for the grant.
-fn advance(f: &Federate, t: f64, c: &mut impl FnMut(Callback)) -> Result<(), String> {
+fn advance(
+    f: &Federate,
+    abort: &AtomicBool,
+    t: f64,
+    c: &mut impl FnMut(Callback),
+) -> Result<(), String> {
     f.time_advance_request(t).map_err(|e| e.to_string())?;
-    wait_until(f, "time advance grant", c, |cb| {
+    wait_until(f, abort, "time advance grant", c, |cb| {
         matches!(cb, Callback::TimeAdvanceGrant { .. })
     })
 }
@@ -1109,15 +1218,15 @@ impl TrafficBlock {
         Ok(())
     }
 
-    fn execute(&mut self, f: &Federate) -> Result<(), String> {
+    fn execute(&mut self, f: &Federate, abort: &AtomicBool) -> Result<(), String> {
         let (from, to) = self.window;
         let mut ignore = |_cb: Callback| {};
         let Some(tracks) = self.tracks.as_mut() else {
             // Nothing to play in this run: step aside to the end.
-            return advance(f, f64::from(self.end), &mut ignore);
+            return advance(f, abort, f64::from(self.end), &mut ignore);
         };
         if from > 0 {
-            advance(f, f64::from(from), &mut ignore)?;
+            advance(f, abort, f64::from(from), &mut ignore)?;
         }
         let mut buf = Vec::new();
         let mut scratch = Vec::with_capacity(256);
@@ -1152,10 +1261,10 @@ impl TrafficBlock {
             self.progress
                 .published
                 .fetch_add(buf.len() as u64, Ordering::Relaxed);
-            advance(f, f64::from(t + 1), &mut ignore)?;
+            advance(f, abort, f64::from(t + 1), &mut ignore)?;
         }
         if to < self.end {
-            advance(f, f64::from(self.end), &mut ignore)?;
+            advance(f, abort, f64::from(self.end), &mut ignore)?;
         }
         Ok(())
     }
@@ -1168,7 +1277,7 @@ fn wall_ms() -> i64 {
 }
 
 impl Component for TrafficBlock {
-    fn state(&mut self, state: &str, f: &Federate) -> Result<(), String> {
+    fn state(&mut self, state: &str, f: &Federate, abort: &AtomicBool) -> Result<(), String> {
         match state {
             "deployment" => {
                 self.window = self.window();
@@ -1186,9 +1295,9 @@ impl Component for TrafficBlock {
                 .map_err(|e| e.to_string()),
             "initialization" => {
                 self.load()?;
-                enable_time(f, 1.0, |_| {})
+                enable_time(f, abort, 1.0, |_| {})
             }
-            "execution" => self.execute(f),
+            "execution" => self.execute(f, abort),
             "shutdown" => {
                 f.flush().map_err(|e| e.to_string())?;
                 f.disable_time_regulation().map_err(|e| e.to_string())
@@ -1367,18 +1476,18 @@ impl MonitorBlock {
 }
 
 impl Component for MonitorBlock {
-    fn state(&mut self, state: &str, f: &Federate) -> Result<(), String> {
+    fn state(&mut self, state: &str, f: &Federate, abort: &AtomicBool) -> Result<(), String> {
         match state {
             "startup" => f
                 .subscribe_interaction_class(self.sndem.class)
                 .map_err(|e| e.to_string()),
             "initialization" => {
                 self.linked.learn(f, &self.sources)?;
-                enable_time(f, MONITOR_LOOKAHEAD, |cb| self.receive(cb))
+                enable_time(f, abort, MONITOR_LOOKAHEAD, |cb| self.receive(cb))
             }
             "execution" => {
                 for t in 1..=self.end {
-                    advance(f, f64::from(t), &mut |cb| self.receive(cb))?;
+                    advance(f, abort, f64::from(t), &mut |cb| self.receive(cb))?;
                     self.progress
                         .monitor_second
                         .store(u64::from(t), Ordering::Relaxed);
@@ -1492,7 +1601,7 @@ impl RecorderBlock {
 }
 
 impl Component for RecorderBlock {
-    fn state(&mut self, state: &str, f: &Federate) -> Result<(), String> {
+    fn state(&mut self, state: &str, f: &Federate, abort: &AtomicBool) -> Result<(), String> {
         match state {
             "deployment" => {
                 let path = self
@@ -1518,11 +1627,11 @@ impl Component for RecorderBlock {
                 // Constrained (not regulating: it holds nobody back), so the grant at
                 // the end proves every message of the run has arrived.
                 f.enable_time_constrained().map_err(|e| e.to_string())?;
-                wait_until(f, "constrained", &mut |cb| self.record(cb), |cb| {
+                wait_until(f, abort, "constrained", &mut |cb| self.record(cb), |cb| {
                     matches!(cb, Callback::TimeConstrainedEnabled { .. })
                 })
             }
-            "execution" => advance(f, f64::from(self.end), &mut |cb| self.record(cb)),
+            "execution" => advance(f, abort, f64::from(self.end), &mut |cb| self.record(cb)),
             "archival" => {
                 if let Some(e) = self.error.take() {
                     return Err(e);

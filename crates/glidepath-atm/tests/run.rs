@@ -245,3 +245,50 @@ source = { kind = "generated", seed = 2, density = 0.05 }
     assert_eq!(a.received, b.received);
     assert_eq!(a.bytes, b.bytes);
 }
+
+/// A block that fails stops the run at once: the manager stops the other blocks,
+/// which would otherwise wait for announcements that never come, and the error names
+/// the block that failed, not one it stopped.
+#[test]
+fn a_failing_block_stops_the_run_and_is_named() {
+    let layout = parse_layout(
+        r#"
+name = "missing"
+day_start = "2016-03-23T07:00:00Z"
+[[block]]
+name = "traffic"
+kind = "traffic"
+scheduled_period = "1 s"
+traffic_start = "2016-03-23T07:00:00Z"
+traffic_end = "2016-03-24T07:00:00Z"
+source = { kind = "generated", seed = 7, density = 0.05 }
+[[block]]
+name = "replay"
+kind = "player"
+scheduled_period = "1 s"
+traffic_start = "2016-03-23T07:00:00Z"
+traffic_end = "2016-03-24T07:00:00Z"
+source = { kind = "recording", path = "/nonexistent/glidepath/run.rec" }
+[[block]]
+name = "monitor"
+kind = "monitor"
+[[link]]
+from = "traffic"
+to = "monitor"
+[[link]]
+from = "replay"
+to = "monitor"
+"#,
+        "missing.toml",
+    )
+    .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(run(&layout, &slice(RtiConfig::default(), Codec::Json)));
+    });
+    let result = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the run did not stop within a minute of a block failing");
+    let e = result.expect_err("a block failed").to_string();
+    assert!(e.contains("block `replay`") && e.contains("not found"), "{e}");
+}

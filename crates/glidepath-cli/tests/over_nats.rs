@@ -422,3 +422,79 @@ fn block_processes_end_when_their_manager_is_killed() {
     }
     let _ = std::fs::remove_dir_all(&report);
 }
+
+/// The pid of the block process named `block` of the run with pid `manager`.
+fn block_process_named(manager: u32, block: &str) -> Option<u32> {
+    block_processes(manager).into_iter().find(|pid| {
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+            let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+            args.windows(2)
+                .any(|w| w[0] == b"--block" && w[1] == block.as_bytes())
+        })
+    })
+}
+
+#[test]
+fn a_block_process_that_dies_mid_run_fails_the_run_at_once() {
+    let nats = nats_server();
+    let url = nats.url();
+    let report = std::env::temp_dir().join(format!("glidepath-died-{}", std::process::id()));
+    let mut command = glidepath(&[
+        "run",
+        "layouts/atm-testbed-day.toml",
+        "--processes",
+        "--transport",
+        "nats",
+        "--nats-url",
+        &url,
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    command.stdout(Stdio::null());
+    let child = command.spawn().unwrap();
+    let manager = child.id();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    let monitor = loop {
+        if let Some(pid) = block_process_named(manager, "Network Performance") {
+            if block_processes(manager).len() == 3 {
+                break pid;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the blocks did not start"
+        );
+        thread::sleep(Duration::from_millis(20));
+    };
+    // Let the day get going, then the monitor dies without a word.
+    thread::sleep(Duration::from_millis(1500));
+    let killed = Command::new("kill")
+        .args(["-9", &monitor.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    // A full day takes minutes; the run must fail well before.
+    let output = rx
+        .recv_timeout(TIMEOUT)
+        .expect("the run did not fail within a minute of its monitor dying")
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{err}");
+    assert!(
+        err.contains("block `Network Performance`") && err.contains("ended"),
+        "{err}"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !block_processes(manager).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "blocks outlived the failed run"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    let _ = std::fs::remove_dir_all(&report);
+}
