@@ -290,5 +290,8 @@ to = "monitor"
         .recv_timeout(std::time::Duration::from_secs(60))
         .expect("the run did not stop within a minute of a block failing");
     let e = result.expect_err("a block failed").to_string();
-    assert!(e.contains("block `replay`") && e.contains("not found"), "{e}");
+    assert!(
+        e.contains("block `replay`") && e.contains("not found"),
+        "{e}"
+    );
 }

@@ -421,6 +421,8 @@ fn block_processes_end_when_their_manager_is_killed() {
         thread::sleep(Duration::from_millis(50));
     }
     let _ = std::fs::remove_dir_all(&report);
+    // A killed manager cannot remove the directory of its blocks' outcome files.
+    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("glidepath-run-{id}-0")));
 }
 
 /// The pid of the block process named `block` of the run with pid `manager`.
