@@ -208,7 +208,7 @@ struct Shared {
     process_model: ProcessModel,
     wait: WaitStrategy,
     /// Evoked model: an evoker is waiting on the inbox now (spinning or blocked).
-    spinner_active: AtomicBool,
+    evoker_waiting: AtomicBool,
     /// Evoked model: how many waits evoke calls have ended, so the RTI thread can
     /// tell whether one ended in its last [`SPIN_HANDOFF`] without reading a clock
     /// on every callback.
@@ -360,7 +360,7 @@ impl Shared {
                 })
             }
         };
-        self.spinner_active.store(true, Ordering::Release);
+        self.evoker_waiting.store(true, Ordering::Release);
         let found = match spin_until {
             Some(until) => match self.spin_for_callback(until) {
                 Some(cb) => Some(cb),
@@ -370,7 +370,7 @@ impl Shared {
             None => self.block_for_callback(deadline),
         };
         self.waits_ended.fetch_add(1, Ordering::Release);
-        self.spinner_active.store(false, Ordering::Release);
+        self.evoker_waiting.store(false, Ordering::Release);
         found
     }
 
@@ -381,6 +381,8 @@ impl Shared {
         let inbox = self.endpoint.inbox();
         // Built only when this call must block: most find a callback at once.
         let mut select: Option<crossbeam_channel::Select<'_>> = None;
+        // The deadline passed: one last look, then give up.
+        let mut last_look = false;
         loop {
             {
                 let mut rti = self.rti.lock();
@@ -396,6 +398,7 @@ impl Shared {
                 }
                 match drained {
                     Drained::Closed => return None,
+                    _ if last_look => return None,
                     // A full batch: more may be waiting, no need to block.
                     Drained::Some if !inbox.is_empty() => continue,
                     _ => {}
@@ -414,15 +417,7 @@ impl Shared {
                 None => Some(select.ready()),
             };
             let _ = self.evoker_woken.try_recv();
-            if ready.is_none() {
-                // Deadline: one last look, then give up.
-                let mut rti = self.rti.lock();
-                if self.stopped() {
-                    return None;
-                }
-                let _ = self.drain_inbox(&mut rti);
-                return rti.poll_callback();
-            }
+            last_look = ready.is_none();
         }
     }
 
@@ -522,7 +517,7 @@ fn rti_thread(
     // An evoked federate drains its inbox in its evoke calls while it waits; a
     // thread here that also blocked on the inbox would make senders pay for waking
     // it, and every message cross one more thread.
-    let evoked_spinner = shared.process_model == ProcessModel::Evoked;
+    let evoked = shared.process_model == ProcessModel::Evoked;
     let spin = match (shared.process_model, shared.wait) {
         (ProcessModel::Immediate, WaitStrategy::Spin) => None,
         (ProcessModel::Immediate, WaitStrategy::SpinPark { spin }) => Some(spin),
@@ -534,32 +529,27 @@ fn rti_thread(
     let mut waits_seen = u64::MAX;
     let mut backlogged = false;
     loop {
-        if backlogged {
-            // Nobody evokes and the queue is full: leave the rest in the inbox (see
-            // CALLBACK_BACKLOG_MAX) until evoke calls have taken some.
+        // Whether an evoke call waits on the inbox now, or ended a wait since the
+        // last look (at most SPIN_HANDOFF ago): then the evoker drains, not us.
+        let evoker_draining = evoked && {
+            let waits = shared.waits_ended.load(Ordering::Acquire);
+            let active = shared.evoker_waiting.load(Ordering::Acquire) || waits != waits_seen;
+            waits_seen = waits;
+            active
+        };
+        // Off the inbox while the evoker drains it, or while nobody evokes and the
+        // queue is full (the rest stays in the inbox, see CALLBACK_BACKLOG_MAX, until
+        // evoke calls have taken some); back on once neither holds.
+        if evoker_draining || backlogged {
             match wake.recv_timeout(SPIN_HANDOFF) {
                 Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
                 _ if shared.stopped() => break,
                 _ => {
-                    backlogged = shared.backlogged();
+                    if backlogged {
+                        backlogged = shared.backlogged();
+                    }
                     continue;
                 }
-            }
-        }
-        // Whether an evoke call waits on the inbox now, or ended a wait since the
-        // last look (at most SPIN_HANDOFF ago): then the evoker drains, not us.
-        let evoker_draining = evoked_spinner && {
-            let waits = shared.waits_ended.load(Ordering::Acquire);
-            let active = shared.spinner_active.load(Ordering::Acquire) || waits != waits_seen;
-            waits_seen = waits;
-            active
-        };
-        if evoker_draining {
-            // Off the inbox while the evoker spins; back on once it stops.
-            match wake.recv_timeout(SPIN_HANDOFF) {
-                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
-                _ if shared.stopped() => break,
-                _ => continue,
             }
         }
         let mut closed = false;
@@ -717,7 +707,7 @@ impl Federate {
             failure,
             process_model,
             wait,
-            spinner_active: AtomicBool::new(false),
+            evoker_waiting: AtomicBool::new(false),
             waits_ended: AtomicU64::new(0),
             evoker_wake,
             evoker_woken,
@@ -1233,9 +1223,7 @@ impl Federate {
         ambassador: &mut impl FederateAmbassador,
         max_wait: Duration,
     ) -> Result<bool, RtiError> {
-        if let Some(e) = self.shared().failure.take() {
-            return Err(e);
-        }
+        self.check_transport()?;
         let Some(_guard) = self.shared().enter_evoke() else {
             return Ok(false);
         };
@@ -1260,9 +1248,7 @@ impl Federate {
         min_wait: Duration,
         max_wait: Duration,
     ) -> Result<usize, RtiError> {
-        if let Some(e) = self.shared().failure.take() {
-            return Err(e);
-        }
+        self.check_transport()?;
         let Some(_guard) = self.shared().enter_evoke() else {
             return Ok(0);
         };

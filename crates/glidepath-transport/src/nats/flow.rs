@@ -253,8 +253,9 @@ impl Outbound {
         }
     }
 
-    fn full(&self, window: Window) -> bool {
-        match self.min_acked() {
+    /// Whether `window` is used up, `acked` being [`Outbound::min_acked`].
+    fn full(&self, acked: Option<u64>, window: Window) -> bool {
+        match acked {
             Some(acked) => {
                 self.last_seq.saturating_sub(acked) >= window.envelopes as u64
                     || self.kept_bytes >= window.bytes
@@ -345,20 +346,22 @@ impl Flow {
             self.listen(key)?;
             state = self.state.lock();
         }
-        loop {
+        // The slowest receiver's acknowledgement, once there is room.
+        let acked = loop {
             if self.closed.load(Ordering::Acquire) {
                 return Err(TransportError::Closed);
             }
             let out = state.get_mut(&key).expect("listened above");
-            if !out.full(self.window) {
-                break;
+            let acked = out.min_acked();
+            if !out.full(acked, self.window) {
+                break acked;
             }
             self.credit_waits.fetch_add(1, Ordering::Relaxed);
             self.waiting.fetch_add(1, Ordering::AcqRel);
             self.credit.wait_for(&mut state, Duration::from_millis(50));
             self.waiting.fetch_sub(1, Ordering::AcqRel);
             self.give_up_silent(&mut state);
-        }
+        };
         let out = state.get_mut(&key).expect("listened above");
         out.kept_bytes += weight(body);
         out.kept.push_back(Kept {
@@ -367,7 +370,7 @@ impl Flow {
             body: body.clone(),
         });
         out.last_seq = out.last_seq.max(envelope.seq);
-        if let Some(acked) = out.min_acked() {
+        if let Some(acked) = acked {
             self.unacked_max
                 .fetch_max(out.last_seq.saturating_sub(acked), Ordering::Relaxed);
         } else {
@@ -615,12 +618,11 @@ pub(crate) struct Arrival {
 
 /// What a receiver did with an envelope of a flow-controlled sender.
 pub(crate) enum Admission {
-    /// Delivered (with whatever it released from the reorder buffer).
-    Delivered,
+    /// Taken: delivered (with whatever it released from the reorder buffer), or held
+    /// until a gap below it is filled.
+    Accepted,
     /// A duplicate (a retransmission that was not needed): drop it.
     Duplicate,
-    /// Waits for a gap to be filled.
-    Held,
 }
 
 /// The receiving side of one federation's reader.
@@ -722,7 +724,7 @@ impl Receiver {
                 deliver(e);
             }
             self.ack_if_due(sender);
-            return Admission::Delivered;
+            return Admission::Accepted;
         }
         if seq <= inbound.delivered || inbound.pending.contains_key(&seq) {
             return Admission::Duplicate;
@@ -754,9 +756,9 @@ impl Receiver {
                 // More held than any sender's window allows: the gap will not fill.
                 Self::skip_gap(inbound, lost, deliver);
                 self.ack_if_due(sender);
-                return Admission::Delivered;
+                return Admission::Accepted;
             }
-            return Admission::Held;
+            return Admission::Accepted;
         }
         inbound.delivered = seq;
         inbound.bytes_since_ack += bytes;
@@ -765,7 +767,7 @@ impl Receiver {
         }
         Self::release(inbound, deliver);
         self.ack_if_due(sender);
-        Admission::Delivered
+        Admission::Accepted
     }
 
     /// A NACK for every hole below the newest envelope held: one round trip fills

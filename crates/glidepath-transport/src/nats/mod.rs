@@ -1000,7 +1000,7 @@ impl Reader {
                     retransmitted,
                 };
                 match receiver.admit(arrival, envelope, &counters.lost, &mut deliver) {
-                    flow::Admission::Delivered | flow::Admission::Held => {}
+                    flow::Admission::Accepted => {}
                     flow::Admission::Duplicate => {
                         counters.duplicates.fetch_add(1, Ordering::Relaxed);
                     }
