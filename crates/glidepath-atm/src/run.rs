@@ -97,10 +97,8 @@ impl Codec {
     }
 
     fn decode(self, bytes: &[u8]) -> Option<Track> {
-        match self {
-            Codec::Json => Track::from_sndem_json(bytes).ok(),
-            Codec::Binary => Track::decode_binary(bytes).ok(),
-        }
+        let mut track = Track::default();
+        self.decode_into(bytes, &mut track).then_some(track)
     }
 
     /// [`Codec::decode`] into `track`, reusing its memory where the codec can.
@@ -182,12 +180,19 @@ pub struct BlockLaunch<'a> {
     pub options: &'a RunOptions,
 }
 
+impl Deployment {
+    /// `threads` or `processes`, as the report says.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Deployment::Threads => "threads",
+            Deployment::Processes(_) => "processes",
+        }
+    }
+}
+
 impl std::fmt::Debug for Deployment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Deployment::Threads => "Threads",
-            Deployment::Processes(_) => "Processes",
-        })
+        f.write_str(self.name())
     }
 }
 
@@ -223,6 +228,10 @@ pub enum RunError {
     /// The layout cannot be run as it is.
     #[error("layout: {0}")]
     Layout(String),
+    /// A block the manager stopped because the run failed elsewhere: never the
+    /// cause, so a failed run reports the cause instead.
+    #[error("block `{0}`: stopped: the run failed elsewhere")]
+    Stopped(String),
 }
 
 fn block_error(block: &str, reason: impl std::fmt::Display) -> RunError {
@@ -278,13 +287,11 @@ impl Progress {
     }
 }
 
-/// Why a block stopped when the manager stopped the run: not the cause of a failure.
-const STOPPED: &str = "stopped: the run failed elsewhere";
-
-/// Fails a block's wait once the manager has stopped the run.
+/// Fails a block's wait once the manager has stopped the run ([`run_block`] then
+/// reports [`RunError::Stopped`]).
 fn check_abort(abort: &AtomicBool) -> Result<(), String> {
     if abort.load(Ordering::Relaxed) {
-        Err(STOPPED.into())
+        Err("stopped: the run failed elsewhere".into())
     } else {
         Ok(())
     }
@@ -373,7 +380,7 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
             deploy_processes(launcher, &manager, &federation, layout, opts)
         }
     };
-    let blocks = match deployed {
+    let mut blocks = match deployed {
         Ok(blocks) => blocks,
         Err(e) => {
             let _ = manager.resign(ResignAction::DeleteObjects);
@@ -385,7 +392,6 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
     let bar = opts.progress.then(|| progress_bar(end));
     // Block processes count in their own memory: the bar can only show the states.
     let counters = matches!(blocks, Deployed::Threads(_)).then_some(&*progress);
-    let mut blocks = blocks;
     let mut durations = Vec::new();
     let mut failure = None;
     for state in STATES {
@@ -413,9 +419,8 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
     let mut published = 0;
     // What reached the monitor's links counts as published to it.
     let monitor_name = &monitors[0].name;
-    // The first block that failed of itself is the cause; blocks the manager stopped
-    // afterwards only say so.
-    let mut stopped = None;
+    // The first block that failed of itself is the cause; blocks are only stopped
+    // after the manager's own failure, which then is the cause.
     for (name, outcome) in outcomes {
         match outcome {
             Ok(BlockOutcome::Published(n)) => {
@@ -429,13 +434,11 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
             }
             Ok(BlockOutcome::Monitor(m)) => monitor = Some(m),
             Ok(BlockOutcome::Other) => {}
-            Err(e) if e.to_string().contains(STOPPED) => {
-                stopped.get_or_insert(e);
-            }
+            Err(RunError::Stopped(_)) => {}
             Err(e) => return Err(e),
         }
     }
-    if let Some(e) = failure.or(stopped) {
+    if let Some(e) = failure {
         return Err(e);
     }
     let m = monitor.ok_or_else(|| RunError::Layout("the monitor reported nothing".into()))?;
@@ -451,11 +454,7 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
         codec: opts.codec.name().to_string(),
         compression: opts.config.chain.compression.to_string(),
         persistence: persistence_on(&opts.config),
-        deployment: match opts.deployment {
-            Deployment::Threads => "threads",
-            Deployment::Processes(_) => "processes",
-        }
-        .to_string(),
+        deployment: opts.deployment.name().to_string(),
         hours: f64::from(end) / 3600.0,
         published,
         received,
@@ -549,17 +548,7 @@ impl Deployed {
                 Some((name, _)) => Err(block_error(name, "ended before the run did")),
                 None => Ok(()),
             },
-            Deployed::Processes(p) => {
-                for c in &mut p.children {
-                    if let Ok(Some(status)) = c.child.try_wait() {
-                        return Err(block_error(
-                            &c.name,
-                            format!("its process ended ({status}) before the run did"),
-                        ));
-                    }
-                }
-                Ok(())
-            }
+            Deployed::Processes(p) => p.check_running("before the run did"),
         }
     }
 
@@ -660,6 +649,19 @@ fn deploy_processes(
 }
 
 impl BlockProcesses {
+    /// Fails when a block process has already ended, saying it did so `when`.
+    fn check_running(&mut self, when: &str) -> Result<(), RunError> {
+        for c in &mut self.children {
+            if let Ok(Some(status)) = c.child.try_wait() {
+                return Err(block_error(
+                    &c.name,
+                    format!("its process ended ({status}) {when}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Waits until every block process has joined the federation, or one of them
     /// has exited without joining.
     fn wait_joined(&mut self, manager: &Federate) -> Result<(), RunError> {
@@ -677,14 +679,7 @@ impl BlockProcesses {
             if missing.is_empty() {
                 return Ok(());
             }
-            for c in &mut self.children {
-                if let Ok(Some(status)) = c.child.try_wait() {
-                    return Err(block_error(
-                        &c.name,
-                        format!("its process ended ({status}) before the run began"),
-                    ));
-                }
-            }
+            self.check_running("before the run began")?;
             if Instant::now() > deadline {
                 return Err(RunError::Rti(format!(
                     "blocks {missing:?} did not join within {JOIN_WAIT:?}"
@@ -735,20 +730,23 @@ impl BlockProcesses {
                     }
                 }
             };
-            let outcome = read_outcome(&c.outcome).unwrap_or_else(|e| {
-                Err(match status {
-                    _ if c.stopped => STOPPED.to_string(),
-                    Some(status) if !c.outcome.exists() => {
-                        format!("its process ended ({status}) without writing its outcome")
-                    }
-                    Some(status) => format!("its process ended ({status}): {e}"),
-                    None => format!("its process did not end within {grace:?} and was killed"),
-                })
-            });
-            outcomes.push((
-                c.name.clone(),
-                outcome.map_err(|reason| block_error(&c.name, reason)),
-            ));
+            let outcome = match read_outcome(&c.outcome) {
+                Ok(written) => written.map_err(|reason| block_error(&c.name, reason)),
+                Err(_) if c.stopped => Err(RunError::Stopped(c.name.clone())),
+                Err(e) => Err(block_error(
+                    &c.name,
+                    match status {
+                        Some(status) if !c.outcome.exists() => {
+                            format!("its process ended ({status}) without writing its outcome")
+                        }
+                        Some(status) => format!("its process ended ({status}): {e}"),
+                        None => {
+                            format!("its process did not end within {grace:?} and was killed")
+                        }
+                    },
+                )),
+            };
+            outcomes.push((c.name.clone(), outcome));
         }
         let _ = std::fs::remove_dir_all(&self.dir);
         outcomes
@@ -864,9 +862,7 @@ fn manager_state(
                 last_tick = Instant::now();
                 match progress {
                     Some(progress) => {
-                        let second = progress.monitor_second.load(Ordering::Relaxed);
-                        let published = progress.published.load(Ordering::Relaxed);
-                        let received = progress.received.load(Ordering::Relaxed);
+                        let (published, received, second) = progress.snapshot();
                         let elapsed = bar.elapsed().as_secs_f64().max(1e-9);
                         bar.set_position(second);
                         bar.set_message(format!(
@@ -952,7 +948,7 @@ fn run_block(
     let fail = |e: &dyn std::fmt::Display| block_error(&block.name, e);
     let joining = rti.join(
         federation,
-        JoinOptions::named(&block.name, kind_name(block.kind)).with_wait(ctx.opts.wait),
+        JoinOptions::named(&block.name, block.kind.name()).with_wait(ctx.opts.wait),
     );
     // Everyone meets at the barrier, joined or not, so the manager never waits forever.
     joined.wait();
@@ -969,20 +965,14 @@ fn run_block(
         if let Err(e) = r {
             let _ = f.synchronization_point_failed(state);
             let _ = f.resign(ResignAction::DeleteObjects);
+            if abort.load(Ordering::Relaxed) {
+                return Err(RunError::Stopped(block.name.clone()));
+            }
             return Err(fail(&format!("{state}: {e}")));
         }
     }
     let _ = f.resign(ResignAction::DeleteObjects);
     Ok(component.outcome())
-}
-
-fn kind_name(kind: BlockKind) -> &'static str {
-    match kind {
-        BlockKind::Traffic => "traffic",
-        BlockKind::Monitor => "monitor",
-        BlockKind::Recorder => "recorder",
-        BlockKind::Player => "player",
-    }
 }
 
 /// Waits for `state`'s announcement, does the work, achieves, waits for the
@@ -993,20 +983,21 @@ fn lifecycle_state(
     state: &str,
     c: &mut dyn Component,
 ) -> Result<(), String> {
-    // No deadline: the synchronization after a state's work waits for the slowest
-    // block's work. The manager stops the run (`abort`) when something failed.
+    // The synchronization after a state's work waits for the slowest block's work.
     let next = |c: &mut dyn Component| -> Result<Callback, String> {
-        loop {
-            check_abort(abort)?;
-            f.check_transport().map_err(|e| e.to_string())?;
-            if let Some(cb) = f.next_callback(Duration::from_millis(100)) {
-                match cb {
+        wait_until(
+            f,
+            abort,
+            "synchronization",
+            &mut |cb| c.callback(cb),
+            |cb| {
+                matches!(
+                    cb,
                     Callback::AnnounceSynchronizationPoint { .. }
-                    | Callback::FederationSynchronized { .. } => return Ok(cb),
-                    other => c.callback(other),
-                }
-            }
-        }
+                        | Callback::FederationSynchronized { .. }
+                )
+            },
+        )
     };
     loop {
         match next(c)? {
@@ -1042,9 +1033,10 @@ fn enable_time(
     wait_until(f, abort, "constrained", &mut c, |cb| {
         matches!(cb, Callback::TimeConstrainedEnabled { .. })
     })
+    .map(drop)
 }
 
-/// Waits for the callback `done` accepts, feeding the others to `c`. No deadline: a
+/// Waits for the callback `done` accepts and returns it, feeding the others to `c`. No deadline: a
 /// grant comes when the slowest regulating block gets there, which in a recorder's
 /// case is the end of the run; the manager stops the run (`abort`) when something
 /// failed, and a failed publish is reported at once.
@@ -1054,7 +1046,7 @@ fn wait_until(
     what: &str,
     c: &mut impl FnMut(Callback),
     done: impl Fn(&Callback) -> bool,
-) -> Result<(), String> {
+) -> Result<Callback, String> {
     loop {
         check_abort(abort).map_err(|e| format!("waiting for {what}: {e}"))?;
         // A publish that failed (a full JetStream store, a lost server) is reported
@@ -1062,7 +1054,7 @@ fn wait_until(
         f.check_transport().map_err(|e| e.to_string())?;
         if let Some(cb) = f.next_callback(Duration::from_millis(100)) {
             if done(&cb) {
-                return Ok(());
+                return Ok(cb);
             }
             c(cb);
         }
@@ -1080,6 +1072,7 @@ fn advance(
     wait_until(f, abort, "time advance grant", c, |cb| {
         matches!(cb, Callback::TimeAdvanceGrant { .. })
     })
+    .map(drop)
 }
 
 /// Where a traffic block's tracks come from, second by second.
@@ -1630,6 +1623,7 @@ impl Component for RecorderBlock {
                 wait_until(f, abort, "constrained", &mut |cb| self.record(cb), |cb| {
                     matches!(cb, Callback::TimeConstrainedEnabled { .. })
                 })
+                .map(drop)
             }
             "execution" => advance(f, abort, f64::from(self.end), &mut |cb| self.record(cb)),
             "archival" => {

@@ -227,39 +227,80 @@ fn the_demo_without_a_nats_server_says_what_to_start() {
     assert!(err.contains("needs --transport nats"), "{err}");
 }
 
+/// The arguments of live process `pid` (`None` when gone or a zombie).
+fn live_cmdline(pid: u32) -> Option<Vec<Vec<u8>>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    if stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .trim_start()
+        .starts_with('Z')
+    {
+        return None;
+    }
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    Some(cmdline.split(|&b| b == 0).map(<[u8]>::to_vec).collect())
+}
+
+/// Whether `args` has `flag` followed by a value `value` accepts.
+fn has_flag(args: &[Vec<u8>], flag: &str, value: impl Fn(&[u8]) -> bool) -> bool {
+    args.windows(2)
+        .any(|w| w[0] == flag.as_bytes() && value(&w[1]))
+}
+
 /// Pids of the block processes a `glidepath run --processes` with pid `manager`
 /// started: their command lines name the federation `atm-<manager>-...`.
 fn block_processes(manager: u32) -> Vec<u32> {
     let prefix = format!("atm-{manager}-");
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
-        let alive = std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|s| {
-            !s.rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        });
-        if alive
-            && args
-                .windows(2)
-                .any(|w| w[0] == b"--federation" && w[1].starts_with(prefix.as_bytes()))
-        {
-            pids.push(pid);
-        }
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| {
+            live_cmdline(pid).is_some_and(|args| {
+                has_flag(&args, "--federation", |v| v.starts_with(prefix.as_bytes()))
+            })
+        })
+        .collect()
+}
+
+/// The pid of the block process named `block` of the run with pid `manager`.
+fn block_process_named(manager: u32, block: &str) -> Option<u32> {
+    block_processes(manager).into_iter().find(|&pid| {
+        live_cmdline(pid).is_some_and(|args| has_flag(&args, "--block", |v| v == block.as_bytes()))
+    })
+}
+
+/// `glidepath run LAYOUT --processes` over NATS at `url`, writing to `report`.
+fn run_in_processes(layout: &str, url: &str, report: &Path, extra: &[&str]) -> Command {
+    let report = report.to_str().unwrap();
+    let mut args = vec![
+        "run",
+        layout,
+        "--processes",
+        "--transport",
+        "nats",
+        "--nats-url",
+        url,
+        "--report",
+        report,
+    ];
+    args.extend_from_slice(extra);
+    glidepath(&args)
+}
+
+/// Waits (up to `within`) until the run with pid `manager` has no block process left.
+fn wait_blocks_gone(manager: u32, within: Duration, what: &str) {
+    let deadline = std::time::Instant::now() + within;
+    while !block_processes(manager).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: {:?}",
+            block_processes(manager)
+        );
+        thread::sleep(Duration::from_millis(50));
     }
-    pids
 }
 
 #[test]
@@ -267,22 +308,12 @@ fn the_atm_layout_runs_with_every_block_in_a_process_of_its_own() {
     let nats = nats_server();
     let url = nats.url();
     let report = std::env::temp_dir().join(format!("glidepath-processes-{}", std::process::id()));
-    let report_arg = report.to_str().unwrap().to_string();
-    let mut command = glidepath(&[
-        "run",
+    let mut command = run_in_processes(
         "layouts/atm-testbed-day.toml",
-        "--processes",
-        "--transport",
-        "nats",
-        "--nats-url",
         &url,
-        "--hours",
-        "0.25",
-        "--density",
-        "0.05",
-        "--report",
-        &report_arg,
-    ]);
+        &report,
+        &["--hours", "0.25", "--density", "0.05"],
+    );
     command.stdout(Stdio::piped());
     let child = command.spawn().unwrap();
     let manager = child.id();
@@ -358,19 +389,12 @@ to = "Monitor"
 "#,
     )
     .unwrap();
-    let (ok, out, err) = run(glidepath(&[
-        "run",
+    let (ok, out, err) = run(run_in_processes(
         layout.to_str().unwrap(),
-        "--processes",
-        "--transport",
-        "nats",
-        "--nats-url",
         &url,
-        "--hours",
-        "0.01",
-        "--report",
-        dir.join("report").to_str().unwrap(),
-    ]));
+        &dir.join("report"),
+        &["--hours", "0.01"],
+    ));
     assert!(!ok, "stdout:\n{out}\nstderr:\n{err}");
     assert!(
         err.contains("block `Replay`")
@@ -386,17 +410,7 @@ fn block_processes_end_when_their_manager_is_killed() {
     let nats = nats_server();
     let url = nats.url();
     let report = std::env::temp_dir().join(format!("glidepath-killed-{}", std::process::id()));
-    let mut command = glidepath(&[
-        "run",
-        "layouts/atm-testbed-day.toml",
-        "--processes",
-        "--transport",
-        "nats",
-        "--nats-url",
-        &url,
-        "--report",
-        report.to_str().unwrap(),
-    ]);
+    let mut command = run_in_processes("layouts/atm-testbed-day.toml", &url, &report, &[]);
     command.stdout(Stdio::null()).stderr(Stdio::null());
     let mut manager = command.spawn().unwrap();
     let id = manager.id();
@@ -411,29 +425,10 @@ fn block_processes_end_when_their_manager_is_killed() {
     // SIGKILL: the manager gets no chance to clean up; its blocks notice on their own.
     manager.kill().unwrap();
     manager.wait().unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !block_processes(id).is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "blocks {:?} outlived their manager",
-            block_processes(id)
-        );
-        thread::sleep(Duration::from_millis(50));
-    }
+    wait_blocks_gone(id, Duration::from_secs(30), "blocks outlived their manager");
     let _ = std::fs::remove_dir_all(&report);
     // A killed manager cannot remove the directory of its blocks' outcome files.
     let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("glidepath-run-{id}-0")));
-}
-
-/// The pid of the block process named `block` of the run with pid `manager`.
-fn block_process_named(manager: u32, block: &str) -> Option<u32> {
-    block_processes(manager).into_iter().find(|pid| {
-        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
-            let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
-            args.windows(2)
-                .any(|w| w[0] == b"--block" && w[1] == block.as_bytes())
-        })
-    })
 }
 
 #[test]
@@ -441,17 +436,7 @@ fn a_block_process_that_dies_mid_run_fails_the_run_at_once() {
     let nats = nats_server();
     let url = nats.url();
     let report = std::env::temp_dir().join(format!("glidepath-died-{}", std::process::id()));
-    let mut command = glidepath(&[
-        "run",
-        "layouts/atm-testbed-day.toml",
-        "--processes",
-        "--transport",
-        "nats",
-        "--nats-url",
-        &url,
-        "--report",
-        report.to_str().unwrap(),
-    ]);
+    let mut command = run_in_processes("layouts/atm-testbed-day.toml", &url, &report, &[]);
     command.stdout(Stdio::null());
     let child = command.spawn().unwrap();
     let manager = child.id();
@@ -490,13 +475,10 @@ fn a_block_process_that_dies_mid_run_fails_the_run_at_once() {
         err.contains("block `Network Performance`") && err.contains("ended"),
         "{err}"
     );
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !block_processes(manager).is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "blocks outlived the failed run"
-        );
-        thread::sleep(Duration::from_millis(50));
-    }
+    wait_blocks_gone(
+        manager,
+        Duration::from_secs(30),
+        "blocks outlived the failed run",
+    );
     let _ = std::fs::remove_dir_all(&report);
 }
