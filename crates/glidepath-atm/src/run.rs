@@ -963,9 +963,13 @@ fn run_block(
     for state in STATES {
         let r = lifecycle_state(&f, abort, state, &mut *component);
         if let Err(e) = r {
+            // Read before telling the federation: the manager sets the flag as soon
+            // as it sees this block fail, and a block that failed of itself must not
+            // then be taken for one the manager stopped.
+            let stopped = abort.load(Ordering::SeqCst);
             let _ = f.synchronization_point_failed(state);
             let _ = f.resign(ResignAction::DeleteObjects);
-            if abort.load(Ordering::Relaxed) {
+            if stopped {
                 return Err(RunError::Stopped(block.name.clone()));
             }
             return Err(fail(&format!("{state}: {e}")));
