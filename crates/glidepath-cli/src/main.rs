@@ -207,8 +207,37 @@ enum ProcessModelArg {
     Immediate,
 }
 
+/// Where the log filter comes from: ours first, then the Rust ecosystem's usual one.
+const LOG_VARS: [&str; 2] = ["GLIDEPATH_LOG", "RUST_LOG"];
+
+/// Sends the library's log records (dropped messages with their sender, refused
+/// requests, slow consumers, lost envelopes, reconnections) to standard error.
+/// Warnings and errors by default; `GLIDEPATH_LOG` (or `RUST_LOG`) takes a filter
+/// such as `info` or `warn,glidepath_transport=debug`.
+fn init_logging() -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    use tracing_subscriber::EnvFilter;
+    let (var, spec) = LOG_VARS
+        .iter()
+        .find_map(|var| Some((*var, std::env::var(var).ok()?)))
+        .unwrap_or(("default", "warn".to_string()));
+    let filter = EnvFilter::builder().parse(&spec).with_context(|| {
+        format!("{var}={spec:?} is not a log filter (for example: warn, info, warn,glidepath_transport=debug)")
+    })?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = init_logging() {
+        eprintln!("error: {e:#}");
+        return ExitCode::FAILURE;
+    }
     let result = match cli.command {
         Command::Fom {
             command: FomCommand::Check { files },

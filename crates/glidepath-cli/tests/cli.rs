@@ -205,6 +205,34 @@ fn demo_rejects_an_unknown_transport() {
     );
 }
 
+/// A log filter that does not parse stops the command before it starts, naming the
+/// variable and its value; a valid one is taken.
+#[test]
+fn a_bad_log_filter_is_named() {
+    let o = Command::new(env!("CARGO_BIN_EXE_glidepath"))
+        .args(["demo", "--steps", "1"])
+        .current_dir(workspace_root())
+        .env_remove("GLIDEPATH_TRANSPORT")
+        .env("GLIDEPATH_LOG", "warn,=[")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("GLIDEPATH_LOG=\"warn,=[\" is not a log filter"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    let o = Command::new(env!("CARGO_BIN_EXE_glidepath"))
+        .args(["demo", "--steps", "1"])
+        .current_dir(workspace_root())
+        .env_remove("GLIDEPATH_TRANSPORT")
+        .env("GLIDEPATH_LOG", "info,glidepath_transport=debug")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 #[test]
 fn bad_flags_fail_with_a_message() {
     let o = glidepath(&["demo", "--federates", "lots"]);

@@ -46,30 +46,63 @@ impl Drop for Running {
     }
 }
 
-/// Starts `glidepath server` on `url` and waits for its `ready` line.
-fn executive_server(url: &str) -> Running {
-    let mut child = glidepath(&["server", "--nats-url", url]).spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let server = Running(child);
+/// A running `glidepath server` and the lines of its standard error, read as they come.
+struct ExecutiveServer {
+    _process: Running,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl ExecutiveServer {
+    /// Waits up to [`TIMEOUT`] for a line of standard error that `matches`; returns it.
+    fn stderr_line(&self, matches: impl Fn(&str) -> bool) -> Option<String> {
+        let deadline = std::time::Instant::now() + TIMEOUT;
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match self.stderr.recv_timeout(left) {
+                Ok(line) if matches(&line) => return Some(line),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+}
+
+/// Forwards each line of `from` to a channel, from a thread of its own.
+fn lines_of(from: impl Read + Send + 'static) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
+        for line in BufReader::new(from).lines() {
             let Ok(line) = line else { break };
-            let _ = tx.send(line);
+            if tx.send(line).is_err() {
+                break;
+            }
         }
     });
+    rx
+}
+
+/// Starts `glidepath server` on `url` (with `extra` arguments) and waits for its
+/// `ready` line.
+fn executive_server(url: &str, extra: &[&str]) -> ExecutiveServer {
+    let mut args = vec!["server", "--nats-url", url];
+    args.extend_from_slice(extra);
+    let mut child = glidepath(&args).spawn().unwrap();
+    let stdout = lines_of(child.stdout.take().unwrap());
+    let stderr = lines_of(child.stderr.take().unwrap());
+    let process = Running(child);
     loop {
-        match rx.recv_timeout(TIMEOUT) {
+        match stdout.recv_timeout(TIMEOUT) {
             Ok(line) if line.ends_with("; ready") => {
                 assert!(line.contains(url), "{line}");
-                return server;
+                return ExecutiveServer {
+                    _process: process,
+                    stderr,
+                };
             }
             Ok(_) => {}
             Err(e) => {
-                let mut err = String::new();
-                let _ = stderr.read_to_string(&mut err);
-                panic!("glidepath server did not get ready ({e}); stderr: {err}");
+                let err: Vec<String> = stderr.try_iter().collect();
+                panic!("glidepath server did not get ready ({e}); stderr: {err:?}");
             }
         }
     }
@@ -102,7 +135,7 @@ fn nats_server() -> NatsServerProcess {
 fn the_demo_runs_over_nats_with_a_server_process() {
     let nats = nats_server();
     let url = nats.url();
-    let _server = executive_server(&url);
+    let _server = executive_server(&url, &[]);
     let (ok, out, err) = run(glidepath(&[
         "demo",
         "--transport",
@@ -133,7 +166,7 @@ fn the_demo_runs_over_nats_with_a_server_process() {
 fn a_federation_of_three_processes_exchanges_updates_and_advances_time() {
     let nats = nats_server();
     let url = nats.url();
-    let _server = executive_server(&url);
+    let _server = executive_server(&url, &[]);
     let common = [
         "demo",
         "--transport",
@@ -196,12 +229,46 @@ fn a_federation_of_three_processes_exchanges_updates_and_advances_time() {
 fn a_second_executive_server_refuses_to_start() {
     let nats = nats_server();
     let url = nats.url();
-    let _server = executive_server(&url);
+    let _server = executive_server(&url, &[]);
     let (ok, _, err) = run(glidepath(&["server", "--nats-url", &url]));
     assert!(!ok);
     assert!(
         err.contains("another executive server already answers"),
         "{err}"
+    );
+}
+
+/// What a peer does wrong is logged where the operator looks: a federate with the
+/// wrong federation key is refused, and `glidepath server` says so on standard error
+/// with the sender's name, while the federate's own error says what failed.
+#[test]
+fn the_server_logs_a_federate_with_the_wrong_key() {
+    let nats = nats_server();
+    let url = nats.url();
+    let dir = std::env::temp_dir().join(format!("glidepath-wrong-key-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (right, wrong) = (dir.join("right.key"), dir.join("wrong.key"));
+    std::fs::write(&right, "11".repeat(32)).unwrap();
+    std::fs::write(&wrong, "22".repeat(32)).unwrap();
+    let server = executive_server(&url, &["--key-file", right.to_str().unwrap()]);
+    let (ok, out, err) = run(glidepath(&[
+        "demo",
+        "--transport",
+        "nats",
+        "--nats-url",
+        &url,
+        "--key-file",
+        wrong.to_str().unwrap(),
+    ]));
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(!ok, "a federate with the wrong key ran: {out}");
+    assert!(err.contains("authentication"), "{err}");
+    let line = server
+        .stderr_line(|l| l.contains("refused a request that failed authentication"))
+        .expect("the server logged nothing about the refused request");
+    assert!(
+        line.contains("WARN") && line.contains("sender=\"glidepath-endpoint-"),
+        "{line}"
     );
 }
 

@@ -299,6 +299,8 @@ pub(crate) struct Flow {
     pub(crate) retransmitted: AtomicU64,
     pub(crate) peers_given_up: AtomicU64,
     pub(crate) credit_waits: AtomicU64,
+    /// Acknowledgements and NACKs that could not be opened or decoded (dropped).
+    pub(crate) malformed_controls: AtomicU64,
 }
 
 impl Flow {
@@ -321,6 +323,7 @@ impl Flow {
             retransmitted: AtomicU64::new(0),
             peers_given_up: AtomicU64::new(0),
             credit_waits: AtomicU64::new(0),
+            malformed_controls: AtomicU64::new(0),
         })
     }
 
@@ -426,7 +429,11 @@ impl Flow {
             Err(_) => None,
         };
         let Some(control) = control else {
-            tracing::warn!(subject = %message.subject, "dropped an unreadable flow-control message");
+            let total = self.malformed_controls.fetch_add(1, Ordering::Relaxed) + 1;
+            static LOG: super::LogThrottle = super::LogThrottle::new();
+            if let Some(held_back) = LOG.admit() {
+                tracing::warn!(subject = %message.subject, total, held_back, "dropped an unreadable flow-control message");
+            }
             return;
         };
         let now = Instant::now();

@@ -338,17 +338,27 @@ impl Outgoing {
         Ok(())
     }
 
+    /// The `Glidepath-Sender` header for a payload that is a chain frame (`None` for a
+    /// plain envelope, which names its sender itself).
+    pub(crate) fn sender_headers(&self, payload: &[u8]) -> Option<HeaderMap> {
+        if payload.first() == Some(&glidepath_wire::MAGIC) {
+            return None;
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(SENDER_HEADER, self.sender.as_str());
+        Some(headers)
+    }
+
     /// Applies the chain and hands the payload to the client.
     async fn send(&self, subject: String, topic: Topic, body: Bytes) -> Result<(), TransportError> {
         let payload = self.codec.seal(Some(topic), body)?;
-        let result = if payload.first() == Some(&glidepath_wire::MAGIC) {
-            self.client.publish(subject, payload).await
-        } else {
-            let mut headers = HeaderMap::new();
-            headers.insert(SENDER_HEADER, self.sender.as_str());
-            self.client
-                .publish_with_headers(subject, headers, payload)
-                .await
+        let result = match self.sender_headers(&payload) {
+            None => self.client.publish(subject, payload).await,
+            Some(headers) => {
+                self.client
+                    .publish_with_headers(subject, headers, payload)
+                    .await
+            }
         };
         result.map_err(|e| TransportError::Backend(format!("publish failed: {e}")))
     }

@@ -88,6 +88,9 @@ pub mod flow;
 mod frames;
 pub mod jetstream;
 mod process;
+mod throttle;
+
+use throttle::LogThrottle;
 mod server;
 pub mod subject;
 
@@ -598,7 +601,15 @@ impl NatsEndpoint {
         let deadline = tokio::time::Instant::now() + self.transport.options.request_timeout;
         let mut backoff = Duration::from_millis(5);
         loop {
-            match self.client.request(EXEC_SUBJECT, payload.clone()).await {
+            let sent = match self.outgoing.sender_headers(&payload) {
+                None => self.client.request(EXEC_SUBJECT, payload.clone()).await,
+                Some(headers) => {
+                    self.client
+                        .request_with_headers(EXEC_SUBJECT, headers, payload.clone())
+                        .await
+                }
+            };
+            match sent {
                 Err(e)
                     if e.kind() == RequestErrorKind::NoResponders
                         && self.transport.answered.load(Ordering::Relaxed)
@@ -872,7 +883,11 @@ impl Endpoint for NatsEndpoint {
     fn stats(&self) -> EndpointStats {
         EndpointStats {
             lost_envelopes: self.counters.lost.load(Ordering::Relaxed),
-            malformed_envelopes: self.counters.malformed.load(Ordering::Relaxed),
+            malformed_envelopes: self.counters.malformed.load(Ordering::Relaxed)
+                + self
+                    .flow
+                    .as_ref()
+                    .map_or(0, |f| f.malformed_controls.load(Ordering::Relaxed)),
             slow_consumer_events: self.counters.slow_consumer.load(Ordering::Relaxed),
             rejected_frames: self.counters.rejected.load(Ordering::Relaxed),
             best_effort_dropped: self.counters.best_effort_dropped.load(Ordering::Relaxed),
@@ -931,8 +946,11 @@ impl Reader {
             _ => parse_topic(self.federation, &message.subject),
         };
         let Some(topic) = topic else {
-            self.counters.malformed.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(subject = %message.subject, "dropped a message on a subject that is no glidepath topic");
+            let total = self.counters.malformed.fetch_add(1, Ordering::Relaxed) + 1;
+            static LOG: LogThrottle = LogThrottle::new();
+            if let Some(held_back) = LOG.admit() {
+                tracing::warn!(subject = %message.subject, total, held_back, "dropped a message on a subject that is no glidepath topic");
+            }
             return;
         };
         let payload = message.payload;
@@ -954,8 +972,11 @@ impl Reader {
                     Refused::Rejected(_) => &self.counters.rejected,
                     Refused::Malformed(_) => &self.counters.malformed,
                 };
-                counter.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(subject = %message.subject, sender, error = %refused, bytes = payload.len(), "dropped a message that failed authentication or decoding");
+                let total = counter.fetch_add(1, Ordering::Relaxed) + 1;
+                static LOG: LogThrottle = LogThrottle::new();
+                if let Some(held_back) = LOG.admit() {
+                    tracing::warn!(subject = %message.subject, sender, error = %refused, bytes = payload.len(), total, held_back, "dropped a message that failed authentication or decoding");
+                }
                 return;
             }
         };
@@ -984,8 +1005,11 @@ impl Reader {
         let (sender, seq, envelope) = match decoded {
             Ok(d) => d,
             Err(error) => {
-                self.counters.malformed.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(subject, %error, bytes, "dropped an undecodable envelope");
+                let total = self.counters.malformed.fetch_add(1, Ordering::Relaxed) + 1;
+                static LOG: LogThrottle = LogThrottle::new();
+                if let Some(held_back) = LOG.admit() {
+                    tracing::warn!(subject, %error, bytes, total, held_back, "dropped an undecodable envelope");
+                }
                 return;
             }
         };
@@ -1015,10 +1039,15 @@ impl Reader {
             Entry::Occupied(mut o) => {
                 let last = *o.get();
                 if seq > last + 1 {
-                    self.counters
+                    let total = self
+                        .counters
                         .lost
-                        .fetch_add(seq - last - 1, Ordering::Relaxed);
-                    tracing::warn!(federation = self.federation.0, %sender, seq, last, lost = seq - last - 1, "envelopes lost in transit");
+                        .fetch_add(seq - last - 1, Ordering::Relaxed)
+                        + (seq - last - 1);
+                    static LOG: LogThrottle = LogThrottle::new();
+                    if let Some(held_back) = LOG.admit() {
+                        tracing::warn!(federation = self.federation.0, %sender, seq, last, lost = seq - last - 1, total, held_back, "envelopes lost in transit");
+                    }
                 }
                 if seq > last {
                     o.insert(seq);

@@ -14,6 +14,7 @@
 //! `Glidepath-Error` saying authentication failed, which is how a process without
 //! the key learns it cannot join. Replies and notifications are sealed with the key.
 
+use super::throttle::LogThrottle;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -295,34 +296,42 @@ struct Host {
     streams: Option<StreamHost>,
 }
 
+/// Counts a request that cannot be read and logs it (rate-limited: a flood of bad
+/// requests must not become a flood of log lines).
+fn malformed(counters: &ServerCounters, bytes: usize, error: &dyn std::fmt::Display) {
+    let total = counters.malformed.fetch_add(1, Ordering::Relaxed) + 1;
+    static LOG: LogThrottle = LogThrottle::new();
+    if let Some(held_back) = LOG.admit() {
+        tracing::warn!(%error, bytes, total, held_back, "dropped a malformed request");
+    }
+}
+
 impl Host {
     async fn handle(&mut self, client: &Client, message: Message, counters: &ServerCounters) {
         counters.requests.fetch_add(1, Ordering::Relaxed);
         let Some(reply_to) = message.reply else {
-            counters.malformed.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(
-                bytes = message.payload.len(),
-                "ignored a request without a reply subject"
-            );
+            malformed(counters, message.payload.len(), &"no reply subject");
             return;
         };
         let body = match self.codec.open(&message.payload) {
             Ok(body) => body,
             Err(Refused::Rejected(e)) => {
-                counters.rejected.fetch_add(1, Ordering::Relaxed);
+                let total = counters.rejected.fetch_add(1, Ordering::Relaxed) + 1;
                 let sender = message
                     .headers
                     .as_ref()
                     .and_then(|h| h.get(super::SENDER_HEADER))
                     .map(|v| v.as_str().to_string())
                     .unwrap_or_else(|| "(no Glidepath-Sender header)".into());
-                tracing::warn!(error = %e, sender, "refused a request that failed authentication");
+                static LOG: LogThrottle = LogThrottle::new();
+                if let Some(held_back) = LOG.admit() {
+                    tracing::warn!(error = %e, sender, total, held_back, "refused a request that failed authentication");
+                }
                 reply_error(client, reply_to, &format!("authentication failed: {e}")).await;
                 return;
             }
             Err(Refused::Malformed(e)) => {
-                counters.malformed.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(error = %e, bytes = message.payload.len(), "malformed request");
+                malformed(counters, message.payload.len(), &e);
                 reply_error(client, reply_to, &format!("malformed request: {e}")).await;
                 return;
             }
@@ -330,8 +339,7 @@ impl Host {
         let request = match glidepath_wire::decode_request(&body) {
             Ok(r) => r,
             Err(e) => {
-                counters.malformed.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(error = %e, bytes = message.payload.len(), "malformed request");
+                malformed(counters, message.payload.len(), &e);
                 reply_error(client, reply_to, &format!("malformed request: {e}")).await;
                 return;
             }
