@@ -170,6 +170,10 @@ pub struct EndpointStats {
     /// Receivers this endpoint stopped waiting for because they stayed silent while
     /// data waited for them (a crashed process, a cut network).
     pub receivers_given_up: u64,
+    /// With JetStream persistence: times this endpoint restarted a stream consumer
+    /// that had gone silent while messages waited in the stream (restarts after a
+    /// reconnection are not counted).
+    pub stream_consumer_restarts: u64,
 }
 
 /// Inbox length from which a receiving endpoint drops best-effort envelopes. 65,536

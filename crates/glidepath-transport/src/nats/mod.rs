@@ -387,6 +387,7 @@ struct Counters {
     rejected: AtomicU64,
     best_effort_dropped: AtomicU64,
     duplicates: AtomicU64,
+    consumer_restarts: AtomicU64,
 }
 
 /// Opens one connection with our options; `counters` hears of slow-consumer drops.
@@ -900,6 +901,7 @@ impl Endpoint for NatsEndpoint {
                 .flow
                 .as_ref()
                 .map_or(0, |f| f.peers_given_up.load(Ordering::Relaxed)),
+            stream_consumer_restarts: self.counters.consumer_restarts.load(Ordering::Relaxed),
         }
     }
 

@@ -14,7 +14,6 @@
 //! `Glidepath-Error` saying authentication failed, which is how a process without
 //! the key learns it cannot join. Replies and notifications are sealed with the key.
 
-use super::throttle::LogThrottle;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -31,6 +30,7 @@ use tokio::sync::oneshot;
 use super::frames::{FrameCodec, Refused};
 use super::jetstream::StreamHost;
 use super::subject::{topic_subject, BARRIER_SUBJECT, ERROR_HEADER, EXEC_SUBJECT, NOTIFIED_HEADER};
+use super::throttle::LogThrottle;
 use super::{connect_client, Counters, NatsOptions};
 use crate::{monotonic_now_ns, TransportError};
 
