@@ -425,6 +425,16 @@ fn the_atm_layout_runs_with_every_block_in_a_process_of_its_own() {
     assert_eq!(json["received"].as_u64(), Some(published));
     assert_eq!(json["lost"].as_u64(), Some(0));
     assert_eq!(json["duplicated"].as_u64(), Some(0));
+    // Latency crosses processes here: the publisher's stamp and the monitor's
+    // reading come from two processes' clocks. Sanity bounds only (a clock offset
+    // that made stamps run ahead of the monitor would show as 0); that the clock
+    // reads the system's time is checked in glidepath-transport.
+    let latency = &json["latency_ms"];
+    let (min, max) = (
+        latency["min"].as_f64().unwrap(),
+        latency["max"].as_f64().unwrap(),
+    );
+    assert!(min > 0.0 && max < 60_000.0, "{latency}");
     let _ = std::fs::remove_dir_all(&report);
 }
 

@@ -60,7 +60,7 @@
 #![warn(missing_docs)]
 
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::Receiver;
 use glidepath_core::{Envelope, ExecReply, ExecRequest, FederationId, Topic};
@@ -195,12 +195,57 @@ pub fn is_best_effort(envelope: &Envelope) -> bool {
     )
 }
 
-/// Nanoseconds since a process-wide epoch taken on first use, from a monotonic clock.
+/// Nanoseconds since the UNIX epoch, read from a monotonic clock that is anchored to
+/// the system clock once per process, on first use.
+///
+/// Publication times are stamped with it, and receivers in other processes subtract
+/// them from their own reading (latency T_S − T_P). A plain process-local clock would
+/// make that difference meaningless across processes (each process would count
+/// from its own start); the system clock alone could jump backwards within a run.
+/// Anchored, the clock never goes back within a process, and two processes on one
+/// host agree to within the change of the system clock's offset between their
+/// anchors (microseconds, unless the clock is stepped). Across hosts, stamps compare
+/// as well as the hosts' clocks are synchronised (NTP, PTP), as for the ATM
+/// memorandum's own T_S − T_P.
 ///
 /// Never returns 0, so a stamped envelope can be told from an unstamped one.
 pub fn monotonic_now_ns() -> u64 {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    let epoch = *EPOCH.get_or_init(Instant::now);
-    let ns = u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    ns.max(1)
+    static ANCHOR: OnceLock<(Instant, u64)> = OnceLock::new();
+    let (instant, wall_ns) = *ANCHOR.get_or_init(|| {
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        (Instant::now(), wall)
+    });
+    let ns = u64::try_from(instant.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    wall_ns.saturating_add(ns).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Publication stamps are comparable across processes because the clock reads
+    /// the system's time (anchored once), not time since this process started.
+    #[test]
+    fn the_publication_clock_reads_the_system_time_and_never_goes_back() {
+        let system = || {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        };
+        let before = system();
+        let mut last = monotonic_now_ns();
+        let after = system();
+        assert!(
+            last + 1_000_000_000 > before && last < after + 1_000_000_000,
+            "{before} ≤ {last} ≤ {after}, give or take a second"
+        );
+        for _ in 0..10_000 {
+            let now = monotonic_now_ns();
+            assert!(now >= last);
+            last = now;
+        }
+    }
 }

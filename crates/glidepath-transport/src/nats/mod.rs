@@ -46,8 +46,10 @@
 //!   one NATS server; in a cluster, a notification and a message published after
 //!   seeing the reply can take different routes, and NATS orders messages only per
 //!   publishing connection.
-//! - **Publication time** (point 5) is stamped by the publisher with its own process's
-//!   [`monotonic_now_ns`] clock, so stamps compare only within one process.
+//! - **Publication time** (point 5) is stamped by the publisher with
+//!   [`monotonic_now_ns`]: a monotonic clock anchored to the system clock, so stamps
+//!   compare across processes of one host, and across hosts as far as their clocks
+//!   are synchronised.
 //! - **Close drains** (point 6): `close` makes the same round trip, so everything
 //!   published before is at the NATS server and queued to every subscriber, then
 //!   stops local delivery, drops the subscriptions and closes the connection.
