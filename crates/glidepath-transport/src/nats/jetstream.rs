@@ -684,8 +684,13 @@ async fn read_stream(
                 let connected = r.client.connection_state() == State::Connected;
                 let restart = if reconnected {
                     connected
+                } else if connected && heard.elapsed() >= STALL_CHECK {
+                    // At most one look at the stream per STALL_CHECK of silence: an
+                    // idle federation costs one small request a second.
+                    heard = tokio::time::Instant::now();
+                    r.stalled().await
                 } else {
-                    connected && heard.elapsed() >= STALL_CHECK && r.stalled().await
+                    false
                 };
                 if restart {
                     match ordered_messages(&r.stream, r.federation, r.next).await {
