@@ -11,10 +11,16 @@ fn workspace_root() -> PathBuf {
 }
 
 fn glidepath(args: &[&str]) -> Output {
+    glidepath_with_env(args, &[])
+}
+
+/// [`glidepath`] with these environment variables set.
+fn glidepath_with_env(args: &[&str], vars: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_glidepath"))
         .args(args)
         .current_dir(workspace_root())
         .env_remove("GLIDEPATH_TRANSPORT")
+        .envs(vars.iter().copied())
         .output()
         .expect("the binary runs")
 }
@@ -191,12 +197,10 @@ fn demo_without_the_fom_says_where_it_looked() {
 
 #[test]
 fn demo_rejects_an_unknown_transport() {
-    let o = Command::new(env!("CARGO_BIN_EXE_glidepath"))
-        .args(["demo", "--steps", "1"])
-        .current_dir(workspace_root())
-        .env("GLIDEPATH_TRANSPORT", "carrier-pigeon")
-        .output()
-        .unwrap();
+    let o = glidepath_with_env(
+        &["demo", "--steps", "1"],
+        &[("GLIDEPATH_TRANSPORT", "carrier-pigeon")],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("unknown transport `carrier-pigeon`; this build knows: inproc, nats"),
@@ -209,13 +213,7 @@ fn demo_rejects_an_unknown_transport() {
 /// variable and its value; a valid one is taken.
 #[test]
 fn a_bad_log_filter_is_named() {
-    let o = Command::new(env!("CARGO_BIN_EXE_glidepath"))
-        .args(["demo", "--steps", "1"])
-        .current_dir(workspace_root())
-        .env_remove("GLIDEPATH_TRANSPORT")
-        .env("GLIDEPATH_LOG", "warn,=[")
-        .output()
-        .unwrap();
+    let o = glidepath_with_env(&["demo", "--steps", "1"], &[("GLIDEPATH_LOG", "warn,=[")]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("GLIDEPATH_LOG=\"warn,=[\" is not a log filter"),
@@ -223,13 +221,10 @@ fn a_bad_log_filter_is_named() {
         stderr(&o)
     );
     assert!(stdout(&o).is_empty(), "{}", stdout(&o));
-    let o = Command::new(env!("CARGO_BIN_EXE_glidepath"))
-        .args(["demo", "--steps", "1"])
-        .current_dir(workspace_root())
-        .env_remove("GLIDEPATH_TRANSPORT")
-        .env("GLIDEPATH_LOG", "info,glidepath_transport=debug")
-        .output()
-        .unwrap();
+    let o = glidepath_with_env(
+        &["demo", "--steps", "1"],
+        &[("GLIDEPATH_LOG", "info,glidepath_transport=debug")],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
 }
 

@@ -70,7 +70,7 @@ fn create_federation(endpoint: &dyn Endpoint, purpose: &str) -> (String, Federat
 }
 
 /// A small data envelope that identifies itself by `(sender, seq)`.
-fn data(sender: u32, seq: u64) -> Envelope {
+pub(crate) fn data(sender: u32, seq: u64) -> Envelope {
     data_sent(sender, seq, TransportationType::Reliable)
 }
 

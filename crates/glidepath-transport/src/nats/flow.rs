@@ -430,10 +430,7 @@ impl Flow {
         };
         let Some(control) = control else {
             let total = self.malformed_controls.fetch_add(1, Ordering::Relaxed) + 1;
-            static LOG: super::LogThrottle = super::LogThrottle::new();
-            if let Some(held_back) = LOG.admit() {
-                tracing::warn!(subject = %message.subject, total, held_back, "dropped an unreadable flow-control message");
-            }
+            super::warn_throttled!(subject = %message.subject, total, "dropped an unreadable flow-control message");
             return;
         };
         let now = Instant::now();

@@ -51,6 +51,13 @@ pub const FRAME_MARKER: u8 = 0xE1;
 /// diagnostics only (logged when a payload is rejected); nothing trusts it.
 pub const SENDER_HEADER: &str = "Glidepath-Sender";
 
+/// The sender a message's [`SENDER_HEADER`] names (from its headers), for logs.
+pub(crate) fn sender_of(headers: Option<&HeaderMap>) -> &str {
+    headers
+        .and_then(|h| h.get(SENDER_HEADER))
+        .map_or("(no Glidepath-Sender header)", |v| v.as_str())
+}
+
 /// Per-class settings that override [`MessagingOptions`] for one object or
 /// interaction class (keyed by its [`Topic`]). `None` keeps the federation's setting.
 /// The key is never per class: it belongs to the federation.

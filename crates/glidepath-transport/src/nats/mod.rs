@@ -90,11 +90,11 @@ pub mod flow;
 mod frames;
 pub mod jetstream;
 mod process;
-mod throttle;
-
-use throttle::LogThrottle;
 mod server;
 pub mod subject;
+mod throttle;
+
+use throttle::warn_throttled;
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
@@ -951,10 +951,7 @@ impl Reader {
         };
         let Some(topic) = topic else {
             let total = self.counters.malformed.fetch_add(1, Ordering::Relaxed) + 1;
-            static LOG: LogThrottle = LogThrottle::new();
-            if let Some(held_back) = LOG.admit() {
-                tracing::warn!(subject = %message.subject, total, held_back, "dropped a message on a subject that is no glidepath topic");
-            }
+            warn_throttled!(subject = %message.subject, total, "dropped a message on a subject that is no glidepath topic");
             return;
         };
         let payload = message.payload;
@@ -966,21 +963,12 @@ impl Reader {
         let envelopes = match self.codec.open(&payload).and_then(FrameCodec::split) {
             Ok(envelopes) => envelopes,
             Err(refused) => {
-                let sender = message
-                    .headers
-                    .as_ref()
-                    .and_then(|h| h.get(SENDER_HEADER))
-                    .map(|v| v.as_str().to_string())
-                    .unwrap_or_else(|| "(no Glidepath-Sender header)".into());
                 let counter = match refused {
                     Refused::Rejected(_) => &self.counters.rejected,
                     Refused::Malformed(_) => &self.counters.malformed,
                 };
                 let total = counter.fetch_add(1, Ordering::Relaxed) + 1;
-                static LOG: LogThrottle = LogThrottle::new();
-                if let Some(held_back) = LOG.admit() {
-                    tracing::warn!(subject = %message.subject, sender, error = %refused, bytes = payload.len(), total, held_back, "dropped a message that failed authentication or decoding");
-                }
+                warn_throttled!(subject = %message.subject, sender = frames::sender_of(message.headers.as_ref()), error = %refused, bytes = payload.len(), total, "dropped a message that failed authentication or decoding");
                 return;
             }
         };
@@ -1010,10 +998,7 @@ impl Reader {
             Ok(d) => d,
             Err(error) => {
                 let total = self.counters.malformed.fetch_add(1, Ordering::Relaxed) + 1;
-                static LOG: LogThrottle = LogThrottle::new();
-                if let Some(held_back) = LOG.admit() {
-                    tracing::warn!(subject, %error, bytes, total, held_back, "dropped an undecodable envelope");
-                }
+                warn_throttled!(subject, %error, bytes, total, "dropped an undecodable envelope");
                 return;
             }
         };
@@ -1048,10 +1033,7 @@ impl Reader {
                         .lost
                         .fetch_add(seq - last - 1, Ordering::Relaxed)
                         + (seq - last - 1);
-                    static LOG: LogThrottle = LogThrottle::new();
-                    if let Some(held_back) = LOG.admit() {
-                        tracing::warn!(federation = self.federation.0, %sender, seq, last, lost = seq - last - 1, total, held_back, "envelopes lost in transit");
-                    }
+                    warn_throttled!(federation = self.federation.0, %sender, seq, last, lost = seq - last - 1, total, "envelopes lost in transit");
                 }
                 if seq > last {
                     o.insert(seq);

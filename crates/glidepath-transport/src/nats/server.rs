@@ -27,10 +27,10 @@ use glidepath_core::{
 };
 use tokio::sync::oneshot;
 
-use super::frames::{FrameCodec, Refused};
+use super::frames::{sender_of, FrameCodec, Refused};
 use super::jetstream::StreamHost;
 use super::subject::{topic_subject, BARRIER_SUBJECT, ERROR_HEADER, EXEC_SUBJECT, NOTIFIED_HEADER};
-use super::throttle::LogThrottle;
+use super::throttle::warn_throttled;
 use super::{connect_client, Counters, NatsOptions};
 use crate::{monotonic_now_ns, TransportError};
 
@@ -300,10 +300,7 @@ struct Host {
 /// requests must not become a flood of log lines).
 fn malformed(counters: &ServerCounters, bytes: usize, error: &dyn std::fmt::Display) {
     let total = counters.malformed.fetch_add(1, Ordering::Relaxed) + 1;
-    static LOG: LogThrottle = LogThrottle::new();
-    if let Some(held_back) = LOG.admit() {
-        tracing::warn!(%error, bytes, total, held_back, "dropped a malformed request");
-    }
+    warn_throttled!(%error, bytes, total, "dropped a malformed request");
 }
 
 impl Host {
@@ -317,16 +314,7 @@ impl Host {
             Ok(body) => body,
             Err(Refused::Rejected(e)) => {
                 let total = counters.rejected.fetch_add(1, Ordering::Relaxed) + 1;
-                let sender = message
-                    .headers
-                    .as_ref()
-                    .and_then(|h| h.get(super::SENDER_HEADER))
-                    .map(|v| v.as_str().to_string())
-                    .unwrap_or_else(|| "(no Glidepath-Sender header)".into());
-                static LOG: LogThrottle = LogThrottle::new();
-                if let Some(held_back) = LOG.admit() {
-                    tracing::warn!(error = %e, sender, total, held_back, "refused a request that failed authentication");
-                }
+                warn_throttled!(error = %e, sender = sender_of(message.headers.as_ref()), total, "refused a request that failed authentication");
                 reply_error(client, reply_to, &format!("authentication failed: {e}")).await;
                 return;
             }

@@ -14,7 +14,7 @@ use crate::monotonic_now_ns;
 /// The shortest time between two lines of one kind of warning.
 pub(crate) const INTERVAL_NS: u64 = 1_000_000_000;
 
-/// One kind of warning's rate limit; usually a `static` next to the warning.
+/// One kind of warning's rate limit; [`warn_throttled`] keeps one per call site.
 pub(crate) struct LogThrottle {
     /// When the next line may be written (monotonic nanoseconds; 0: at once).
     next_ns: AtomicU64,
@@ -55,6 +55,20 @@ impl LogThrottle {
         None
     }
 }
+
+/// `tracing::warn!` through a [`LogThrottle`] of its own call site, with the field
+/// `held_back` added. The fields are evaluated only when the line is written, so a
+/// flood of bad messages pays for none of them.
+macro_rules! warn_throttled {
+    ($($arg:tt)+) => {{
+        static LOG: $crate::nats::throttle::LogThrottle =
+            $crate::nats::throttle::LogThrottle::new();
+        if let Some(held_back) = LOG.admit() {
+            tracing::warn!(held_back, $($arg)+);
+        }
+    }};
+}
+pub(crate) use warn_throttled;
 
 #[cfg(test)]
 mod tests {
