@@ -99,6 +99,19 @@ impl Queued {
     }
 }
 
+/// Why a time status is published.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StatusReason {
+    /// Our time state may have changed: sent only when it tells peers something new
+    /// (see `LocalRti::tells_something_new`).
+    Changed,
+    /// A peer waits for a status from us (a newcomer, a federate enabling
+    /// regulation): always sent.
+    Answer,
+    /// Our last status: we resign and send nothing after it.
+    Resign,
+}
+
 struct PendingRegulation {
     status_seq: u64,
     waiting: BTreeSet<FederateHandle>,
@@ -129,8 +142,15 @@ struct TimeState {
     /// Highest promise ever published: promises never move backwards.
     promise_floor: LogicalTime,
     last_tso_seq: u64,
+    /// `last_tso_seq` as published in our last status: peers know of our time-stamped
+    /// messages up to this one.
+    announced_tso_seq: u64,
     /// `seen` as published in our last status.
     published_seen: HashMap<FederateHandle, u64>,
+    /// Our last published status, so one that promises nothing new is not sent again.
+    last_status: Option<TimeStatus>,
+    /// `seq` of `last_status`.
+    last_status_seq: u64,
     /// Latest status of every peer (seq, status).
     statuses: BTreeMap<FederateHandle, (u64, TimeStatus)>,
     /// Regulators announced by the executive whose status has not arrived yet.
@@ -169,6 +189,28 @@ pub struct LocalRti {
     time: TimeState,
     callbacks: VecDeque<Callback>,
     stats: LocalStats,
+}
+
+/// A snapshot of one federate's time state (see [`LocalRti::time_snapshot`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimeSnapshot {
+    pub federate: FederateHandle,
+    pub regulation: Regulation,
+    pub constrained: bool,
+    pub logical_time: LogicalTime,
+    pub lookahead: LogicalTimeInterval,
+    /// The unconditional promise it would publish now.
+    pub promise: LogicalTime,
+    /// Its advance, with `next` as of now for a next message request.
+    pub advance: Advance,
+    /// Constrained and waiting for a grant or for constrained mode.
+    pub waits_on_galt: bool,
+}
+
+/// Whether a request for `target` may be granted under `galt`: strictly below it, or
+/// at it for the "available" variants (messages at `target` may still arrive).
+fn grant_allowed(target: LogicalTime, available: bool, galt: LogicalTime) -> bool {
+    target < galt || (available && target <= galt)
 }
 
 /// The seq a status reports having processed from `k` (0 if none). Statuses publish
@@ -270,7 +312,10 @@ impl LocalRti {
                 delivered_up_to: LogicalTime::NEG_INFINITY,
                 promise_floor: LogicalTime::NEG_INFINITY,
                 last_tso_seq: 0,
+                announced_tso_seq: 0,
                 published_seen: HashMap::new(),
+                last_status: None,
+                last_status_seq: 0,
                 statuses: BTreeMap::new(),
                 awaited_regulators: regulators.into_iter().filter(|r| *r != federate).collect(),
                 queue: BinaryHeap::new(),
@@ -391,7 +436,7 @@ impl LocalRti {
             );
         }
         self.owned.clear();
-        self.publish_status(link, true);
+        self.publish_status(link, StatusReason::Resign);
         self.resigned = true;
         for topic in std::mem::take(&mut self.data_topics) {
             link.unsubscribe(self.federation, topic);
@@ -838,6 +883,7 @@ impl LocalRti {
                 },
             );
         }
+        self.announce_if_owed(link);
         Ok(())
     }
 
@@ -880,6 +926,7 @@ impl LocalRti {
                 time,
             },
         );
+        self.announce_if_owed(link);
         Ok(())
     }
 
@@ -917,6 +964,7 @@ impl LocalRti {
                 time,
             },
         );
+        self.announce_if_owed(link);
         Ok(())
     }
 
@@ -1052,7 +1100,7 @@ impl LocalRti {
         };
         self.time.lookahead = lookahead;
         self.time.regulation = Regulation::Pending;
-        let status_seq = self.publish_status(link, false);
+        let status_seq = self.publish_status(link, StatusReason::Answer);
         self.time.pending_regulation = Some(PendingRegulation {
             status_seq,
             waiting: ack_from.into_iter().collect(),
@@ -1070,7 +1118,7 @@ impl LocalRti {
         }
         self.time.regulation = Regulation::Off;
         self.time.promise_floor = LogicalTime::NEG_INFINITY;
-        self.publish_status(link, false);
+        self.publish_status(link, StatusReason::Changed);
         expect_ok(link.request(ExecRequest::DisableRegulation {
             federation: self.federation,
             federate: self.me,
@@ -1112,7 +1160,7 @@ impl LocalRti {
             );
         }
         if self.time.regulation != Regulation::Off {
-            self.publish_status(link, false);
+            self.publish_status(link, StatusReason::Changed);
         }
         Ok(())
     }
@@ -1131,7 +1179,7 @@ impl LocalRti {
             return Err(TimeError::TimeRegulationIsNotEnabled.into());
         }
         self.time.lookahead = la;
-        self.publish_status(link, false);
+        self.publish_status(link, StatusReason::Changed);
         self.evaluate(link);
         Ok(())
     }
@@ -1169,7 +1217,7 @@ impl LocalRti {
         let t = self.check_request(time)?;
         self.time.advance = Advance::Tar { time: t, available };
         if self.time.regulation == Regulation::On {
-            self.publish_status(link, false);
+            self.publish_status(link, StatusReason::Changed);
         }
         self.evaluate(link);
         Ok(())
@@ -1191,7 +1239,7 @@ impl LocalRti {
             available,
         };
         if self.time.regulation == Regulation::On {
-            self.publish_status(link, false);
+            self.publish_status(link, StatusReason::Changed);
         }
         self.evaluate(link);
         Ok(())
@@ -1296,6 +1344,53 @@ impl LocalRti {
         }
         out
     }
+    /// What this federate would tell its peers about its time now, and whether it
+    /// waits on GALT: for checkers (the simulator's liveness oracle) and diagnostics.
+    pub fn time_snapshot(&self) -> TimeSnapshot {
+        let advance = match self.time.advance {
+            Advance::Ner {
+                time, available, ..
+            } => Advance::Ner {
+                time,
+                next: self.queue_head().map_or(time, |h| h.min(time)),
+                available,
+            },
+            other => other,
+        };
+        TimeSnapshot {
+            federate: self.me,
+            regulation: self.time.regulation,
+            constrained: self.time.constrained == Constrained::On,
+            logical_time: self.time.logical_time,
+            lookahead: self.time.lookahead,
+            promise: self.promise(),
+            advance,
+            waits_on_galt: !self.resigned && self.waits_on_galt(),
+        }
+    }
+
+    /// True when this federate, waiting on GALT, would proceed (be granted, or have
+    /// constrained mode enabled) if its GALT were `galt`.
+    pub fn can_proceed_with_galt(&self, galt: LogicalTime) -> bool {
+        match (self.time.constrained, self.time.advance) {
+            (Constrained::Pending, _) => galt >= self.time.logical_time,
+            (Constrained::On, Advance::Tar { time, available }) => {
+                grant_allowed(time, available, galt)
+            }
+            (
+                Constrained::On,
+                Advance::Ner {
+                    time, available, ..
+                },
+            ) => grant_allowed(
+                self.queue_head().map_or(time, |h| h.min(time)),
+                available,
+                galt,
+            ),
+            _ => false,
+        }
+    }
+
     /// True while a time advance is pending.
     pub fn is_advancing(&self) -> bool {
         self.time.advance != Advance::Idle
@@ -1440,22 +1535,20 @@ impl LocalRti {
         p
     }
 
-    /// Publishes this federate's time status; returns its seq.
-    fn publish_status(&mut self, link: &mut impl Link, resigned: bool) -> u64 {
-        self.publish_status_given(link, resigned, None)
+    /// Publishes this federate's time status for `reason`; returns the seq of the status
+    /// that stands (the previous one when nothing new was worth sending).
+    fn publish_status(&mut self, link: &mut impl Link, reason: StatusReason) -> u64 {
+        self.publish_status_given(link, reason, None)
     }
 
     /// [`Self::publish_status`] with GALT already computed by the caller.
     fn publish_status_given(
         &mut self,
         link: &mut impl Link,
-        resigned: bool,
+        reason: StatusReason,
         galt: Option<LogicalTime>,
     ) -> u64 {
         let promise = self.promise_given(galt);
-        if promise != LogicalTime::INFINITY {
-            self.time.promise_floor = self.time.promise_floor.max(promise);
-        }
         let advance = match self.time.advance {
             Advance::Ner {
                 time, available, ..
@@ -1476,8 +1569,6 @@ impl LocalRti {
             .collect();
         // Sorted by handle, so peers look entries up by binary search (see `seen_in`).
         seen.sort_unstable_by_key(|(h, _)| *h);
-        let seen: Arc<[(FederateHandle, u64)]> = seen.into();
-        self.time.published_seen = seen.iter().copied().collect();
         let status = TimeStatus {
             regulation: self.time.regulation,
             constrained: self.time.constrained == Constrained::On,
@@ -1488,10 +1579,86 @@ impl LocalRti {
             promise,
             advance,
             last_tso_seq: self.time.last_tso_seq,
-            seen,
-            resigned,
+            seen: seen.into(),
+            resigned: reason == StatusReason::Resign,
         };
-        self.send(link, Topic::Time, Body::TimeStatus(status))
+        if reason == StatusReason::Changed {
+            if let Some(last) = &self.time.last_status {
+                if !self.tells_something_new(last, &status) {
+                    return self.time.last_status_seq;
+                }
+            }
+        }
+        if promise != LogicalTime::INFINITY {
+            self.time.promise_floor = self.time.promise_floor.max(promise);
+        }
+        self.time.published_seen = status.seen.iter().copied().collect();
+        self.time.announced_tso_seq = self.time.last_tso_seq;
+        self.time.last_status = Some(status.clone());
+        let seq = self.send(link, Topic::Time, Body::TimeStatus(status));
+        self.time.last_status_seq = seq;
+        seq
+    }
+
+    /// True when `new` tells peers something `last` did not: any field but `seen`
+    /// differs, or `new.seen` covers time-stamped messages a peer has announced that
+    /// `last.seen` did not (which is what lets peers trust our conditional bound). A
+    /// `seen` that moved only over messages nobody depends on is not worth a message:
+    /// re-sending it is how statuses would circle forever.
+    fn tells_something_new(&self, last: &TimeStatus, new: &TimeStatus) -> bool {
+        let same_but_seen = TimeStatus {
+            seen: last.seen.clone(),
+            ..new.clone()
+        };
+        if same_but_seen != *last {
+            return true;
+        }
+        new.seen.iter().any(|(k, now)| {
+            let announced = self.time.statuses.get(k).map_or(0, |(_, s)| s.last_tso_seq);
+            let before = self.time.published_seen.get(k).copied().unwrap_or(0);
+            before < announced && announced <= *now
+        })
+    }
+
+    /// True while this federate's progress depends on GALT: constrained, and waiting
+    /// for a grant or for constrained mode or regulation to be enabled.
+    fn waits_on_galt(&self) -> bool {
+        match self.time.constrained {
+            Constrained::Off => false,
+            Constrained::Pending => true,
+            Constrained::On => {
+                self.time.advance != Advance::Idle || self.time.pending_regulation.is_some()
+            }
+        }
+    }
+
+    /// Announces time-stamped messages sent since our last status when a waiting
+    /// peer's conditional bound is distrusted only because of them.
+    ///
+    /// We trust a peer's conditional bound only once its status has seen our latest
+    /// time-stamped message. The peer republishes when a status of ours announces
+    /// messages it had not seen; but messages sent after our last status (while we
+    /// wait) are announced by nobody, and a peer not subscribed to them never sees a
+    /// newer seq from us. Both would wait for the other forever (simulator seed
+    /// 5007226): so while we wait on GALT and such a peer exists, we announce.
+    fn announce_if_owed(&mut self, link: &mut impl Link) {
+        let (last, announced) = (self.time.last_tso_seq, self.time.announced_tso_seq);
+        if last <= announced || self.resigned || !self.waits_on_galt() {
+            return;
+        }
+        let me = self.me;
+        let owed = self.time.statuses.values().any(|(_, s)| {
+            let seen = seen_in(&s.seen, me);
+            matches!(s.advance, Advance::Ner { .. })
+                && s.constrained
+                && s.regulation == Regulation::On
+                && !s.resigned
+                && seen < last
+                && seen >= announced
+        });
+        if owed {
+            self.publish_status(link, StatusReason::Changed);
+        }
     }
 
     fn grant(&mut self, link: &mut impl Link, time: LogicalTime, available: bool) {
@@ -1504,17 +1671,37 @@ impl LocalRti {
         // is already what the grant implies: peers learn nothing new, so nothing is
         // sent. Grants that raise the promise (next message, flush) are published.
         if self.time.regulation == Regulation::On && self.promise() > self.time.promise_floor {
-            self.publish_status(link, false);
+            self.publish_status(link, StatusReason::Changed);
         }
     }
 
     /// Moves time management forward as far as the held statuses allow: enables
-    /// pending modes, delivers what is safe and grants what can be granted.
+    /// pending modes, delivers what is safe and grants what can be granted; then, if
+    /// still waiting, announces what peers must know for us to move later.
     fn evaluate(&mut self, link: &mut impl Link) {
         if self.resigned {
             return;
         }
+        self.evaluate_grants(link);
+        self.announce_if_owed(link);
+    }
+
+    fn evaluate_grants(&mut self, link: &mut impl Link) {
         self.try_complete_regulation(link);
+        if !self.waits_on_galt() {
+            // Nothing here depends on GALT (its computation is the costly part of
+            // handling an envelope): grant an unconstrained request at once.
+            if let Advance::Tar { time, available }
+            | Advance::Ner {
+                time, available, ..
+            } = self.time.advance
+            {
+                if self.time.constrained == Constrained::Off {
+                    self.grant(link, time, available);
+                }
+            }
+            return;
+        }
         let galt = self.galt();
         if self.time.constrained == Constrained::Pending && galt >= self.time.logical_time {
             self.time.constrained = Constrained::On;
@@ -1525,7 +1712,7 @@ impl LocalRti {
                 time: self.time.logical_time,
             });
             if self.time.regulation != Regulation::Off {
-                self.publish_status(link, false);
+                self.publish_status(link, StatusReason::Changed);
             }
         }
         let constrained = self.time.constrained == Constrained::On;
@@ -1545,7 +1732,7 @@ impl LocalRti {
                         break;
                     }
                 }
-                if time < galt || (available && time <= galt) {
+                if grant_allowed(time, available, galt) {
                     while self.queue_head().is_some_and(|h| h <= time) {
                         let Reverse(q) = self.time.queue.pop().expect("head");
                         self.deliver_tso(q);
@@ -1561,7 +1748,7 @@ impl LocalRti {
                     return;
                 }
                 let next = self.queue_head().map_or(time, |h| h.min(time));
-                if next < galt || (available && next <= galt) {
+                if grant_allowed(next, available, galt) {
                     while self.queue_head().is_some_and(|h| h <= next) {
                         let Reverse(q) = self.time.queue.pop().expect("head");
                         self.deliver_tso(q);
@@ -1571,7 +1758,7 @@ impl LocalRti {
                     && self.promise_given(Some(galt)) > self.time.promise_floor
                 {
                     // GALT moved: a higher unconditional promise lets peers move too.
-                    self.publish_status_given(link, false, Some(galt));
+                    self.publish_status_given(link, StatusReason::Changed, Some(galt));
                 }
             }
         }
@@ -1622,7 +1809,7 @@ impl LocalRti {
         if earliest > before {
             // We will start no earlier than this: promise it now, so regulators behind
             // us are not held back by our old time.
-            self.publish_status(link, false);
+            self.publish_status(link, StatusReason::Changed);
         }
         if waiting {
             return;
@@ -1644,7 +1831,7 @@ impl LocalRti {
         self.time.pending_regulation = None;
         self.time.logical_time = lt;
         self.time.regulation = Regulation::On;
-        self.publish_status(link, false);
+        self.publish_status(link, StatusReason::Changed);
         self.callbacks
             .push_back(Callback::TimeRegulationEnabled { time: lt });
     }
@@ -1757,7 +1944,7 @@ impl LocalRti {
             && self.time.regulation == Regulation::On
             && self.time.constrained == Constrained::On
         {
-            self.publish_status(link, false);
+            self.publish_status(link, StatusReason::Changed);
         }
         self.evaluate(link);
     }
@@ -1789,7 +1976,7 @@ impl LocalRti {
         } else if self.time.acked.insert(sender) {
             self.time.statuses.insert(sender, (seq, status.clone()));
             self.time.awaited_regulators.remove(&sender);
-            self.publish_status(link, false);
+            self.publish_status(link, StatusReason::Answer);
             return false;
         }
         // A waiting federate's published `seen` must cover every regulator's latest
@@ -1832,7 +2019,7 @@ impl LocalRti {
                 );
                 // The newcomer subscribed before joining; tell it where we stand.
                 if self.time.regulation != Regulation::Off {
-                    self.publish_status(link, false);
+                    self.publish_status(link, StatusReason::Answer);
                 }
             }
             Notification::FederateResigned { federate } => {
