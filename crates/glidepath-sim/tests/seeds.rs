@@ -1,9 +1,15 @@
-//! Runs a bounded batch of simulator seeds on every `cargo test`.
+//! Runs bounded batches of simulator seeds on every `cargo test`: a fixed window, and
+//! a second window that moves every day, so CI does not keep re-proving the same
+//! seeds.
 //!
-//! `GLIDEPATH_SIM_SEEDS=N` runs more (and `GLIDEPATH_SIM_START=S` moves the window);
-//! a failure prints the seed and the one command that replays it.
+//! `GLIDEPATH_SIM_SEEDS=N` runs more (and `GLIDEPATH_SIM_START=S` moves the fixed
+//! window; `GLIDEPATH_SIM_ROTATING_START=S` pins the moving one); a failure prints the
+//! seed and the one command that replays it. Longer runs use every core:
+//! `cargo run --release -p glidepath-sim -- --seeds 1000000 --jobs 2`.
 
-use glidepath_sim::{run, SimConfig};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use glidepath_sim::{run, Profile, SimConfig};
 
 fn env_u64(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
@@ -33,6 +39,59 @@ fn random_federations_keep_every_time_management_guarantee() {
     println!("simulator: {seeds} seeds from {start}, {events} events, {grants} grants, {tso} TSO deliveries, largest federation {largest}");
     assert!(largest >= 10, "the batch should include large federations");
     assert!(tso > 0 && grants > 0);
+}
+
+/// Where today's rotating window starts: a million seeds further each day, above the
+/// fixed window, so a year of CI runs visits a different range every day.
+fn rotating_start() -> u64 {
+    match std::env::var("GLIDEPATH_SIM_ROTATING_START") {
+        Ok(_) => env_u64("GLIDEPATH_SIM_ROTATING_START", 0),
+        Err(_) => {
+            let days = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .expect("the clock is after 1970")
+                .as_secs()
+                / 86_400;
+            10_000_000 + (days % 1000) * 1_000_000
+        }
+    }
+}
+
+#[test]
+fn a_window_of_seeds_that_moves_every_day() {
+    let start = rotating_start();
+    let seeds = 300;
+    for seed in start..start + seeds {
+        if let Err(f) = run(&SimConfig::for_seed(seed)) {
+            panic!("{f}\n(rotating window from {start}: GLIDEPATH_SIM_ROTATING_START={start} replays it)");
+        }
+    }
+    println!("simulator: rotating window of {seeds} seeds from {start} passed");
+}
+
+/// The livelock of issue 22, with the schedules that found it: thirteen federates, zero
+/// lookahead, several in next message requests, and two regulators that each sent
+/// time-stamped messages after their last status to classes the other does not
+/// subscribe. Each distrusted the other's conditional bound forever.
+#[test]
+fn seed_5007226_of_the_classic_profile_ends_with_every_federate_finished() {
+    let mut cfg = SimConfig::for_seed(5_007_226);
+    cfg.profile = Profile::Classic;
+    let o = run(&cfg).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!(o.federates, 13);
+    assert!(
+        o.grants > 13 * 20,
+        "every federate makes its advances: {o:?}"
+    );
+}
+
+/// The same livelock found by the liveness check at a quiescent point: without the
+/// announcement of time-stamped messages sent while waiting, federate#2 could proceed
+/// to 3.5 but held its GALT at 3 ("me: last tso 63 > seen 61").
+#[test]
+fn seed_291_stays_live_at_every_quiescent_point() {
+    let o = run(&SimConfig::for_seed(291)).unwrap_or_else(|f| panic!("{f}"));
+    assert!(o.quiescent_checks > 0, "the liveness check ran: {o:?}");
 }
 
 #[test]

@@ -1,0 +1,180 @@
+//! The simulated network: per-(sender, receiver) FIFO delivery with random delays,
+//! and the [`Link`] a simulated federate talks through.
+//!
+//! Envelopes wait in one heap ordered by (delivery time, sender, receiver, send
+//! order). A queue's delivery times never decrease, so one sender's envelopes reach
+//! one receiver in order while different senders overtake each other.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+
+use glidepath_core::{
+    Body, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId, Link,
+    RtiError, TimeStatus, Topic,
+};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// The executive's node number in the network.
+pub(crate) const EXEC_NODE: usize = usize::MAX;
+
+/// One envelope in flight.
+struct InFlight {
+    key: (u64, usize, usize, u64),
+    // Boxed: the heap moves entries as it sifts, and an envelope is large.
+    envelope: Box<Envelope>,
+}
+impl PartialEq for InFlight {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key
+    }
+}
+impl Eq for InFlight {}
+impl PartialOrd for InFlight {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for InFlight {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&o.key)
+    }
+}
+
+/// Envelopes in flight, subscriptions, and what the checkers watch on the wire.
+#[derive(Default)]
+pub(crate) struct Network {
+    heap: BinaryHeap<Reverse<InFlight>>,
+    /// Delivery time of the last envelope queued per (sender, receiver).
+    last_at: HashMap<(usize, usize), u64>,
+    sent: u64,
+    pub(crate) subscribers: BTreeMap<(FederationId, Topic), BTreeSet<usize>>,
+    pub(crate) exec_seq: u64,
+    pub(crate) envelopes: u64,
+    /// Set while a federate handles a `FederateJoined` notification: it greets the
+    /// newcomer with its status even when nothing changed.
+    pub(crate) greeting: bool,
+    /// Each sender's last status.
+    last_status: HashMap<FederateHandle, TimeStatus>,
+    /// A status sent again with nothing new in it (see [`Network::watch_status`]).
+    pub(crate) storm: Option<String>,
+    pub(crate) statuses: u64,
+}
+
+impl Network {
+    pub(crate) fn send(
+        &mut self,
+        rng: &mut ChaCha8Rng,
+        now: u64,
+        from: usize,
+        federation: FederationId,
+        topic: Topic,
+        env: Envelope,
+    ) {
+        if let Body::TimeStatus(s) = &env.body {
+            self.watch_status(env.sender, env.seq, s);
+        }
+        let Some(subs) = self.subscribers.get(&(federation, topic)) else {
+            return;
+        };
+        for &to in subs {
+            if to == from {
+                continue;
+            }
+            // Mostly short delays, sometimes a long one: different senders overtake
+            // each other, one sender's envelopes never do.
+            let delay = if rng.gen_bool(0.05) {
+                rng.gen_range(500_000..5_000_000)
+            } else {
+                rng.gen_range(1_000..100_000)
+            };
+            let last = self.last_at.entry((from, to)).or_insert(0);
+            let at = (*last).max(now + delay);
+            *last = at;
+            let mut e = env.clone();
+            e.publish_time_ns = now;
+            self.sent += 1;
+            self.heap.push(Reverse(InFlight {
+                key: (at, from, to, self.sent),
+                envelope: Box::new(e),
+            }));
+            self.envelopes += 1;
+        }
+    }
+
+    /// A status identical to the sender's previous one (other than a newcomer's
+    /// greeting) tells nobody anything: statuses that circle forever start this way.
+    fn watch_status(&mut self, sender: FederateHandle, seq: u64, status: &TimeStatus) {
+        self.statuses += 1;
+        if let Some(last) = self.last_status.get(&sender) {
+            if last == status && !self.greeting && self.storm.is_none() {
+                self.storm = Some(format!(
+                    "status storm: {sender} re-sent an unchanged time status (seq {seq}): {status:?}"
+                ));
+            }
+        }
+        self.last_status.insert(sender, status.clone());
+    }
+
+    /// The delivery time of the next envelope.
+    pub(crate) fn next_at(&self) -> Option<u64> {
+        self.heap.peek().map(|Reverse(f)| f.key.0)
+    }
+
+    /// Takes the next envelope: (delivery time, receiver, envelope).
+    pub(crate) fn pop(&mut self) -> Option<(u64, usize, Envelope)> {
+        self.heap
+            .pop()
+            .map(|Reverse(f)| (f.key.0, f.key.2, *f.envelope))
+    }
+
+    /// True when nothing is in flight.
+    pub(crate) fn is_quiet(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+/// The [`Link`] of one simulated federate.
+pub(crate) struct SimLink<'a> {
+    pub(crate) node: usize,
+    pub(crate) now: u64,
+    pub(crate) net: &'a mut Network,
+    pub(crate) exec: &'a mut Executive,
+    pub(crate) rng: &'a mut ChaCha8Rng,
+}
+
+impl Link for SimLink<'_> {
+    fn publish(&mut self, federation: FederationId, topic: Topic, envelope: Envelope) {
+        self.net
+            .send(self.rng, self.now, self.node, federation, topic, envelope);
+    }
+    fn subscribe(&mut self, federation: FederationId, topic: Topic) {
+        self.net
+            .subscribers
+            .entry((federation, topic))
+            .or_default()
+            .insert(self.node);
+    }
+    fn unsubscribe(&mut self, federation: FederationId, topic: Topic) {
+        if let Some(s) = self.net.subscribers.get_mut(&(federation, topic)) {
+            s.remove(&self.node);
+        }
+    }
+    fn request(&mut self, request: ExecRequest) -> Result<ExecReply, RtiError> {
+        let (reply, federation, notifications) = self.exec.handle(request);
+        if let Some(fed) = federation {
+            for n in notifications {
+                self.net.exec_seq += 1;
+                let env = Envelope {
+                    sender: FederateHandle::EXECUTIVE,
+                    seq: self.net.exec_seq,
+                    publish_time_ns: self.now,
+                    body: Body::Exec(n),
+                };
+                self.net
+                    .send(self.rng, self.now, EXEC_NODE, fed, Topic::Federation, env);
+            }
+        }
+        Ok(reply)
+    }
+}
