@@ -7,10 +7,10 @@
 //!   the length of one core call; callbacks are never invoked while it is held, so a
 //!   callback may call back into the federate.
 //! - The RTI thread waits on the endpoint's inbox and a wake channel. It feeds
-//!   envelopes to the core in batches; in the evoked model it then signals a condvar
-//!   that `evoke_*` waits on, in the immediate model it pops callbacks and invokes the
-//!   ambassador itself. User calls that queue callbacks (an immediate grant, a
-//!   reservation answer) wake it too.
+//!   envelopes to the core in batches; in the evoked model it then wakes an evoker
+//!   blocked in `evoke_*` (and keeps off the inbox while an evoker drains it), in the
+//!   immediate model it pops callbacks and invokes the ambassador itself. User calls
+//!   that queue callbacks (an immediate grant, a reservation answer) wake it too.
 //! - Only one thread invokes an ambassador at a time, in queue order: the RTI thread
 //!   (immediate), or whoever holds the evoke lock (evoked).
 //! - Envelopes are taken off a federate's inbox only while its core's lock is held,
@@ -19,7 +19,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::thread::{self, ThreadId};
+use std::thread::{self, JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
@@ -127,25 +127,25 @@ pub(crate) struct Shared {
     pub(crate) endpoint: Box<dyn Endpoint>,
     pub(crate) failure: LinkFailure,
     pub(crate) process_model: ProcessModel,
-    pub(crate) wait: WaitStrategy,
+    wait: WaitStrategy,
     /// Evoked model: an evoker is waiting on the inbox now (spinning or blocked).
-    pub(crate) evoker_waiting: AtomicBool,
+    evoker_waiting: AtomicBool,
     /// Evoked model: how many waits evoke calls have ended, so the RTI thread can
     /// tell whether one ended in its last [`SPIN_HANDOFF`] without reading a clock
     /// on every callback.
-    pub(crate) waits_ended: AtomicU64,
+    waits_ended: AtomicU64,
     /// Wakes a blocked evoker when callbacks are queued by another thread or the
     /// federate stops (capacity one: a pending wake-up is enough, and one sent
     /// before the evoker blocks is not lost).
-    pub(crate) evoker_wake: Sender<()>,
-    pub(crate) evoker_woken: Receiver<()>,
+    evoker_wake: Sender<()>,
+    evoker_woken: Receiver<()>,
     /// Wakes the RTI thread (capacity one: a pending wake-up is enough).
-    pub(crate) wake: Sender<()>,
-    pub(crate) stopped: AtomicBool,
+    wake: Sender<()>,
+    stopped: AtomicBool,
     /// Serialises evoke calls so callbacks reach ambassadors in order.
-    pub(crate) evoke_lock: Mutex<()>,
+    evoke_lock: Mutex<()>,
     /// The thread inside an evoke call, to refuse re-entry from a callback.
-    pub(crate) evoking: Mutex<Option<ThreadId>>,
+    evoking: Mutex<Option<ThreadId>>,
     pub(crate) handle: FederateHandle,
     pub(crate) name: String,
     pub(crate) federation_name: String,
@@ -153,6 +153,48 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// What a freshly joined core's federate shares, and the receiving end of the RTI
+    /// thread's wake channel (for [`spawn_rti_thread`]).
+    pub(crate) fn new(
+        endpoint: Box<dyn Endpoint>,
+        failure: LinkFailure,
+        rti: LocalRti,
+        process_model: ProcessModel,
+        wait: WaitStrategy,
+    ) -> (Arc<Shared>, Receiver<()>) {
+        let (wake_tx, wake_rx) = crossbeam_channel::bounded(1);
+        let (evoker_wake, evoker_woken) = crossbeam_channel::bounded(1);
+        let shared = Arc::new(Shared {
+            handle: rti.handle(),
+            name: rti.name().to_string(),
+            federation_name: rti.federation_name().to_string(),
+            fom: rti.fom().clone(),
+            rti: Mutex::new(rti),
+            endpoint,
+            failure,
+            process_model,
+            wait,
+            evoker_waiting: AtomicBool::new(false),
+            waits_ended: AtomicU64::new(0),
+            evoker_wake,
+            evoker_woken,
+            wake: wake_tx,
+            stopped: AtomicBool::new(false),
+            evoke_lock: Mutex::new(()),
+            evoking: Mutex::new(None),
+        });
+        (shared, wake_rx)
+    }
+
+    /// Stops delivery: the RTI thread and any evoker return, and the endpoint closes
+    /// (draining what was published).
+    pub(crate) fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
+        let _ = self.wake.try_send(());
+        self.endpoint.close();
+        self.wake_evoker();
+    }
+
     pub(crate) fn link(&self) -> EndpointLink<'_> {
         EndpointLink {
             endpoint: &*self.endpoint,
@@ -250,7 +292,7 @@ impl Shared {
             && self.rti.lock().pending_callbacks() >= CALLBACK_BACKLOG_MAX
     }
 
-    pub(crate) fn wake_evoker(&self) {
+    fn wake_evoker(&self) {
         let _ = self.evoker_wake.try_send(());
     }
 
@@ -428,7 +470,18 @@ enum Drained {
     Closed,
 }
 
-pub(crate) fn rti_thread(
+/// Starts the federate's RTI thread, named after the federate.
+pub(crate) fn spawn_rti_thread(
+    shared: Arc<Shared>,
+    wake: Receiver<()>,
+    ambassador: Option<Box<dyn FederateAmbassador + Send>>,
+) -> std::io::Result<JoinHandle<()>> {
+    thread::Builder::new()
+        .name(format!("glidepath-rti-{}", shared.name))
+        .spawn(move || rti_thread(shared, wake, ambassador))
+}
+
+fn rti_thread(
     shared: Arc<Shared>,
     wake: Receiver<()>,
     mut ambassador: Option<Box<dyn FederateAmbassador + Send>>,

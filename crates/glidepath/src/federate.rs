@@ -7,7 +7,6 @@
 //! waits, the wait strategies, the locks and their invariants) lives in
 //! [`crate::delivery`].
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::{self, JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
@@ -22,7 +21,7 @@ use glidepath_transport::Endpoint;
 use parking_lot::Mutex;
 
 use crate::ambassador::FederateAmbassador;
-use crate::delivery::{rti_thread, Shared, WaitStrategy};
+use crate::delivery::{self, Shared, WaitStrategy};
 use crate::error::{NameError, NameKind};
 use crate::link::LinkFailure;
 
@@ -113,11 +112,7 @@ struct Inner {
 impl Inner {
     /// Stops the RTI thread and closes the endpoint (draining what was published).
     fn shutdown(&self) {
-        let s = &self.shared;
-        s.stopped.store(true, Ordering::Release);
-        let _ = s.wake.try_send(());
-        s.endpoint.close();
-        s.wake_evoker();
+        self.shared.stop();
         if thread::current().id() != self.thread_id {
             if let Some(handle) = self.thread.lock().take() {
                 // A panic on the RTI thread was recorded by its exit guard.
@@ -188,31 +183,8 @@ impl Federate {
         wait: WaitStrategy,
         ambassador: Option<Box<dyn FederateAmbassador + Send>>,
     ) -> Result<Federate, RtiError> {
-        let (wake_tx, wake_rx) = crossbeam_channel::bounded(1);
-        let (evoker_wake, evoker_woken) = crossbeam_channel::bounded(1);
-        let shared = Arc::new(Shared {
-            handle: rti.handle(),
-            name: rti.name().to_string(),
-            federation_name: rti.federation_name().to_string(),
-            fom: rti.fom().clone(),
-            rti: Mutex::new(rti),
-            endpoint,
-            failure,
-            process_model,
-            wait,
-            evoker_waiting: AtomicBool::new(false),
-            waits_ended: AtomicU64::new(0),
-            evoker_wake,
-            evoker_woken,
-            wake: wake_tx,
-            stopped: AtomicBool::new(false),
-            evoke_lock: Mutex::new(()),
-            evoking: Mutex::new(None),
-        });
-        let for_thread = shared.clone();
-        let spawned = thread::Builder::new()
-            .name(format!("glidepath-rti-{}", shared.name))
-            .spawn(move || rti_thread(for_thread, wake_rx, ambassador));
+        let (shared, wake) = Shared::new(endpoint, failure, rti, process_model, wait);
+        let spawned = delivery::spawn_rti_thread(shared.clone(), wake, ambassador);
         match spawned {
             Ok(handle) => {
                 let thread_id = handle.thread().id();
