@@ -106,8 +106,8 @@ pub mod transport {
     #[cfg(feature = "transport-nats")]
     pub use glidepath_transport::nats;
     pub use glidepath_transport::{
-        conformance, monotonic_now_ns, Endpoint, EndpointStats, InprocTransport, Transport,
-        TransportError,
+        conformance, conformance_tests, monotonic_now_ns, Endpoint, EndpointStats, InprocTransport,
+        Transport, TransportError,
     };
     #[cfg(feature = "transport-nats")]
     pub use glidepath_transport::{NatsOptions, NatsTransport};
