@@ -13,7 +13,7 @@
 use bytes::Bytes;
 
 use crate::frame::CodecError;
-use crate::varint::{read_varint, write_varint};
+use crate::varint::{read_varint, varint_len, write_varint};
 
 /// The first byte of a bundle.
 pub const BUNDLE_MARKER: u8 = 0xB1;
@@ -149,10 +149,6 @@ impl Bundler {
     fn encoded_len(&self) -> usize {
         1 + varint_len(self.count + 1) + self.body.len()
     }
-}
-
-fn varint_len(v: u64) -> usize {
-    (64 - v.leading_zeros()).max(1).div_ceil(7) as usize
 }
 
 fn single(message: &[u8]) -> Bytes {

@@ -24,4 +24,3 @@ mod varint;
 
 pub use bundle::{unbundle, BundleConfig, Bundler};
 pub use frame::{ChainConfig, CodecError, Compression, EncoderChain, FederationKey};
-pub use varint::{read_varint, write_varint, zigzag_decode, zigzag_encode};

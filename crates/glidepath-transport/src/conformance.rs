@@ -12,6 +12,10 @@
 //! use glidepath_transport::{conformance, InprocTransport};
 //! conformance::no_self_delivery(&InprocTransport::new());
 //! ```
+//!
+//! The list of checks is kept once, in [`conformance_tests!`](crate::conformance_tests):
+//! a backend's test file expands it into one `#[test]` per check, and [`run_all`] runs
+//! the same list on one transport. A check added to the list runs for every backend.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -30,18 +34,53 @@ use crate::{Endpoint, Transport, TransportError};
 /// How long a check waits for an envelope that must arrive before calling it lost.
 pub const RECEIVE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Runs every check (with [`many_envelopes`] at 200,000 envelopes).
+/// How many envelopes [`run_all`] sends through [`many_envelopes`].
+pub const MANY_ENVELOPES: u64 = 200_000;
+
+/// Runs every check of [`conformance_tests!`](crate::conformance_tests) in its order
+/// on one transport (with [`many_envelopes`] at [`MANY_ENVELOPES`]).
 pub fn run_all(transport: &dyn Transport) {
-    slow_subscriber_sheds_best_effort_only(transport);
-    per_sender_fifo_across_topics(transport);
-    no_self_delivery(transport);
-    subscribe_and_unsubscribe(transport);
-    federations_are_isolated(transport);
-    executive_request_and_notifications(transport);
-    concurrent_requests_keep_notification_order(transport);
-    publication_time_is_stamped(transport);
-    many_envelopes(transport, 200_000);
-    close_drains_and_refuses(transport);
+    crate::conformance_tests!(@each run, transport, MANY_ENVELOPES);
+}
+
+/// The conformance suite as tests: one `#[test]` per check, each on a fresh fixture.
+///
+/// `$fixture` is a function returning something with a `transport` field (any
+/// [`Transport`]); `many` is the envelope count of [`many_envelopes`]. This macro holds
+/// the one list of checks, which [`run_all`] runs too.
+///
+/// ```text
+/// struct Fixture { transport: InprocTransport }
+/// fn fixture() -> Fixture { Fixture { transport: InprocTransport::new() } }
+/// glidepath_transport::conformance_tests!(fixture, many = 200_000);
+/// ```
+#[macro_export]
+macro_rules! conformance_tests {
+    ($fixture:path, many = $many:expr) => {
+        $crate::conformance_tests!(@each test, $fixture, $many);
+    };
+    // The list: every check, in the order run_all runs them.
+    (@each $mode:ident, $target:tt, $many:expr) => {
+        $crate::conformance_tests!(@$mode $target, slow_subscriber_sheds_best_effort_only());
+        $crate::conformance_tests!(@$mode $target, per_sender_fifo_across_topics());
+        $crate::conformance_tests!(@$mode $target, no_self_delivery());
+        $crate::conformance_tests!(@$mode $target, subscribe_and_unsubscribe());
+        $crate::conformance_tests!(@$mode $target, federations_are_isolated());
+        $crate::conformance_tests!(@$mode $target, executive_request_and_notifications());
+        $crate::conformance_tests!(@$mode $target, concurrent_requests_keep_notification_order());
+        $crate::conformance_tests!(@$mode $target, publication_time_is_stamped());
+        $crate::conformance_tests!(@$mode $target, many_envelopes($many));
+        $crate::conformance_tests!(@$mode $target, close_drains_and_refuses());
+    };
+    (@test $fixture:path, $check:ident($($arg:expr)?)) => {
+        #[test]
+        fn $check() {
+            $crate::conformance::$check(&$fixture().transport $(, $arg)?);
+        }
+    };
+    (@run $transport:ident, $check:ident($($arg:expr)?)) => {
+        $crate::conformance::$check($transport $(, $arg)?);
+    };
 }
 
 // ----- helpers ---------------------------------------------------------------------

@@ -9,7 +9,8 @@
 //! # The contract
 //!
 //! Every backend guarantees the following; [`conformance`] checks each point and
-//! every backend runs it (`tests/conformance_*.rs`).
+//! every backend runs it, through the one list of [`conformance_tests!`]
+//! (`tests/conformance_*.rs`, `tests/jetstream.rs`).
 //!
 //! 1. **Per-sender FIFO across topics.** Envelopes one endpoint publishes reach each
 //!    receiving endpoint in publication order, across all topics of a federation,

@@ -10,56 +10,18 @@ use glidepath_core::{
 };
 use glidepath_transport::{conformance, Endpoint, InprocTransport, Transport};
 
-#[test]
-fn per_sender_fifo_across_topics() {
-    conformance::per_sender_fifo_across_topics(&InprocTransport::new());
+/// A fresh in-process bus for each check.
+struct Fixture {
+    transport: InprocTransport,
 }
 
-#[test]
-fn no_self_delivery() {
-    conformance::no_self_delivery(&InprocTransport::new());
+fn fixture() -> Fixture {
+    Fixture {
+        transport: InprocTransport::new(),
+    }
 }
 
-#[test]
-fn subscribe_and_unsubscribe() {
-    conformance::subscribe_and_unsubscribe(&InprocTransport::new());
-}
-
-#[test]
-fn federations_are_isolated() {
-    conformance::federations_are_isolated(&InprocTransport::new());
-}
-
-#[test]
-fn executive_request_and_notifications() {
-    conformance::executive_request_and_notifications(&InprocTransport::new());
-}
-
-#[test]
-fn concurrent_requests_keep_notification_order() {
-    conformance::concurrent_requests_keep_notification_order(&InprocTransport::new());
-}
-
-#[test]
-fn publication_time_is_stamped() {
-    conformance::publication_time_is_stamped(&InprocTransport::new());
-}
-
-#[test]
-fn many_envelopes() {
-    conformance::many_envelopes(&InprocTransport::new(), 200_000);
-}
-
-#[test]
-fn slow_subscriber_sheds_best_effort_only() {
-    let transport = InprocTransport::new();
-    conformance::slow_subscriber_sheds_best_effort_only(&transport);
-}
-
-#[test]
-fn close_drains_and_refuses() {
-    conformance::close_drains_and_refuses(&InprocTransport::new());
-}
+glidepath_transport::conformance_tests!(fixture, many = 200_000);
 
 #[test]
 fn run_all_on_one_shared_bus() {

@@ -4,9 +4,6 @@
 //! Without `nats-server` (on PATH or in GLIDEPATH_NATS_SERVER) these tests fail and
 //! say how to install it: `bash scripts/test.sh`.
 
-#[macro_use]
-mod support;
-
 use glidepath_transport::nats::{
     serve_executive_with, NatsOptions, NatsServerProcess, NatsTestbed,
 };
@@ -35,7 +32,7 @@ fn fixture() -> Fixture {
     fixture_with(NatsOptions::default())
 }
 
-conformance_tests!(fixture, many = 200_000);
+glidepath_transport::conformance_tests!(fixture, many = 200_000);
 
 #[test]
 fn run_all_on_one_shared_server() {
@@ -78,7 +75,7 @@ mod with_lz4_key_and_bundling {
         super::fixture_with(options())
     }
 
-    conformance_tests!(fixture, many = 200_000);
+    glidepath_transport::conformance_tests!(fixture, many = 200_000);
 
     #[test]
     fn run_all_on_one_shared_server() {

@@ -19,7 +19,7 @@ use glidepath_transport::nats::{
     replay, serve_executive_with, BundleConfig, ChainConfig, Compression, ExecutiveServer,
     FederationKey, JetStreamOptions, NatsOptions, NatsServerProcess, Persistence,
 };
-use glidepath_transport::{conformance, Endpoint, NatsEndpoint, NatsTransport, Transport};
+use glidepath_transport::{Endpoint, NatsEndpoint, NatsTransport, Transport};
 
 /// Generous: a loaded CI machine, plus a NATS server restart and consumer recovery.
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -88,7 +88,6 @@ fn bed_with(js: JetStreamOptions) -> Bed {
     }
 }
 
-#[macro_use]
 mod support;
 use support::{create, data, expect_within, TOPIC};
 
@@ -102,7 +101,7 @@ fn bed() -> Bed {
 
 // ----- the conformance suite ------------------------------------------------------------
 
-conformance_tests!(bed, many = 100_000);
+glidepath_transport::conformance_tests!(bed, many = 100_000);
 
 // ----- persistence ----------------------------------------------------------------------
 

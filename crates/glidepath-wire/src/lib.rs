@@ -9,7 +9,8 @@
 //! - the **management plane** ([`encode_request`], [`decode_reply`], ...) is JSON, so
 //!   that it is readable and easy to speak from another language.
 //!
-//! [`subject`] names the NATS subjects both travel on.
+//! [`subject`] names the NATS subjects both travel on; [`varint`] is the one LEB128
+//! varint implementation, which the codec's layouts use too.
 //!
 //! Decoding never panics and never allocates more than a small multiple of its
 //! input, whatever the bytes; the tests feed it truncations, bit flips and random
@@ -18,7 +19,7 @@
 mod envelope;
 mod json;
 pub mod subject;
-mod varint;
+pub mod varint;
 
 pub use envelope::{
     decode_envelope, decode_envelope_bytes, decode_header, encode_envelope, encode_envelope_into,

@@ -1,5 +1,23 @@
-//! NATS subject names: where the executive listens and where each federation's
-//! topics live.
+//! NATS subject names, the one home for every subject glidepath uses (specified in
+//! `docs/wire-format.md`): where the executive listens, the barrier probe, where each
+//! federation's topics live, and the reliable-delivery subjects of the NATS backend.
+//!
+//! ```text
+//! glidepath.exec                          executive requests (request/reply, JSON)
+//! glidepath.barrier                       round-trip probe; no payload, any answer or
+//!                                         "no responders" proves the server read what
+//!                                         this connection sent before it
+//! glidepath.<federation>.o.<class>        Topic::ObjectClass
+//! glidepath.<federation>.i.<class>        Topic::InteractionClass
+//! glidepath.<federation>.time             Topic::Time
+//! glidepath.<federation>.fed              Topic::Federation (executive notifications)
+//! glidepath.<federation>.d.<federate>     Topic::Federate (direct messages)
+//! glidepath-flow.<federation>.<sender>    acknowledgements, NACKs and goodbyes for one sender
+//! glidepath-retx.<federation>.<receiver>  retransmissions for one receiver (hex token)
+//! ```
+//!
+//! `<federation>` is the decimal [`FederationId`], the classes and federates their
+//! decimal handles.
 //!
 //! Every federation's traffic is under `glidepath.<federationId>.`, and an endpoint
 //! subscribes the single wildcard [`federation_wildcard`] and filters locally: the
@@ -13,6 +31,9 @@ use glidepath_core::{
 
 /// The executive's request/reply subject (JSON requests, see [`crate::encode_request`]).
 pub const EXEC_SUBJECT: &str = "glidepath.exec";
+
+/// The subject of round-trip probes (see the module documentation).
+pub const BARRIER_SUBJECT: &str = "glidepath.barrier";
 
 /// The first token of every glidepath subject.
 const ROOT: &str = "glidepath";
@@ -69,6 +90,30 @@ pub fn parse_topic_subject(subject: &str) -> Option<(FederationId, Topic)> {
     Some((federation, topic))
 }
 
+/// The topic a subject of `federation` stands for; `None` for anything else
+/// (another federation, a malformed or unknown subject).
+pub fn parse_topic(federation: FederationId, subject: &str) -> Option<Topic> {
+    match parse_topic_subject(subject) {
+        Some((f, topic)) if f == federation => Some(topic),
+        _ => None,
+    }
+}
+
+/// `glidepath-flow.<federationId>.<sender>`: the subject on which receivers talk to
+/// one sender of a federation (the NATS backend's reliable delivery).
+pub fn flow_subject(federation: FederationId, sender: FederateHandle) -> String {
+    format!("glidepath-flow.{}.{}", federation.0, sender.0)
+}
+
+/// `glidepath-retx.<federationId>.<token>`: the subject on which a receiver gets
+/// retransmissions, its token in 16 lowercase hex digits. Outside the federation's
+/// wildcard: the receiver reads it through a subscription of its own, so a flood of
+/// new data cannot crowd retransmissions out of the client's channel, and nobody
+/// else reads them.
+pub fn retx_subject(federation: FederationId, token: u64) -> String {
+    format!("glidepath-retx.{}.{token:016x}", federation.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,6 +144,32 @@ mod tests {
     }
 
     #[test]
+    fn reliable_delivery_subjects_are_as_specified() {
+        assert_eq!(
+            flow_subject(FederationId(7), FederateHandle(4)),
+            "glidepath-flow.7.4"
+        );
+        assert_eq!(
+            retx_subject(FederationId(7), 0xab),
+            "glidepath-retx.7.00000000000000ab"
+        );
+        // Neither is under a federation's wildcard.
+        assert_eq!(
+            parse_topic_subject(&flow_subject(FederationId(7), FederateHandle(4))),
+            None
+        );
+        assert_eq!(parse_topic_subject(&retx_subject(FederationId(7), 1)), None);
+    }
+
+    #[test]
+    fn topics_of_another_federation_are_not_ours() {
+        let subject = topic_subject(FederationId(42), Topic::Time);
+        assert_eq!(parse_topic(FederationId(42), &subject), Some(Topic::Time));
+        assert_eq!(parse_topic(FederationId(4), &subject), None);
+        assert_eq!(parse_topic(FederationId(42), BARRIER_SUBJECT), None);
+    }
+
+    #[test]
     fn parse_inverts_topic_subject() {
         let topics = [
             Topic::ObjectClass(ObjectClassHandle(0)),
@@ -122,6 +193,7 @@ mod tests {
     fn parse_rejects_other_subjects() {
         for s in [
             EXEC_SUBJECT,
+            BARRIER_SUBJECT,
             "glidepath.7.>",
             "glidepath.7.",
             "glidepath.7",

@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use common::arb_envelope;
+use common::fom::test_fom;
 use glidepath_core::{
     AttributeHandle, Envelope, ExecReply, ExecRequest, Executive, FederationId,
     InteractionClassHandle, Link, LocalRti, ObjectClassHandle, ResignAction, RtiError, Topic,
 };
-use glidepath_sim::sim_fom;
 use proptest::prelude::*;
 
 #[derive(Default)]
@@ -44,7 +44,7 @@ fn victim() -> (LocalRti, Loopback) {
     let mut link = Loopback::default();
     link.exec.handle(ExecRequest::Create {
         name: "f".into(),
-        fom: Arc::new(sim_fom()),
+        fom: Arc::new(test_fom()),
     });
     let mut f = LocalRti::join(&mut link, "f", Some("victim"), "test").unwrap();
     let fom = f.fom().clone();

@@ -64,6 +64,7 @@
 
 mod ambassador;
 mod config;
+mod delivery;
 mod error;
 mod federate;
 mod link;
@@ -75,8 +76,9 @@ pub use config::{
     COMPRESSION_ENV, COMPRESS_MIN_BYTES_ENV, DEFAULT_NATS_URL, KEY_FILE_ENV, NATS_URL_ENV,
     TRANSPORT_ENV,
 };
+pub use delivery::WaitStrategy;
 pub use error::{NameError, NameKind};
-pub use federate::{Federate, IntoLogicalTime, JoinOptions, WaitStrategy, WeakFederate};
+pub use federate::{Federate, IntoLogicalTime, JoinOptions, WeakFederate};
 pub use glidepath_codec::{BundleConfig, ChainConfig, Compression, FederationKey};
 pub use rti::Rti;
 
@@ -104,8 +106,8 @@ pub mod transport {
     #[cfg(feature = "transport-nats")]
     pub use glidepath_transport::nats;
     pub use glidepath_transport::{
-        conformance, monotonic_now_ns, Endpoint, EndpointStats, InprocTransport, Transport,
-        TransportError,
+        conformance, conformance_tests, monotonic_now_ns, Endpoint, EndpointStats, InprocTransport,
+        Transport, TransportError,
     };
     #[cfg(feature = "transport-nats")]
     pub use glidepath_transport::{NatsOptions, NatsTransport};

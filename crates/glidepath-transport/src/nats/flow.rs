@@ -49,6 +49,9 @@
 //!
 //! # Subjects and control messages (`docs/wire-format.md`)
 //!
+//! The subjects are built by [`flow_subject`] and [`retx_subject`] (in
+//! `glidepath_wire::subject`, with every other subject):
+//!
 //! ```text
 //! glidepath-flow.<federation>.<sender>   acknowledgements, NACKs and goodbyes for one sender
 //! glidepath-retx.<federation>.<receiver> retransmissions for one receiver (hex token),
@@ -79,7 +82,7 @@ use parking_lot::{Condvar, Mutex};
 use tokio::sync::oneshot;
 
 use super::frames::FrameCodec;
-use super::subject::{parse_topic, topic_subject};
+use super::subject::{flow_subject, parse_topic, retx_subject, topic_subject};
 use crate::TransportError;
 
 /// How long a receiver may stay silent, while data waits for it, before a sender
@@ -117,19 +120,6 @@ const NACK: u8 = 2;
 const BYE: u8 = 3;
 const BUSY: u8 = 1;
 const CONTROL_LEN: usize = 26;
-
-/// The subject on which receivers talk to one sender of a federation.
-pub fn flow_subject(federation: FederationId, sender: FederateHandle) -> String {
-    format!("glidepath-flow.{}.{}", federation.0, sender.0)
-}
-
-/// The subject on which a receiver gets retransmissions. Outside the federation's
-/// wildcard: the receiver reads it through a subscription of its own, so a flood of
-/// new data cannot crowd retransmissions out of the client's channel, and nobody
-/// else reads them.
-pub fn retx_subject(federation: FederationId, token: u64) -> String {
-    format!("glidepath-retx.{}.{token:016x}", federation.0)
-}
 
 /// A random token naming one endpoint as a receiver.
 pub(crate) fn new_token() -> u64 {

@@ -91,8 +91,10 @@ mod frames;
 pub mod jetstream;
 mod process;
 mod server;
-pub mod subject;
 mod throttle;
+
+/// The NATS subjects: the wire crate's [`glidepath_wire::subject`], their one home.
+pub use glidepath_wire::subject;
 
 use throttle::warn_throttled;
 
@@ -116,10 +118,7 @@ use crate::{
     BEST_EFFORT_BACKLOG_MAX,
 };
 use frames::{FrameCodec, Outgoing, Refused};
-use subject::{
-    federation_wildcard, parse_notified, parse_topic, topic_subject, BARRIER_SUBJECT, ERROR_HEADER,
-    EXEC_SUBJECT, NOTIFIED_HEADER,
-};
+use subject::{federation_wildcard, parse_topic, topic_subject, BARRIER_SUBJECT, EXEC_SUBJECT};
 
 pub use frames::{ClassOverride, MessagingOptions, FRAME_MARKER, SENDER_HEADER};
 pub use glidepath_codec::{BundleConfig, ChainConfig, Compression, FederationKey};
@@ -131,7 +130,10 @@ pub use process::{
     find_nats_server, NatsServerError, NatsServerProcess, NatsTestbed, NatsTestbedError,
     NATS_SERVER_ENV,
 };
-pub use server::{serve_executive, serve_executive_with, ExecutiveServer};
+pub use server::{
+    parse_notified, serve_executive, serve_executive_with, ExecutiveServer, ERROR_HEADER,
+    NOTIFIED_HEADER,
+};
 
 /// Where a NATS server listens when nobody says otherwise (`nats-server`'s default).
 pub const DEFAULT_NATS_URL: &str = "nats://127.0.0.1:4222";

@@ -29,10 +29,25 @@ use tokio::sync::oneshot;
 
 use super::frames::{sender_of, FrameCodec, Refused};
 use super::jetstream::StreamHost;
-use super::subject::{topic_subject, BARRIER_SUBJECT, ERROR_HEADER, EXEC_SUBJECT, NOTIFIED_HEADER};
+use super::subject::{topic_subject, BARRIER_SUBJECT, EXEC_SUBJECT};
 use super::throttle::warn_throttled;
 use super::{connect_client, Counters, NatsOptions};
 use crate::{monotonic_now_ns, TransportError};
+
+/// A reply header set by the executive server when a request could not be decoded
+/// or answered; its value says why, and the body is `{"error": "..."}`.
+pub const ERROR_HEADER: &str = "Glidepath-Error";
+
+/// A reply header set by the executive server when the request caused notifications:
+/// `<federation> <seq>`, the federation and the `seq` of the last notification it
+/// published (before the reply) on that federation's `fed` subject.
+pub const NOTIFIED_HEADER: &str = "Glidepath-Notified";
+
+/// Parses the value of [`NOTIFIED_HEADER`].
+pub fn parse_notified(value: &str) -> Option<(FederationId, u64)> {
+    let (federation, seq) = value.trim().split_once(' ')?;
+    Some((FederationId(federation.parse().ok()?), seq.parse().ok()?))
+}
 
 /// A running executive server. Dropping it stops the server.
 pub struct ExecutiveServer {
@@ -436,5 +451,17 @@ async fn reply_error(client: &Client, reply_to: Subject, why: &str) {
         .await
     {
         tracing::warn!(error = %e, "could not send an error reply");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notified_header_parses() {
+        assert_eq!(parse_notified("7 12"), Some((FederationId(7), 12)));
+        assert_eq!(parse_notified("7"), None);
+        assert_eq!(parse_notified("x 1"), None);
     }
 }

@@ -1,7 +1,9 @@
-//! Shared test material: one hand-written envelope of every body kind and proptest
-//! strategies that generate arbitrary valid envelopes.
+//! Shared test material: one hand-written envelope of every body kind, proptest
+//! strategies that generate arbitrary valid envelopes, and a small FOM (`fom.rs`).
 
 #![allow(dead_code)]
+
+pub mod fom;
 
 use std::sync::Arc;
 
