@@ -6,7 +6,7 @@
 //! the memorandum (`000_5ec45ac95430ffab`) and compare line by line. So [`RunReport::tables`]
 //! prints the memorandum's tables in its own column layout (Min, P25, P50, P75, Max, Mean,
 //! SD, Unit, Count; percentiles by its exact-rank formula, through
-//! [`glidepath_bench::stats::Recorder`]):
+//! [`glidepath::stats::Recorder`]):
 //!
 //! | part | reproduces |
 //! | --- | --- |
@@ -24,7 +24,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use glidepath_bench::stats::{Recorder, Summary};
+use glidepath::stats::{Recorder, Summary};
 use glidepath_plot::{PlotError, Series};
 use serde_json::{json, Value};
 

@@ -34,12 +34,12 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use glidepath_codec::track::Track;
+use glidepath::stats::Recorder;
 use glidepath::{
     Bytes, Callback, Federate, Fom, FomModule, InteractionClassHandle, JoinOptions,
     ParameterHandle, ResignAction, Rti, RtiConfig, TransportKind, WaitStrategy,
 };
-use glidepath_bench::stats::Recorder;
-use glidepath_codec::track::Track;
 
 use crate::layout::{Block, BlockKind, Layout, TrafficSource};
 use crate::report::{RunReport, SecondStats};
