@@ -34,7 +34,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use glidepath_codec::track::Track;
+use crate::track::Track;
 use glidepath::stats::Recorder;
 use glidepath::{
     Bytes, Callback, Federate, Fom, FomModule, InteractionClassHandle, JoinOptions,

@@ -8,8 +8,7 @@
 
 use std::borrow::Cow;
 
-use crate::frame::CodecError;
-use crate::varint::{read_varint, write_varint, zigzag_decode, zigzag_encode};
+use glidepath_codec::{read_varint, write_varint, zigzag_decode, zigzag_encode, CodecError};
 
 /// The metadata section of an SNDEM message.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -29,14 +28,21 @@ pub struct TrackMeta {
 pub struct Track {
     /// Vehicle identifier (the callsign), also the message key.
     pub vid: String,
+    /// Latitude in degrees (WGS 84).
     pub lat_deg: f64,
+    /// Longitude in degrees (WGS 84).
     pub lon_deg: f64,
+    /// Altitude in feet.
     pub alt_ft: f64,
     /// When the track was recorded, milliseconds since the Unix epoch.
     pub time: i64,
+    /// Ground speed in knots.
     pub gs_kt: f64,
+    /// Course over the ground in degrees from true north.
     pub crs_deg: f64,
+    /// Vertical speed in feet per minute (NaN when the source has none).
     pub vs_fpm: f64,
+    /// Who published the message, and when.
     pub meta: TrackMeta,
 }
 
@@ -859,7 +865,7 @@ impl<'a> JsonReader<'a> {
 #[cfg(test)]
 mod legacy {
     use super::Track;
-    use crate::frame::CodecError;
+    use glidepath_codec::CodecError;
 
     pub fn write_sndem_json(t: &Track, out: &mut Vec<u8>) {
         out.extend_from_slice(b"{\"vid\":");
