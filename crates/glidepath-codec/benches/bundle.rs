@@ -84,6 +84,12 @@ fn write_track_json(i: u32, out: &mut Vec<u8>) {
     out.extend_from_slice(json.as_bytes());
 }
 
+fn track_json(i: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_track_json(i, &mut out);
+    out
+}
+
 /// About `size` bytes of consecutive tracks' JSON: a batch as it would leave in one
 /// bundle, compressible like real traffic (not random, not one repeated byte).
 fn json_batch(size: usize) -> Vec<u8> {
