@@ -12,13 +12,18 @@ use glidepath::{Callback, Federate, JoinOptions, ResignAction, Rti};
 use super::monitor::MonitorBlock;
 use super::recorder::RecorderBlock;
 use super::traffic::TrafficBlock;
-use super::{block_error, check_abort, BlockOutcome, Context, RunError, Sndem, STATES};
+use super::{block_error, check_abort, BlockOutcome, Context, RunError, SimulationState, Sndem};
 use crate::layout::{Block, BlockKind};
 
 /// The work of one block in each state; callbacks outside the states' own waits go
 /// to `callback`.
 pub(super) trait Component {
-    fn state(&mut self, state: &str, f: &Federate, abort: &AtomicBool) -> Result<(), String>;
+    fn state(
+        &mut self,
+        state: SimulationState,
+        f: &Federate,
+        abort: &AtomicBool,
+    ) -> Result<(), String>;
     fn callback(&mut self, _cb: Callback) {}
     fn outcome(self: Box<Self>) -> BlockOutcome;
 }
@@ -45,14 +50,14 @@ pub(super) fn run_block(
         BlockKind::Recorder => Box::new(RecorderBlock::new(block, ctx, sndem)),
     };
     let abort = &ctx.progress.abort;
-    for state in STATES {
+    for state in SimulationState::ALL {
         let r = lifecycle_state(&f, abort, state, &mut *component);
         if let Err(e) = r {
             // Read before telling the federation: the manager sets the flag as soon
             // as it sees this block fail, and a block that failed of itself must not
             // then be taken for one the manager stopped.
             let stopped = abort.load(Ordering::SeqCst);
-            let _ = f.synchronization_point_failed(state);
+            let _ = f.synchronization_point_failed(state.name());
             let _ = f.resign(ResignAction::DeleteObjects);
             if stopped {
                 return Err(RunError::Stopped(block.name.clone()));
@@ -69,7 +74,7 @@ pub(super) fn run_block(
 fn lifecycle_state(
     f: &Federate,
     abort: &AtomicBool,
-    state: &str,
+    state: SimulationState,
     c: &mut dyn Component,
 ) -> Result<(), String> {
     // The synchronization after a state's work waits for the slowest block's work.
@@ -90,16 +95,18 @@ fn lifecycle_state(
     };
     loop {
         match next(c)? {
-            Callback::AnnounceSynchronizationPoint { label, .. } if label == state => break,
+            Callback::AnnounceSynchronizationPoint { label, .. } if label == state.name() => break,
             _ => {}
         }
     }
     c.state(state, f, abort)?;
-    f.synchronization_point_achieved(state)
+    f.synchronization_point_achieved(state.name())
         .map_err(|e| e.to_string())?;
     loop {
         match next(c)? {
-            Callback::FederationSynchronized { label, .. } if label == state => return Ok(()),
+            Callback::FederationSynchronized { label, .. } if label == state.name() => {
+                return Ok(())
+            }
             _ => {}
         }
     }

@@ -13,7 +13,7 @@ use glidepath::{
 use super::deploy::{deploy_processes, deploy_threads, Deployed};
 use super::{
     air_traffic_fom, block_error, run_end, BlockOutcome, Context, Deployment, Progress, RunError,
-    RunOptions, STATES, WAIT,
+    RunOptions, SimulationState, WAIT,
 };
 use crate::layout::{Block, BlockKind, Layout};
 use crate::report::RunReport;
@@ -101,7 +101,7 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
     let counters = matches!(blocks, Deployed::Threads(_)).then_some(&*progress);
     let mut durations = Vec::new();
     let mut failure = None;
-    for state in STATES {
+    for state in SimulationState::ALL {
         let t0 = Instant::now();
         let watch = Watch {
             blocks: &mut blocks,
@@ -111,7 +111,7 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
             failure = Some(e);
             break;
         }
-        durations.push((state.to_string(), t0.elapsed().as_secs_f64()));
+        durations.push((state.name().to_string(), t0.elapsed().as_secs_f64()));
     }
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -151,7 +151,7 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
     let m = monitor.ok_or_else(|| RunError::Layout("the monitor reported nothing".into()))?;
     let execution_s = durations
         .iter()
-        .find(|(s, _)| s == "execution")
+        .find(|(s, _)| s == SimulationState::Execution.name())
         .map_or(0.0, |(_, d)| *d);
     let received = m.received;
     Ok(RunReport {
@@ -238,13 +238,13 @@ struct Watch<'a> {
 /// before the state did (its outcome says why), or nothing moved for [`WAIT`].
 fn manager_state(
     manager: &Federate,
-    state: &str,
+    state: SimulationState,
     bar: Option<&indicatif::ProgressBar>,
     watch: Watch<'_>,
 ) -> Result<(), RunError> {
     let fail = |e: String| block_error("simulation-manager", format!("{state}: {e}"));
     manager
-        .register_federation_synchronization_point(state, Bytes::new())
+        .register_federation_synchronization_point(state.name(), Bytes::new())
         .map_err(|e| fail(e.to_string()))?;
     let progress = watch.counters;
     let mut last_move = (Instant::now(), progress.map(Progress::snapshot));
@@ -252,13 +252,15 @@ fn manager_state(
     let mut last_tick = Instant::now();
     loop {
         // Blocks end after the retirement state synchronizes; before, ending is failing.
-        if state != "retirement" {
+        if state != SimulationState::Retirement {
             watch.blocks.check_running()?;
         }
         let now = progress.map(Progress::snapshot);
         if now != last_move.1 {
             last_move = (Instant::now(), now);
-        } else if last_move.0.elapsed() > WAIT && (state == "retirement" || progress.is_some()) {
+        } else if last_move.0.elapsed() > WAIT
+            && (state == SimulationState::Retirement || progress.is_some())
+        {
             return Err(fail(format!(
                 "nothing moved for {WAIT:?}: the federation seems wedged"
             )));
@@ -286,13 +288,13 @@ fn manager_state(
         }
         manager.check_transport().map_err(|e| fail(e.to_string()))?;
         match manager.next_callback(Duration::from_millis(100)) {
-            Some(Callback::AnnounceSynchronizationPoint { label, .. }) if label == state => {
+            Some(Callback::AnnounceSynchronizationPoint { label, .. }) if label == state.name() => {
                 manager
-                    .synchronization_point_achieved(state)
+                    .synchronization_point_achieved(state.name())
                     .map_err(|e| fail(e.to_string()))?;
                 achieved = true;
             }
-            Some(Callback::FederationSynchronized { label, failed }) if label == state => {
+            Some(Callback::FederationSynchronized { label, failed }) if label == state.name() => {
                 if !achieved {
                     return Err(fail("synchronized before the manager achieved".into()));
                 }

@@ -62,16 +62,58 @@ pub use manager::run;
 /// The air-traffic FOM module, built in so a run needs no file but its layout.
 const AIR_TRAFFIC_FOM: &str = include_str!("../../../../foms/air-traffic.xml");
 
-/// The seven states, in order (memorandum section 4.3).
-pub const STATES: [&str; 7] = [
-    "deployment",
-    "startup",
-    "initialization",
-    "execution",
-    "shutdown",
-    "archival",
-    "retirement",
-];
+/// The seven states every block goes through, in order (memorandum section 4.3).
+/// Each is one federation synchronization point, labelled with [`SimulationState::name`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SimulationState {
+    /// Every block is placed (a thread or a process) and checks what it needs.
+    Deployment,
+    /// Blocks publish and subscribe.
+    Startup,
+    /// Blocks load their traffic, learn their links and enable time management.
+    Initialization,
+    /// The simulated time runs: traffic is published and monitored.
+    Execution,
+    /// Publishers flush and stop regulating.
+    Shutdown,
+    /// Recorders close their files.
+    Archival,
+    /// No work left: blocks resign once it synchronizes.
+    Retirement,
+}
+
+impl SimulationState {
+    /// All seven, in order.
+    pub const ALL: [SimulationState; 7] = [
+        SimulationState::Deployment,
+        SimulationState::Startup,
+        SimulationState::Initialization,
+        SimulationState::Execution,
+        SimulationState::Shutdown,
+        SimulationState::Archival,
+        SimulationState::Retirement,
+    ];
+
+    /// The state's name: its synchronization point's label and its key in
+    /// `report.json` (`deployment`, `startup`, ...).
+    pub const fn name(self) -> &'static str {
+        match self {
+            SimulationState::Deployment => "deployment",
+            SimulationState::Startup => "startup",
+            SimulationState::Initialization => "initialization",
+            SimulationState::Execution => "execution",
+            SimulationState::Shutdown => "shutdown",
+            SimulationState::Archival => "archival",
+            SimulationState::Retirement => "retirement",
+        }
+    }
+}
+
+impl std::fmt::Display for SimulationState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// How long the manager lets a run go without any sign of progress before it fails
 /// it as wedged: no block ended, yet (in threads) nothing was published or received

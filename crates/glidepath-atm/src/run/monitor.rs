@@ -10,7 +10,9 @@ use glidepath::stats::Recorder;
 use glidepath::{Callback, Federate, ParameterHandle};
 
 use super::block::{advance, enable_time, Component, Linked};
-use super::{BlockOutcome, Codec, Context, MonitorStats, Progress, Sndem, MONITOR_LOOKAHEAD};
+use super::{
+    BlockOutcome, Codec, Context, MonitorStats, Progress, SimulationState, Sndem, MONITOR_LOOKAHEAD,
+};
 use crate::report::SecondStats;
 use crate::track::Track;
 
@@ -147,16 +149,21 @@ impl MonitorBlock {
 }
 
 impl Component for MonitorBlock {
-    fn state(&mut self, state: &str, f: &Federate, abort: &AtomicBool) -> Result<(), String> {
+    fn state(
+        &mut self,
+        state: SimulationState,
+        f: &Federate,
+        abort: &AtomicBool,
+    ) -> Result<(), String> {
         match state {
-            "startup" => f
+            SimulationState::Startup => f
                 .subscribe_interaction_class(self.sndem.class)
                 .map_err(|e| e.to_string()),
-            "initialization" => {
+            SimulationState::Initialization => {
                 self.linked.learn(f, &self.sources)?;
                 enable_time(f, abort, MONITOR_LOOKAHEAD, |cb| self.receive(cb))
             }
-            "execution" => {
+            SimulationState::Execution => {
                 for t in 1..=self.end {
                     advance(f, abort, f64::from(t), &mut |cb| self.receive(cb))?;
                     self.progress
@@ -166,7 +173,7 @@ impl Component for MonitorBlock {
                 self.close_minute();
                 Ok(())
             }
-            "shutdown" => f.disable_time_regulation().map_err(|e| e.to_string()),
+            SimulationState::Shutdown => f.disable_time_regulation().map_err(|e| e.to_string()),
             _ => Ok(()),
         }
     }

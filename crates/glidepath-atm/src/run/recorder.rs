@@ -10,7 +10,7 @@ use glidepath::{Callback, Federate};
 
 use super::block::{advance, wait_until, Component, Linked};
 use super::recording::RECORDING_MAGIC;
-use super::{BlockOutcome, Codec, Context, Sndem};
+use super::{BlockOutcome, Codec, Context, SimulationState, Sndem};
 use crate::layout::Block;
 
 /// Writes every SNDEM message of a run to a file: after the magic, one record per
@@ -79,9 +79,14 @@ impl RecorderBlock {
 }
 
 impl Component for RecorderBlock {
-    fn state(&mut self, state: &str, f: &Federate, abort: &AtomicBool) -> Result<(), String> {
+    fn state(
+        &mut self,
+        state: SimulationState,
+        f: &Federate,
+        abort: &AtomicBool,
+    ) -> Result<(), String> {
         match state {
-            "deployment" => {
+            SimulationState::Deployment => {
                 let path = self
                     .path
                     .clone()
@@ -97,10 +102,10 @@ impl Component for RecorderBlock {
                 self.out = Some(file);
                 Ok(())
             }
-            "startup" => f
+            SimulationState::Startup => f
                 .subscribe_interaction_class(self.sndem.class)
                 .map_err(|e| e.to_string()),
-            "initialization" => {
+            SimulationState::Initialization => {
                 self.linked.learn(f, &self.sources)?;
                 // Constrained (not regulating: it holds nobody back), so the grant at
                 // the end proves every message of the run has arrived.
@@ -110,8 +115,10 @@ impl Component for RecorderBlock {
                 })
                 .map(drop)
             }
-            "execution" => advance(f, abort, f64::from(self.end), &mut |cb| self.record(cb)),
-            "archival" => {
+            SimulationState::Execution => {
+                advance(f, abort, f64::from(self.end), &mut |cb| self.record(cb))
+            }
+            SimulationState::Archival => {
                 if let Some(e) = self.error.take() {
                     return Err(e);
                 }

@@ -10,7 +10,7 @@ use glidepath::{Bytes, Callback, Federate};
 
 use super::block::{advance, enable_time, Component};
 use super::recording::read_recording;
-use super::{BlockOutcome, Codec, Context, Progress, Sndem};
+use super::{BlockOutcome, Codec, Context, Progress, SimulationState, Sndem};
 use crate::layout::{Block, TrafficSource};
 use crate::track::Track;
 use crate::traffic::{TrafficConfig, TrafficDay, DAY_S};
@@ -210,9 +210,14 @@ fn wall_ms() -> i64 {
 }
 
 impl Component for TrafficBlock {
-    fn state(&mut self, state: &str, f: &Federate, abort: &AtomicBool) -> Result<(), String> {
+    fn state(
+        &mut self,
+        state: SimulationState,
+        f: &Federate,
+        abort: &AtomicBool,
+    ) -> Result<(), String> {
         match state {
-            "deployment" => {
+            SimulationState::Deployment => {
                 self.window = self.window();
                 match &self.block.source {
                     Some(TrafficSource::AdsbCsv { path } | TrafficSource::Recording { path })
@@ -223,15 +228,15 @@ impl Component for TrafficBlock {
                     _ => Ok(()),
                 }
             }
-            "startup" => f
+            SimulationState::Startup => f
                 .publish_interaction_class(self.sndem.class)
                 .map_err(|e| e.to_string()),
-            "initialization" => {
+            SimulationState::Initialization => {
                 self.load()?;
                 enable_time(f, abort, 1.0, |_| {})
             }
-            "execution" => self.execute(f, abort),
-            "shutdown" => {
+            SimulationState::Execution => self.execute(f, abort),
+            SimulationState::Shutdown => {
                 f.flush().map_err(|e| e.to_string())?;
                 f.disable_time_regulation().map_err(|e| e.to_string())
             }
