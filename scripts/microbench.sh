@@ -2,8 +2,8 @@
 # Runs the Criterion micro-benchmarks of the hot paths with short settings (this is a
 # 2-core machine shared with other work) and prints one markdown table of medians.
 #
-#   scripts/microbench.sh                # all four benches
-#   scripts/microbench.sh envelope galt  # some of them: envelope, bundle, inproc, galt
+#   scripts/microbench.sh                # all five benches
+#   scripts/microbench.sh envelope galt  # some of them: envelope, bundle, track, inproc, galt
 #
 # Environment: WARM_UP (s, default 1), MEASURE (s, default 3), CARGO_TARGET_DIR.
 # Results and their explanation: docs/microbenchmarks.md.
@@ -15,16 +15,17 @@ MEASURE="${MEASURE:-3}"
 declare -A CRATE=(
     [envelope]=glidepath-wire
     [bundle]=glidepath-codec
+    [track]=glidepath-atm
     [inproc]=glidepath-transport
     [galt]=glidepath-core
 )
 benches=("$@")
-[ ${#benches[@]} -eq 0 ] && benches=(envelope bundle inproc galt)
+[ ${#benches[@]} -eq 0 ] && benches=(envelope bundle track inproc galt)
 
 for b in "${benches[@]}"; do
     crate="${CRATE[$b]:-}"
     if [ -z "$crate" ]; then
-        echo "unknown bench '$b' (expected: envelope bundle inproc galt)" >&2
+        echo "unknown bench '$b' (expected: envelope bundle track inproc galt)" >&2
         exit 2
     fi
     echo "== cargo bench -p $crate --bench $b -- --warm-up-time $WARM_UP --measurement-time $MEASURE"

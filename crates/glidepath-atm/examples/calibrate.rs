@@ -3,8 +3,8 @@
 
 use std::time::Instant;
 
+use glidepath_atm::track::Track;
 use glidepath_atm::{message_len, TrafficConfig, TrafficDay, DAY_S};
-use glidepath_codec::track::Track;
 
 /// The report's percentile: v_j with j = min(max(1, ceil(i/100 n)), n), 1-based.
 fn percentile(sorted: &[u64], i: u64) -> u64 {

@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use glidepath_codec::track::{Track, TrackMeta};
+use crate::track::{Track, TrackMeta};
 
 use crate::traffic::SNDEM_VERSION;
 

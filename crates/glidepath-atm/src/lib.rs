@@ -54,6 +54,7 @@ pub mod airports;
 pub mod layout;
 pub mod report;
 pub mod run;
+pub mod track;
 pub mod traffic;
 
 pub use adsb_csv::{read_adsb_csv, AdsbError, AdsbReader, CsvRowError};

@@ -6,7 +6,7 @@
 //! the memorandum (`000_5ec45ac95430ffab`) and compare line by line. So [`RunReport::tables`]
 //! prints the memorandum's tables in its own column layout (Min, P25, P50, P75, Max, Mean,
 //! SD, Unit, Count; percentiles by its exact-rank formula, through
-//! [`glidepath_bench::stats::Recorder`]):
+//! [`glidepath::stats::Recorder`]):
 //!
 //! | part | reproduces |
 //! | --- | --- |
@@ -24,21 +24,23 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use glidepath_bench::stats::{Recorder, Summary};
+use glidepath::stats::{Recorder, Summary};
 use glidepath_plot::{PlotError, Series};
 use serde_json::{json, Value};
 
+use crate::run::SimulationState;
+
 /// The seven states every component goes through (memorandum section 4.3), in order; the
 /// keys of `state_durations_s` in `report.json`.
-pub const STATES: [&str; 7] = [
-    "deployment",
-    "startup",
-    "initialization",
-    "execution",
-    "shutdown",
-    "archival",
-    "retirement",
-];
+pub const STATES: [&str; 7] = {
+    let mut names = [""; 7];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = SimulationState::ALL[i].name();
+        i += 1;
+    }
+    names
+};
 
 /// One simulated second of the run (the data of Figure 4.1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

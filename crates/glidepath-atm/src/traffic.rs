@@ -4,7 +4,7 @@
 
 use std::f64::consts::PI;
 
-use glidepath_codec::track::{Track, TrackMeta};
+use crate::track::{Track, TrackMeta};
 
 use crate::airports::{us_airports, Airport, AirportsError, HUB_DEPARTURES};
 

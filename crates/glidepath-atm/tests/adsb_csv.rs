@@ -5,7 +5,7 @@ use std::io::Cursor;
 
 use glidepath_atm::{read_adsb_csv, AdsbError, AdsbReader};
 
-fn read(text: &[u8]) -> Vec<Result<glidepath_codec::track::Track, glidepath_atm::CsvRowError>> {
+fn read(text: &[u8]) -> Vec<Result<glidepath_atm::track::Track, glidepath_atm::CsvRowError>> {
     AdsbReader::new(Cursor::new(text.to_vec()))
         .unwrap()
         .collect()

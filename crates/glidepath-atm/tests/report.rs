@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
+use glidepath::stats::Recorder;
 use glidepath_atm::report::{matrix_table, RunReport, SecondStats, STATES};
-use glidepath_bench::stats::Recorder;
 
 /// Two simulated hours: flights and messages rising then falling, lengths 193..219
 /// around 210 B, latencies of a few hundred microseconds with a rare 70 ms outlier.

@@ -1,8 +1,8 @@
 //! The traffic day: determinism, plausible tracks of the report's lengths, validation,
 //! and the busiest two hours against the report's figures.
 
+use glidepath_atm::track::Track;
 use glidepath_atm::{message_len, TrafficConfig, TrafficDay, TrafficError, DAY_S};
-use glidepath_codec::track::Track;
 
 fn window(seed: u64, start_s: u32, end_s: u32, density: f64) -> Vec<Vec<Track>> {
     let mut day = TrafficDay::new(TrafficConfig {

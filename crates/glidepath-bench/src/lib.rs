@@ -5,13 +5,12 @@
 //! - [`harness`]: options, the running setup (RTI, NATS executive, federations),
 //!   members that read callbacks the same way in both process models, raw peers.
 //! - [`suites`]: latency, throughput, loopback, timeadv and fanout.
-//! - [`stats`] and [`result`]: the exact percentile formula and the result row.
+//! - [`result`]: the result row, with the statistics of [`glidepath::stats`].
 //! - [`output`]: the human table, the progress bar, JSON and plots.
 
 pub mod harness;
 pub mod output;
 pub mod result;
-pub mod stats;
 pub mod suites;
 
 pub use harness::{Bench, BenchOptions, Member, NoProgress, Progress, TransportChoice};

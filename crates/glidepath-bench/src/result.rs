@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::stats::{Recorder, Summary};
+use glidepath::stats::{Recorder, Summary};
 
 /// One result: a suite run with one configuration (size, federates, subscribers).
 #[derive(Clone, Debug, Serialize)]

@@ -1,5 +1,6 @@
-//! Micro-benchmarks of the encoder chain's stages: data bundling, the frame
-//! (none / lz4 / zstd / XChaCha20-Poly1305 key) and the SNDEM track serialisations.
+//! Micro-benchmarks of the encoder chain's stages: data bundling and the frame
+//! (none / lz4 / zstd / XChaCha20-Poly1305 key), on SNDEM track payloads. (The track
+//! serialisations themselves are measured by `glidepath-atm`'s bench `track`.)
 //!
 //! On the NATS backend every outgoing envelope passes the bundler and the chain, and
 //! every incoming payload is unbundled and decoded, so each stage's cost is paid per
@@ -14,7 +15,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use glidepath_codec::track::{Track, TrackMeta};
 use glidepath_codec::{
     unbundle, BundleConfig, Bundler, ChainConfig, Compression, EncoderChain, FederationKey,
 };
@@ -55,29 +55,38 @@ fn allocations_per_call(mut f: impl FnMut()) -> f64 {
     (ALLOCATIONS.load(Ordering::Relaxed) - before) as f64 / RUNS as f64
 }
 
-/// The sample track of the TestBed report's Table 4.1, with the vehicle varied.
-fn track(i: u32) -> Track {
-    Track {
-        vid: format!("SWA{:04}", 1000 + i % 9000),
-        lat_deg: 37.61882 + f64::from(i % 100) * 1e-3,
-        lon_deg: -122.38169 - f64::from(i % 100) * 1e-3,
-        alt_ft: 11_000.0 + f64::from(i % 50) * 100.0,
-        time: 1_481_068_800_000 + i64::from(i) * 100,
-        gs_kt: 287.0,
-        crs_deg: 121.5,
-        vs_fpm: -600.0,
-        meta: TrackMeta {
-            src: "ATAC Data.1".into(),
-            ver: "2.3".into(),
-            run: "1A".into(),
-            tpub: 1_481_068_800_050 + i64::from(i) * 100,
-        },
-    }
+/// The SNDEM JSON of the sample track of the TestBed report's Table 4.1, with the
+/// vehicle varied: the bytes `glidepath_atm::track::Track::write_sndem_json` writes
+/// (this crate cannot depend on the ATM layer). Every number is finite and in
+/// [1e-3, 1e7), where Java's `Double.toString` is Rust's `Display` plus `.0` for whole
+/// numbers.
+fn write_track_json(i: u32, out: &mut Vec<u8>) {
+    let java = |x: f64| {
+        let s = x.to_string();
+        if s.contains('.') {
+            s
+        } else {
+            s + ".0"
+        }
+    };
+    let json = format!(
+        "{{\"vid\":\"SWA{:04}\",\"latDeg\":{},\"lonDeg\":{},\"altFt\":{},\"time\":{},\"gsKt\":{},\"crsDeg\":{},\"vsFpm\":{},\"meta\":{{\"src\":\"ATAC Data.1\",\"ver\":\"2.3\",\"run\":\"1A\",\"tpub\":{}}}}}",
+        1000 + i % 9000,
+        java(37.61882 + f64::from(i % 100) * 1e-3),
+        java(-122.38169 - f64::from(i % 100) * 1e-3),
+        java(11_000.0 + f64::from(i % 50) * 100.0),
+        1_481_068_800_000 + i64::from(i) * 100,
+        java(287.0),
+        java(121.5),
+        java(-600.0),
+        1_481_068_800_050 + i64::from(i) * 100,
+    );
+    out.extend_from_slice(json.as_bytes());
 }
 
 fn track_json(i: u32) -> Vec<u8> {
     let mut out = Vec::new();
-    track(i).write_sndem_json(&mut out);
+    write_track_json(i, &mut out);
     out
 }
 
@@ -87,7 +96,7 @@ fn json_batch(size: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let mut i = 0;
     while out.len() < size {
-        track(i).write_sndem_json(&mut out);
+        write_track_json(i, &mut out);
         i += 1;
     }
     out.truncate(size);
@@ -125,22 +134,6 @@ fn chains() -> Vec<(&'static str, EncoderChain)> {
 fn report_allocations() {
     println!("allocations per operation (counting allocator):");
     let json = track_json(1);
-    let t = track(1);
-    let mut out = Vec::with_capacity(1024);
-    println!(
-        "  track: write_sndem_json(reused buffer) {:.1}  from_sndem_json {:.1}  encode_binary(reused buffer) {:.1}",
-        allocations_per_call(|| {
-            out.clear();
-            black_box(&t).write_sndem_json(&mut out);
-        }),
-        allocations_per_call(|| {
-            black_box(Track::from_sndem_json(black_box(&json)).expect("valid"));
-        }),
-        allocations_per_call(|| {
-            out.clear();
-            black_box(&t).encode_binary(&mut out);
-        }),
-    );
     for (name, chain) in chains() {
         let frame = chain.encode(&json).expect("encodes");
         println!(
@@ -232,45 +225,8 @@ fn bench_chain(c: &mut Criterion) {
     }
 }
 
-fn bench_track(c: &mut Criterion) {
-    let t = track(1);
-    let json = track_json(1);
-    let mut binary = Vec::new();
-    t.encode_binary(&mut binary);
-    let mut g = c.benchmark_group("track");
-    g.throughput(Throughput::Elements(1));
-    let mut out = Vec::with_capacity(1024);
-    g.bench_function("write_sndem_json", |b| {
-        b.iter(|| {
-            out.clear();
-            black_box(&t).write_sndem_json(&mut out);
-            black_box(out.len())
-        })
-    });
-    g.bench_function("from_sndem_json", |b| {
-        b.iter(|| Track::from_sndem_json(black_box(&json)).expect("valid"))
-    });
-    g.bench_function("encode_binary", |b| {
-        b.iter(|| {
-            out.clear();
-            black_box(&t).encode_binary(&mut out);
-            black_box(out.len())
-        })
-    });
-    g.bench_function("decode_binary", |b| {
-        b.iter(|| Track::decode_binary(black_box(&binary)).expect("valid"))
-    });
-    g.finish();
-    println!(
-        "  track: SNDEM JSON {} B, binary {} B",
-        json.len(),
-        binary.len()
-    );
-}
-
 fn bench(c: &mut Criterion) {
     report_allocations();
-    bench_track(c);
     bench_bundle(c);
     bench_chain(c);
 }

@@ -4,9 +4,9 @@
 //!
 //! glidepath's chain has three stages, each optional and each with its exact inverse:
 //!
-//! 1. **serialisation** of typed messages ([`track`]: the SNDEM track message as JSON,
-//!    byte for byte as Table 4.1 prints it, or as compact binary with variable-length
-//!    integers);
+//! 1. **serialisation** of typed messages (the SNDEM track message lives with the ATM
+//!    layer, `glidepath_atm::track`: JSON byte for byte as Table 4.1 prints it, or
+//!    compact binary with this crate's variable-length integers);
 //! 2. **compression** ([`Compression::Lz4`] or [`Compression::Zstd`]), skipped below a
 //!    size threshold where it costs more than it saves;
 //! 3. **authenticated encryption** (XChaCha20-Poly1305 with a federation key): a frame
@@ -19,7 +19,6 @@
 
 pub mod bundle;
 pub mod frame;
-pub mod track;
 mod varint;
 
 pub use bundle::{unbundle, BundleConfig, Bundler};

@@ -93,6 +93,9 @@ pub use glidepath_core::{
 /// The Federation Object Model: loading, merging and inspecting FOM modules.
 pub use glidepath_fom as fom;
 pub use glidepath_fom::{Fom, FomError, FomModule, FomSummary};
+/// The ATM TestBed report's statistics: exact-rank percentiles, corrected SD and a
+/// recorder of exact counts per value, for benchmarks and run reports alike.
+pub use glidepath_stats as stats;
 pub use glidepath_transport::{EndpointStats, InprocTransport, Transport, TransportError};
 
 /// What it takes to write a transport backend: the traits, the contract's

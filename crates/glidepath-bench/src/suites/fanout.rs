@@ -39,7 +39,7 @@ use crate::harness::{
     Member, Progress, RawNats, SeqTracker, TransportChoice, RECEIVE_TIMEOUT,
 };
 use crate::result::BenchResult;
-use crate::stats::Recorder;
+use glidepath::stats::Recorder;
 
 /// Sizes of the send-receive and throughput sweeps: the FFTB range (100 B up),
 /// bounded at 10 KB so a default run takes seconds, not minutes.

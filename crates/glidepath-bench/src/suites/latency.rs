@@ -36,7 +36,7 @@ use crate::harness::{
     RawNats, TransportChoice, RECEIVE_TIMEOUT,
 };
 use crate::result::BenchResult;
-use crate::stats::Recorder;
+use glidepath::stats::Recorder;
 
 /// The thesis's sweep, 32 B to 64 KiB (BmLatency's range).
 pub const DEFAULT_SIZES: &[usize] = &[

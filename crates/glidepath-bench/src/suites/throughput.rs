@@ -42,7 +42,7 @@ use crate::harness::{
     self, Bench, BenchOptions, Member, Progress, RawNats, TransportChoice, RECEIVE_TIMEOUT,
 };
 use crate::result::BenchResult;
-use crate::stats::Recorder;
+use glidepath::stats::Recorder;
 
 /// Sizes swept when none is given: small messages, where per-message cost dominates
 /// (the 100 B target), up to 64 KiB, where bandwidth does (thesis Figs. 17–19).
