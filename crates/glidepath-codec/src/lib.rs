@@ -20,6 +20,8 @@
 pub mod bundle;
 pub mod frame;
 mod varint;
+// Typed messages in higher layers (the ATM track) lay their bytes out with the same varints.
+pub use varint::{read_varint, write_varint, zigzag_decode, zigzag_encode};
 
 pub use bundle::{unbundle, BundleConfig, Bundler};
 pub use frame::{ChainConfig, CodecError, Compression, EncoderChain, FederationKey};
