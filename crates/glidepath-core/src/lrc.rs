@@ -2023,8 +2023,11 @@ impl LocalRti {
                 }
             }
             Notification::FederateResigned { federate } => {
+                // Not yet done with it as a regulator: this notification comes from the
+                // executive and may overtake what the federate sent before resigning.
+                // Its own last status (marked resigned) follows everything it sent, and
+                // that is what releases GALT (simulator seed 100003103).
                 self.members.remove(&federate);
-                self.time.awaited_regulators.remove(&federate);
             }
             Notification::AnnounceSynchronizationPoint {
                 label,

@@ -33,7 +33,9 @@ impl Sim {
                 let lrc = joined.map_err(|e| self.fail(format!("join failed: {e}")))?;
                 self.nodes[idx].lrc = Some(lrc);
                 self.nodes[idx].phase = Phase::Setup;
-                self.log(format!("{idx} joined"));
+                let galt = lrc_galt(self.nodes[idx].lrc.as_ref());
+                let handle = self.nodes[idx].lrc.as_ref().map(|l| l.handle());
+                self.log(format!("{idx} joined as {handle:?}, GALT {galt:?}"));
                 if self.nodes[idx].late_join {
                     // No barrier for a latecomer: set up now, run once its modes are on.
                     self.setup(idx)?;
@@ -346,4 +348,8 @@ impl Sim {
             Profile::Weighted => roll == 68 || roll == 69,
         }
     }
+}
+
+fn lrc_galt(lrc: Option<&LocalRti>) -> Option<LogicalTime> {
+    lrc.and_then(|l| l.query_galt())
 }

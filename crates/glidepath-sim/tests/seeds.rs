@@ -94,6 +94,16 @@ fn seed_291_stays_live_at_every_quiescent_point() {
     assert!(o.quiescent_checks > 0, "the liveness check ran: {o:?}");
 }
 
+/// A late joiner learned from the executive that a regulator had resigned before that
+/// regulator's last messages (sent before its resignation, time-stamped 84) reached it;
+/// it stopped waiting for the regulator, jumped to 85.5 while enabling regulation, and
+/// then received the messages in its past. Only the regulator's own last status, which
+/// follows everything it sent, may release it.
+#[test]
+fn seed_100003103_keeps_a_resigned_regulator_until_its_last_status() {
+    run(&SimConfig::for_seed(100_003_103)).unwrap_or_else(|f| panic!("{f}"));
+}
+
 #[test]
 fn sixteen_federates_with_many_advances() {
     let mut cfg = SimConfig::for_seed(7);
