@@ -2,7 +2,9 @@
 
 use thiserror::Error;
 
-use crate::types::{FederateHandle, LogicalTime, ObjectInstanceHandle};
+use crate::types::{
+    FederateHandle, LogicalTime, ObjectInstanceHandle, TimeRepresentation, TimeValue,
+};
 use crate::{AttributeHandle, InteractionClassHandle, ObjectClassHandle, ParameterHandle};
 
 /// Federation management (create, join, resign, synchronization points).
@@ -86,8 +88,21 @@ pub enum ObjectError {
         time: LogicalTime,
         earliest: LogicalTime,
     },
+    #[error("time stamp {time} is not a time of this federation ({representation:?}: {})", representation_rule(*.representation))]
+    TimeNotInRepresentation {
+        time: LogicalTime,
+        representation: TimeRepresentation,
+    },
     #[error(transparent)]
     Federation(#[from] FederationError),
+}
+
+/// What a value must be to belong to a time representation, for error messages.
+fn representation_rule(r: TimeRepresentation) -> &'static str {
+    match r {
+        TimeRepresentation::Float64 => "a double, integers at most 2^53 in magnitude",
+        TimeRepresentation::Integer64 => "a whole number within i64",
+    }
 }
 
 /// Time management.
@@ -107,15 +122,22 @@ pub enum TimeError {
     TimeConstrainedIsNotEnabled,
     #[error("the federate is already advancing time; wait for the grant")]
     InTimeAdvancingState,
-    #[error("lookahead must be a finite number >= 0, got {0}")]
-    InvalidLookahead(f64),
+    #[error(
+        "lookahead must be a finite number >= 0 of this federation's time representation, got {0}"
+    )]
+    InvalidLookahead(TimeValue),
     #[error("requested time {requested} is before the federate's logical time {current}")]
     LogicalTimeAlreadyPassed {
         requested: LogicalTime,
         current: LogicalTime,
     },
     #[error("`{0}` is not a valid logical time")]
-    InvalidLogicalTime(f64),
+    InvalidLogicalTime(TimeValue),
+    #[error("`{value}` is not a time of this federation ({representation:?}: {})", representation_rule(*.representation))]
+    NotInTimeRepresentation {
+        value: TimeValue,
+        representation: TimeRepresentation,
+    },
     #[error(transparent)]
     Federation(#[from] FederationError),
 }

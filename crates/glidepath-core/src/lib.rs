@@ -16,6 +16,7 @@
 mod callback;
 mod error;
 mod exec;
+mod logical_time;
 mod lrc;
 mod message;
 mod time;

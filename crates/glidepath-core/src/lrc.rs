@@ -17,7 +17,7 @@ use crate::message::{TimeStatus, Topic};
 use crate::time::{galt_bound, RegulatorView};
 use crate::types::{
     FederateHandle, FederationId, LogicalTime, LogicalTimeInterval, ObjectInstanceHandle,
-    ResignAction,
+    ResignAction, TimeValue,
 };
 use crate::{
     AttributeHandle, Fom, InteractionClassHandle, ObjectClassHandle, OrderType, ParameterHandle,
@@ -278,6 +278,7 @@ impl LocalRti {
             .find(|m| m.handle == federate)
             .map(|m| m.name.clone())
             .unwrap_or_default();
+        let representation = fom.time_representation;
         let ghosts = (1..federate.0)
             .map(FederateHandle)
             .filter(|h| !members.iter().any(|m| m.handle == *h))
@@ -302,8 +303,8 @@ impl LocalRti {
             ghosts,
             last_seq_from: HashMap::new(),
             time: TimeState {
-                logical_time: LogicalTime::ZERO,
-                lookahead: LogicalTimeInterval::ZERO,
+                logical_time: LogicalTime::zero(representation),
+                lookahead: LogicalTimeInterval::zero(representation),
                 regulation: Regulation::Off,
                 constrained: Constrained::Off,
                 advance: Advance::Idle,
@@ -804,6 +805,41 @@ impl LocalRti {
         base.plus(self.time.lookahead).max(self.time.promise_floor)
     }
 
+    /// A time stamp a user gives, in the federation's representation (a float `3.0`
+    /// becomes the integer 3 in an `HLAinteger64Time` federation; `3.5` is refused).
+    fn federation_time(&self, t: LogicalTime) -> Result<LogicalTime, ObjectError> {
+        let representation = self.fom.time_representation;
+        LogicalTime::in_representation(representation, t).ok_or(
+            ObjectError::TimeNotInRepresentation {
+                time: t,
+                representation,
+            },
+        )
+    }
+
+    fn federation_times(&self, t: Option<LogicalTime>) -> Result<Option<LogicalTime>, ObjectError> {
+        t.map(|t| self.federation_time(t)).transpose()
+    }
+
+    /// A logical time a user asks for, in the federation's representation.
+    fn requested_time(&self, value: TimeValue) -> Result<LogicalTime, TimeError> {
+        let representation = self.fom.time_representation;
+        LogicalTime::in_representation(representation, value).ok_or(if value.is_nan() {
+            TimeError::InvalidLogicalTime(value)
+        } else {
+            TimeError::NotInTimeRepresentation {
+                value,
+                representation,
+            }
+        })
+    }
+
+    /// A lookahead a user gives, in the federation's representation.
+    fn requested_lookahead(&self, value: TimeValue) -> Result<LogicalTimeInterval, TimeError> {
+        LogicalTimeInterval::in_representation(self.fom.time_representation, value)
+            .ok_or(TimeError::InvalidLookahead(value))
+    }
+
     /// Decides the sent order of a message with the FOM's `order` and an optional time
     /// stamp: time-stamp order only from a regulating federate, checked against its promise.
     fn sent_order(
@@ -834,6 +870,7 @@ impl LocalRti {
         time: Option<LogicalTime>,
     ) -> Result<(), RtiError> {
         self.live()?;
+        let time = self.federation_times(time)?;
         let class = self
             .owned
             .get(&instance)
@@ -897,6 +934,7 @@ impl LocalRti {
         time: Option<LogicalTime>,
     ) -> Result<(), RtiError> {
         self.live()?;
+        let time = self.federation_times(time)?;
         let fom = self.fom.clone();
         let c = fom
             .interaction_class(class)
@@ -939,6 +977,7 @@ impl LocalRti {
         time: Option<LogicalTime>,
     ) -> Result<(), RtiError> {
         self.live()?;
+        let time = self.federation_times(time)?;
         let class = match self.owned.get(&instance) {
             Some(o) => o.class,
             None if self.known.contains_key(&instance) => {
@@ -1078,11 +1117,10 @@ impl LocalRti {
     pub fn enable_time_regulation(
         &mut self,
         link: &mut impl Link,
-        lookahead: f64,
+        lookahead: impl Into<TimeValue>,
     ) -> Result<(), RtiError> {
         self.live()?;
-        let lookahead =
-            LogicalTimeInterval::new(lookahead).ok_or(TimeError::InvalidLookahead(lookahead))?;
+        let lookahead = self.requested_lookahead(lookahead.into())?;
         match self.time.regulation {
             Regulation::On => return Err(TimeError::TimeRegulationAlreadyEnabled.into()),
             Regulation::Pending => return Err(TimeError::RequestForTimeRegulationPending.into()),
@@ -1170,11 +1208,10 @@ impl LocalRti {
     pub fn modify_lookahead(
         &mut self,
         link: &mut impl Link,
-        lookahead: f64,
+        lookahead: impl Into<TimeValue>,
     ) -> Result<(), RtiError> {
         self.live()?;
-        let la =
-            LogicalTimeInterval::new(lookahead).ok_or(TimeError::InvalidLookahead(lookahead))?;
+        let la = self.requested_lookahead(lookahead.into())?;
         if self.time.regulation != Regulation::On {
             return Err(TimeError::TimeRegulationIsNotEnabled.into());
         }
@@ -1184,9 +1221,9 @@ impl LocalRti {
         Ok(())
     }
 
-    fn check_request(&self, time: f64) -> Result<LogicalTime, RtiError> {
+    fn check_request(&self, time: TimeValue) -> Result<LogicalTime, RtiError> {
         self.live()?;
-        let t = LogicalTime::new(time).ok_or(TimeError::InvalidLogicalTime(time))?;
+        let t = self.requested_time(time)?;
         if self.time.advance != Advance::Idle {
             return Err(TimeError::InTimeAdvancingState.into());
         }
@@ -1211,10 +1248,10 @@ impl LocalRti {
     pub fn time_advance_request(
         &mut self,
         link: &mut impl Link,
-        time: f64,
+        time: impl Into<TimeValue>,
         available: bool,
     ) -> Result<(), RtiError> {
-        let t = self.check_request(time)?;
+        let t = self.check_request(time.into())?;
         self.time.advance = Advance::Tar { time: t, available };
         if self.time.regulation == Regulation::On {
             self.publish_status(link, StatusReason::Changed);
@@ -1228,10 +1265,10 @@ impl LocalRti {
     pub fn next_message_request(
         &mut self,
         link: &mut impl Link,
-        time: f64,
+        time: impl Into<TimeValue>,
         available: bool,
     ) -> Result<(), RtiError> {
-        let t = self.check_request(time)?;
+        let t = self.check_request(time.into())?;
         let next = self.queue_head().map_or(t, |h| h.min(t));
         self.time.advance = Advance::Ner {
             time: t,
@@ -1247,8 +1284,12 @@ impl LocalRti {
 
     /// Flush queue request: deliver every queued time-stamped message now and grant at
     /// the earliest of `time`, GALT and the first delivered time stamp.
-    pub fn flush_queue_request(&mut self, link: &mut impl Link, time: f64) -> Result<(), RtiError> {
-        let t = self.check_request(time)?;
+    pub fn flush_queue_request(
+        &mut self,
+        link: &mut impl Link,
+        time: impl Into<TimeValue>,
+    ) -> Result<(), RtiError> {
+        let t = self.check_request(time.into())?;
         let mut grant = t;
         if self.time.constrained == Constrained::On {
             grant = grant.min(self.galt());

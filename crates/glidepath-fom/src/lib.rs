@@ -42,5 +42,5 @@ pub use mim::MIM_DATA_TYPE_COUNT;
 pub use model::*;
 pub use parse::{
     FomModule, Located, ModuleAttribute, ModuleDataType, ModuleDimension, ModuleInteractionClass,
-    ModuleObjectClass, ModuleParameter, ModuleTransportation,
+    ModuleObjectClass, ModuleParameter, ModuleTime, ModuleTransportation,
 };

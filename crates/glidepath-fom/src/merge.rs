@@ -34,7 +34,7 @@ use crate::mim::standard_mim;
 use crate::model::{
     Attribute, AttributeHandle, DataType, Dimension, DimensionHandle, Fom, InteractionClass,
     InteractionClassHandle, ObjectClass, ObjectClassHandle, OrderType, Parameter, ParameterHandle,
-    TransportationType,
+    TimeRepresentation, TransportationType,
 };
 use crate::parse::{
     FomModule, Located, ModuleAttribute, ModuleInteractionClass, ModuleObjectClass, ModuleParameter,
@@ -162,6 +162,8 @@ struct Merger<'m> {
     dimension_origins: HashMap<String, (DimensionHandle, Option<u64>, Origin<'m>)>,
     transportations: HashMap<String, (Option<bool>, Origin<'m>)>,
     pending_type_references: Vec<PendingTypeReference<'m>>,
+    /// The time representation and the first module element that named it.
+    time: Option<(TimeRepresentation, &'m str, Origin<'m>)>,
 }
 
 impl<'m> Merger<'m> {
@@ -173,6 +175,26 @@ impl<'m> Merger<'m> {
             file,
             location,
         };
+
+        // Every module that names a time stamp or lookahead type must agree.
+        for (name, location) in m.time.time_stamp.iter().chain(&m.time.lookahead) {
+            let here = origin(*location);
+            let Some(representation) = TimeRepresentation::from_type_name(name) else {
+                continue; // refused by the parser already
+            };
+            match &self.time {
+                None => self.time = Some((representation, name, here)),
+                Some((before, first_name, first)) if *before != representation => {
+                    return Err(here.error(FomErrorKind::InconsistentDefinition {
+                        what: "time representation".into(),
+                        name: name.clone(),
+                        detail: format!("{name} here, {first_name} before"),
+                        first: first.describe(),
+                    }));
+                }
+                Some(_) => {}
+            }
+        }
 
         for t in &m.transportations {
             let here = origin(t.location);
@@ -766,6 +788,7 @@ impl<'m> Merger<'m> {
     /// smaller handles than their subclasses, so one pass in handle order sees
     /// every parent finished before its children.
     fn finish(mut self) -> Fom {
+        self.fom.time_representation = self.time.map(|(r, _, _)| r).unwrap_or_default();
         for i in 0..self.fom.object_classes.len() {
             let mut all = match self.fom.object_classes[i].parent {
                 Some(p) => self.fom.object_classes[p.index()].all_attributes.clone(),

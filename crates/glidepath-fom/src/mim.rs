@@ -85,6 +85,8 @@ pub(crate) fn standard_mim() -> FomModule {
             .into_iter()
             .map(ModuleDataType::builtin)
             .collect(),
+        // The MIM leaves the time representation to the federation's modules.
+        time: Default::default(),
     }
 }
 

@@ -51,6 +51,41 @@ pub enum TransportationType {
     BestEffort,
 }
 
+/// How the federation represents logical time: the FOM's `<time><timeStamp>` data
+/// type (IEEE 1516.1-2010 section 12.4). A FOM that names none uses
+/// `HLAfloat64Time`, the standard's usual choice.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub enum TimeRepresentation {
+    /// `HLAfloat64Time` (with `HLAfloat64Interval` lookahead): seconds or any unit
+    /// as an IEEE double. Sums are rounded as floats are.
+    #[default]
+    Float64,
+    /// `HLAinteger64Time` (with `HLAinteger64Interval` lookahead): integer ticks;
+    /// every sum is exact.
+    Integer64,
+}
+
+impl TimeRepresentation {
+    /// The standard's name of the time stamp data type.
+    pub fn time_type_name(self) -> &'static str {
+        match self {
+            TimeRepresentation::Float64 => "HLAfloat64Time",
+            TimeRepresentation::Integer64 => "HLAinteger64Time",
+        }
+    }
+
+    /// The representation a `<timeStamp>` or `<lookahead>` data type name stands for.
+    pub fn from_type_name(name: &str) -> Option<TimeRepresentation> {
+        match name {
+            "HLAfloat64Time" | "HLAfloat64Interval" => Some(TimeRepresentation::Float64),
+            "HLAinteger64Time" | "HLAinteger64Interval" => Some(TimeRepresentation::Integer64),
+            _ => None,
+        }
+    }
+}
+
 /// The delivery order the FOM asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum OrderType {
@@ -281,6 +316,9 @@ pub struct Fom {
     pub object_class_by_qname: HashMap<String, ObjectClassHandle>,
     /// Interaction classes by dotted name from the root, e.g. `HLAinteractionRoot.Track`.
     pub interaction_class_by_qname: HashMap<String, InteractionClassHandle>,
+    /// How logical time is represented, from the modules' `<time>` sections.
+    #[serde(default)]
+    pub time_representation: TimeRepresentation,
 }
 
 impl Fom {

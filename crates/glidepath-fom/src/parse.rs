@@ -19,7 +19,7 @@ use std::path::Path;
 
 use crate::error::{FomError, FomErrorKind};
 use crate::location::{LineIndex, SourceLocation};
-use crate::model::{DataType, Endian, OrderType};
+use crate::model::{DataType, Endian, OrderType, TimeRepresentation};
 use crate::xml::{parse_document, Element};
 
 /// A value read from a module together with where it was written.
@@ -56,6 +56,18 @@ pub struct FomModule {
     pub transportations: Vec<ModuleTransportation>,
     /// All data types, in document order within each table.
     pub data_types: Vec<ModuleDataType>,
+    /// The `<time>` section's `<timeStamp>` and `<lookahead>` data types, when given.
+    pub time: ModuleTime,
+}
+
+/// A module's `<time>` section: the data type names of the time stamp and of
+/// lookahead, where the module gives them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ModuleTime {
+    /// `<timeStamp><dataType>` and where it is.
+    pub time_stamp: Option<(String, SourceLocation)>,
+    /// `<lookahead><dataType>` and where it is.
+    pub lookahead: Option<(String, SourceLocation)>,
 }
 
 /// An object class as one module declares it: possibly only scaffolding (a name
@@ -345,6 +357,31 @@ impl ModuleReader<'_> {
             }
         }
 
+        let mut time = ModuleTime::default();
+        if let Some(section) = root.child("time") {
+            let data_type = |child: &str| {
+                section
+                    .child(child)
+                    .and_then(|e| self.field(e, "dataType"))
+                    .map(|f| (f.text.to_owned(), f.location))
+            };
+            time.time_stamp = data_type("timeStamp");
+            time.lookahead = data_type("lookahead");
+            for (name, location) in time.time_stamp.iter().chain(&time.lookahead) {
+                if TimeRepresentation::from_type_name(name).is_none() {
+                    return Err(self.error(
+                        *location,
+                        FomErrorKind::invalid(
+                            "dataType",
+                            name,
+                            "a time representation glidepath supports: HLAfloat64Time or \
+                             HLAinteger64Time (HLAfloat64Interval or HLAinteger64Interval for lookahead)",
+                        ),
+                    ));
+                }
+            }
+        }
+
         Ok(FomModule {
             name: name.to_owned(),
             source: self.source.to_owned(),
@@ -354,6 +391,7 @@ impl ModuleReader<'_> {
             dimensions,
             transportations,
             data_types,
+            time,
         })
     }
 

@@ -37,6 +37,7 @@ use network::{Network, SimLink};
 use trace::{Trace, TraceEvent};
 
 pub use fom::sim_fom;
+pub use glidepath_core::TimeRepresentation;
 
 /// What to simulate.
 #[derive(Clone, Debug)]
@@ -54,6 +55,10 @@ pub struct SimConfig {
     pub churn: bool,
     /// How the random schedules are drawn.
     pub profile: Profile,
+    /// The federation's time representation; `None` picks by seed: one seed in five
+    /// (`seed % 5 == 4`) runs an `HLAinteger64Time` federation, the rest float (the
+    /// classic profile is always float).
+    pub time_representation: Option<TimeRepresentation>,
 }
 
 /// How a seed's federation and schedules are drawn.
@@ -70,6 +75,15 @@ pub enum Profile {
 }
 
 impl SimConfig {
+    /// The time representation this run's federation uses.
+    pub fn representation(&self) -> TimeRepresentation {
+        match (self.time_representation, self.profile) {
+            (Some(r), _) => r,
+            (None, Profile::Weighted) if self.seed % 5 == 4 => TimeRepresentation::Integer64,
+            (None, _) => TimeRepresentation::Float64,
+        }
+    }
+
     /// The configuration CI uses for one seed.
     pub fn for_seed(seed: u64) -> SimConfig {
         SimConfig {
@@ -80,6 +94,7 @@ impl SimConfig {
             max_events: 5_000_000,
             churn: true,
             profile: Profile::default(),
+            time_representation: None,
         }
     }
 }
@@ -197,6 +212,8 @@ struct Sim {
     cfg: SimConfig,
     /// The federation's FOM, built once.
     fom: Arc<glidepath_core::Fom>,
+    /// The time grid schedules draw on: half units for floats, whole ticks for integers.
+    grid: f64,
     rng: ChaCha8Rng,
     net: Network,
     exec: Executive,
@@ -222,6 +239,14 @@ impl Sim {
         let mut nodes = Vec::new();
         let mut zero_lookahead = false;
         let weighted = cfg.profile == Profile::Weighted;
+        // Integer federations run the same schedules on a grid of whole ticks: every
+        // time and lookahead is twice the float federation's.
+        let representation = cfg.representation();
+        let grid = match representation {
+            TimeRepresentation::Float64 => 0.5,
+            TimeRepresentation::Integer64 => 1.0,
+        };
+        let scale = grid / 0.5;
         // Weighted: a third of the federations lean on zero lookahead.
         let zero_heavy = weighted && rng.gen_bool(0.35);
         for idx in 0..n {
@@ -230,7 +255,7 @@ impl Sim {
                 let l = if zero_heavy && rng.gen_bool(0.5) {
                     0.0
                 } else {
-                    [0.0, 0.5, 1.0, 1.0, 2.0, 3.5][rng.gen_range(0..6)]
+                    [0.0, 0.5, 1.0, 1.0, 2.0, 3.5][rng.gen_range(0..6)] * scale
                 };
                 zero_lookahead |= l == 0.0;
                 l
@@ -282,7 +307,10 @@ impl Sim {
                 n.wake_at = Some(rng.gen_range(5_000_000..40_000_000));
             }
         }
-        let fom = Arc::new(sim_fom());
+        let fom = Arc::new(glidepath_core::Fom {
+            time_representation: representation,
+            ..sim_fom()
+        });
         let mut exec = Executive::new();
         let (reply, _, _) = exec.handle(ExecRequest::Create {
             name: FEDERATION.into(),
@@ -292,6 +320,7 @@ impl Sim {
         Sim {
             cfg: cfg.clone(),
             fom,
+            grid,
             rng,
             net: Network::default(),
             exec,

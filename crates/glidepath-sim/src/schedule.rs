@@ -132,8 +132,9 @@ impl Sim {
     pub(crate) fn tso_time(&mut self, idx: usize) -> Option<LogicalTime> {
         let lrc = self.nodes[idx].lrc.as_ref()?;
         let earliest = lrc.earliest_tso_send_time()?;
-        // Half-unit grid: many messages share a time stamp, exercising the tie-break.
-        let ts = t((earliest.as_f64() * 2.0).ceil() / 2.0 + self.rng.gen_range(0..6) as f64 * 0.5);
+        // On the grid: many messages share a time stamp, exercising the tie-break.
+        let g = self.grid;
+        let ts = t((earliest.as_f64() / g).ceil() * g + self.rng.gen_range(0..6) as f64 * g);
         (ts.as_f64() <= T_END).then_some(ts)
     }
 
@@ -230,7 +231,7 @@ impl Sim {
                     && self.nodes[idx].regulation_on
                     && self.nodes[idx].lookahead.is_some_and(|l| l > 0.0) =>
             {
-                let la = [0.5, 1.0, 2.0, 3.0][self.rng.gen_range(0..4)];
+                let la = [1.0, 2.0, 4.0, 6.0][self.rng.gen_range(0..4)] * self.grid;
                 self.link_call(idx, |l, k| l.modify_lookahead(k, la))?;
                 self.log(format!("{idx} lookahead -> {la}"));
             }
@@ -303,7 +304,7 @@ impl Sim {
                 self.available_only || self.rng.gen_bool(0.3),
             )
         } else {
-            let step = self.rng.gen_range(0..8) as f64 * 0.5;
+            let step = self.rng.gen_range(0..8) as f64 * self.grid;
             let time = t(lt.as_f64() + step);
             // Weighted: two thirds of the advances are next message requests.
             let tar_max = match self.cfg.profile {

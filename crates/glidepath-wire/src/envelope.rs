@@ -23,7 +23,7 @@ use crate::WireError;
 /// bytes before the version is looked at.
 pub const MAGIC: u8 = 0x47;
 /// The envelope layout version this build writes and the only one it reads.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// Bytes before the sender: magic, version, kind.
 const FIXED_HEADER_LEN: usize = 3;
 
@@ -120,7 +120,7 @@ pub struct EnvelopeHeader {
 trait Sink {
     fn u8(&mut self, v: u8);
     fn varint(&mut self, v: u64);
-    fn f64_le(&mut self, v: f64);
+    fn u64_le(&mut self, v: u64);
     /// A varint length followed by the bytes.
     fn bytes(&mut self, b: &[u8]);
 }
@@ -138,7 +138,7 @@ impl Sink for Counter {
         self.0 += varint::len(v);
     }
     #[inline]
-    fn f64_le(&mut self, _: f64) {
+    fn u64_le(&mut self, _: u64) {
         self.0 += 8;
     }
     #[inline]
@@ -157,8 +157,8 @@ impl Sink for BytesMut {
         varint::put(self, v);
     }
     #[inline]
-    fn f64_le(&mut self, v: f64) {
-        self.put_f64_le(v);
+    fn u64_le(&mut self, v: u64) {
+        self.put_u64_le(v);
     }
     #[inline]
     fn bytes(&mut self, b: &[u8]) {
@@ -189,14 +189,44 @@ fn regulation_tag(r: Regulation) -> u8 {
     }
 }
 
+/// The representation tag of a time or interval: `1` a float (IEEE double), `2` an
+/// integer (`i64`); `0` in an `opt_time` means "no time".
+const TIME_FLOAT: u8 = 1;
+const TIME_INTEGER: u8 = 2;
+
+#[inline]
+fn write_time(s: &mut impl Sink, t: LogicalTime) {
+    match t.is_integer().then(|| t.as_i64()).flatten() {
+        Some(v) => {
+            s.u8(TIME_INTEGER);
+            s.u64_le(v as u64);
+        }
+        None => {
+            s.u8(TIME_FLOAT);
+            s.u64_le(t.as_f64().to_bits());
+        }
+    }
+}
+
+#[inline]
+fn write_interval(s: &mut impl Sink, t: LogicalTimeInterval) {
+    match t.is_integer().then(|| t.as_i64()).flatten() {
+        Some(v) => {
+            s.u8(TIME_INTEGER);
+            s.u64_le(v as u64);
+        }
+        None => {
+            s.u8(TIME_FLOAT);
+            s.u64_le(t.as_f64().to_bits());
+        }
+    }
+}
+
 #[inline]
 fn write_opt_time(s: &mut impl Sink, t: Option<LogicalTime>) {
     match t {
         None => s.u8(0),
-        Some(t) => {
-            s.u8(1);
-            s.f64_le(t.as_f64());
-        }
+        Some(t) => write_time(s, t),
     }
 }
 
@@ -303,16 +333,16 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
         Body::TimeStatus(t) => {
             s.u8(regulation_tag(t.regulation));
             s.u8(u8::from(t.constrained));
-            s.f64_le(t.logical_time.as_f64());
+            write_time(s, t.logical_time);
             s.u8(u8::from(t.last_grant_available));
-            s.f64_le(t.lookahead.as_f64());
-            s.f64_le(t.delivered_up_to.as_f64());
-            s.f64_le(t.promise.as_f64());
+            write_interval(s, t.lookahead);
+            write_time(s, t.delivered_up_to);
+            write_time(s, t.promise);
             match t.advance {
                 Advance::Idle => s.u8(0),
                 Advance::Tar { time, available } => {
                     s.u8(1);
-                    s.f64_le(time.as_f64());
+                    write_time(s, time);
                     s.u8(u8::from(available));
                 }
                 Advance::Ner {
@@ -321,8 +351,8 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
                     available,
                 } => {
                     s.u8(2);
-                    s.f64_le(time.as_f64());
-                    s.f64_le(next.as_f64());
+                    write_time(s, time);
+                    write_time(s, next);
                     s.u8(u8::from(available));
                 }
             }
@@ -524,30 +554,54 @@ impl<'a> Reader<'a> {
     }
 
     #[inline]
-    fn f64(&mut self, field: &'static str) -> Res<f64> {
+    fn u64_le(&mut self, field: &'static str) -> Res<u64> {
         let b = self.take(8, field)?;
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
-        Ok(f64::from_le_bytes(a))
+        Ok(u64::from_le_bytes(a))
     }
 
+    /// The eight bytes of a time whose representation tag `tag` was just read.
+    fn time_after_tag(&mut self, tag: u8, field: &'static str) -> Res<LogicalTime> {
+        let offset = self.pos;
+        let bits = self.u64_le(field)?;
+        if tag == TIME_INTEGER {
+            return Ok(LogicalTime::from_i64(bits as i64));
+        }
+        LogicalTime::new(f64::from_bits(bits)).ok_or(WireError::InvalidTime { offset, field })
+    }
+
+    /// A representation tag (1 float, 2 integer) and eight bytes.
     fn time(&mut self, field: &'static str) -> Res<LogicalTime> {
         let offset = self.pos;
-        let v = self.f64(field)?;
-        LogicalTime::new(v).ok_or(WireError::InvalidTime { offset, field })
+        match self.tag(3, field)? {
+            0 => Err(WireError::InvalidTag {
+                offset,
+                field,
+                value: 0,
+            }),
+            tag => self.time_after_tag(tag, field),
+        }
     }
 
     fn interval(&mut self, field: &'static str) -> Res<LogicalTimeInterval> {
         let offset = self.pos;
-        let v = self.f64(field)?;
-        LogicalTimeInterval::new(v).ok_or(WireError::InvalidTime { offset, field })
+        let t = self.time(field)?;
+        let interval = if t.is_integer() {
+            t.as_i64().and_then(LogicalTimeInterval::from_i64)
+        } else {
+            LogicalTimeInterval::new(t.as_f64())
+        };
+        interval.ok_or(WireError::InvalidTime {
+            offset: offset + 1,
+            field,
+        })
     }
 
     fn opt_time(&mut self) -> Res<Option<LogicalTime>> {
-        if self.bool("time presence")? {
-            Ok(Some(self.time("time")?))
-        } else {
-            Ok(None)
+        match self.tag(3, "time representation")? {
+            0 => Ok(None),
+            tag => Ok(Some(self.time_after_tag(tag, "time")?)),
         }
     }
 

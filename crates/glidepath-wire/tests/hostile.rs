@@ -109,18 +109,19 @@ fn each_error_is_reported() {
             field: "version"
         })
     );
+    // Version 1 had untagged times: refused, not misread.
     assert_eq!(
-        check(&[MAGIC, 2, 0x02]),
+        check(&[MAGIC, 1, 0x02]),
         Err(WireError::UnsupportedVersion {
-            version: 2,
-            supported: 1
+            version: 1,
+            supported: 2
         })
     );
     assert_eq!(
         check(&[MAGIC, 0, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 0,
-            supported: 1
+            supported: 2
         })
     );
     assert_eq!(
@@ -227,17 +228,31 @@ fn each_error_is_reported() {
             field: "instance name"
         })
     );
-    // TimeStatus with a negative lookahead.
+    // TimeStatus with a negative lookahead (float, then integer).
+    for (tag, bits) in [(1u8, (-1.0f64).to_bits()), (2, (-1i64) as u64)] {
+        let mut b = header(0x06);
+        b.extend_from_slice(&[2, 1, 1]);
+        b.extend_from_slice(&1.0f64.to_le_bytes());
+        b.push(0);
+        b.push(tag);
+        b.extend_from_slice(&bits.to_le_bytes());
+        assert_eq!(
+            check(&b),
+            Err(WireError::InvalidTime {
+                offset: 19,
+                field: "lookahead"
+            })
+        );
+    }
+    // A time whose representation tag is neither float (1) nor integer (2).
     let mut b = header(0x06);
-    b.extend_from_slice(&[2, 1]);
-    b.extend_from_slice(&1.0f64.to_le_bytes());
-    b.push(0);
-    b.extend_from_slice(&(-1.0f64).to_le_bytes());
+    b.extend_from_slice(&[2, 1, 3]);
     assert_eq!(
         check(&b),
-        Err(WireError::InvalidTime {
-            offset: 17,
-            field: "lookahead"
+        Err(WireError::InvalidTag {
+            offset: 8,
+            field: "logical_time",
+            value: 3
         })
     );
     // A boolean that is neither 0 nor 1.
@@ -258,7 +273,7 @@ fn errors_name_the_problem() {
     let e = check(&[MAGIC, 9]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unsupported wire format version 9; this build speaks version 1"
+        "unsupported wire format version 9; this build speaks version 2"
     );
     let e = check(&[MAGIC, VERSION, 0x02, 1]).unwrap_err();
     assert_eq!(e.to_string(), "input ends inside seq (starting at byte 4)");

@@ -15,7 +15,7 @@ use bytes::Bytes;
 use glidepath_core::{
     AttributeHandle, Callback, FederateHandle, FederateInfo, Fom, InteractionClassHandle, LocalRti,
     LocalStats, LogicalTime, LogicalTimeInterval, ObjectClassHandle, ObjectInstanceHandle,
-    ParameterHandle, ProcessModel, ResignAction, RtiError, TimeError,
+    ParameterHandle, ProcessModel, ResignAction, RtiError, TimeError, TimeValue,
 };
 use glidepath_transport::Endpoint;
 use parking_lot::Mutex;
@@ -75,31 +75,42 @@ impl JoinOptions {
     }
 }
 
-/// A value usable as a logical time: an `f64` (seconds or whatever unit the
-/// federation agrees on), a [`LogicalTime`], or a `u32`.
+/// A value usable as a logical time or lookahead: an `f64` (`HLAfloat64Time`
+/// federations), an `i64` (`HLAinteger64Time` federations), a `u32`, or a
+/// [`LogicalTime`]. The RTI checks it against the federation's time representation:
+/// `10.0` is the integer 10 in an integer federation, `10.5` is refused there.
 pub trait IntoLogicalTime: Copy {
-    /// The time as a float (NaN is rejected by the service it is passed to).
-    fn into_time_f64(self) -> f64;
+    /// The value, before it is checked against the federation's representation.
+    fn into_time_value(self) -> TimeValue;
 }
 impl IntoLogicalTime for f64 {
-    fn into_time_f64(self) -> f64 {
-        self
+    fn into_time_value(self) -> TimeValue {
+        TimeValue::Float(self)
     }
 }
-impl IntoLogicalTime for LogicalTime {
-    fn into_time_f64(self) -> f64 {
-        self.as_f64()
+impl IntoLogicalTime for i64 {
+    fn into_time_value(self) -> TimeValue {
+        TimeValue::Integer(self)
     }
 }
 impl IntoLogicalTime for u32 {
-    fn into_time_f64(self) -> f64 {
-        f64::from(self)
+    fn into_time_value(self) -> TimeValue {
+        TimeValue::Integer(i64::from(self))
+    }
+}
+impl IntoLogicalTime for LogicalTime {
+    fn into_time_value(self) -> TimeValue {
+        self.into()
     }
 }
 
 fn logical_time(t: impl IntoLogicalTime) -> Result<LogicalTime, RtiError> {
-    let x = t.into_time_f64();
-    LogicalTime::new(x).ok_or_else(|| TimeError::InvalidLogicalTime(x).into())
+    let v = t.into_time_value();
+    match v {
+        TimeValue::Float(x) => LogicalTime::new(x),
+        TimeValue::Integer(i) => Some(LogicalTime::from_i64(i)),
+    }
+    .ok_or_else(|| TimeError::InvalidLogicalTime(v).into())
 }
 
 /// The part whose drop means "the user let go of the federate".
@@ -584,7 +595,8 @@ impl Federate {
 
     /// Asks to become time-regulating with `lookahead`; enabled by the
     /// `time_regulation_enabled` callback.
-    pub fn enable_time_regulation(&self, lookahead: f64) -> Result<(), RtiError> {
+    pub fn enable_time_regulation(&self, lookahead: impl IntoLogicalTime) -> Result<(), RtiError> {
+        let lookahead = lookahead.into_time_value();
         self.shared()
             .call(|r, l| r.enable_time_regulation(l, lookahead))
     }
@@ -601,14 +613,15 @@ impl Federate {
         self.shared().call(|r, l| r.disable_time_constrained(l))
     }
     /// Changes the lookahead of a regulating federate.
-    pub fn modify_lookahead(&self, lookahead: f64) -> Result<(), RtiError> {
+    pub fn modify_lookahead(&self, lookahead: impl IntoLogicalTime) -> Result<(), RtiError> {
+        let lookahead = lookahead.into_time_value();
         self.shared().call(|r, l| r.modify_lookahead(l, lookahead))
     }
     /// Time advance request (TAR): granted exactly at `time` once no earlier
     /// time-stamped message can arrive; messages up to and including `time` first.
     pub fn time_advance_request(&self, time: impl IntoLogicalTime) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.time_advance_request(l, time.into_time_f64(), false))?;
+            .call(|r, l| r.time_advance_request(l, time.into_time_value(), false))?;
         self.flush()
     }
     /// Time advance request available (TARA): like TAR, but granted when messages at
@@ -618,14 +631,14 @@ impl Federate {
         time: impl IntoLogicalTime,
     ) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.time_advance_request(l, time.into_time_f64(), true))?;
+            .call(|r, l| r.time_advance_request(l, time.into_time_value(), true))?;
         self.flush()
     }
     /// Next message request (NER): granted at the earlier of `time` and the next
     /// time-stamped message, after delivering the messages at that time.
     pub fn next_message_request(&self, time: impl IntoLogicalTime) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.next_message_request(l, time.into_time_f64(), false))?;
+            .call(|r, l| r.next_message_request(l, time.into_time_value(), false))?;
         self.flush()
     }
     /// Next message request available (NERA): NER that may grant while messages at
@@ -635,14 +648,14 @@ impl Federate {
         time: impl IntoLogicalTime,
     ) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.next_message_request(l, time.into_time_f64(), true))?;
+            .call(|r, l| r.next_message_request(l, time.into_time_value(), true))?;
         self.flush()
     }
     /// Flush queue request (FQR): delivers every queued time-stamped message now and
     /// grants at the earliest of `time`, GALT and the first delivered time stamp.
     pub fn flush_queue_request(&self, time: impl IntoLogicalTime) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.flush_queue_request(l, time.into_time_f64()))?;
+            .call(|r, l| r.flush_queue_request(l, time.into_time_value()))?;
         self.flush()
     }
     /// Greatest Available Logical Time, `None` when no other federate regulates.

@@ -88,7 +88,8 @@ pub use glidepath_core::{
     AttributeHandle, Callback, DeclarationError, FederateHandle, FederateInfo, FederationError,
     InteractionClassHandle, LocalStats, LogicalTime, LogicalTimeInterval, MessageInfo,
     ObjectClassHandle, ObjectError, ObjectInstanceHandle, OrderType, ParameterHandle, PeerError,
-    ProcessModel, ResignAction, RtiError, TimeError, TransportationType, Values,
+    ProcessModel, ResignAction, RtiError, TimeError, TimeRepresentation, TimeValue,
+    TransportationType, Values,
 };
 /// The Federation Object Model: loading, merging and inspecting FOM modules.
 pub use glidepath_fom as fom;

@@ -9,6 +9,7 @@ use std::thread;
 use common::*;
 use glidepath::{
     Callback, Federate, LogicalTime, ObjectError, OrderType, ResignAction, RtiError, TimeError,
+    TimeValue,
 };
 
 /// Receives a `Fire` interaction and returns (time, target, received order).
@@ -46,7 +47,7 @@ fn enabling_regulation_and_constrained_and_request_errors() {
     );
     assert_eq!(
         a.enable_time_regulation(-1.0).unwrap_err(),
-        RtiError::Time(TimeError::InvalidLookahead(-1.0))
+        RtiError::Time(TimeError::InvalidLookahead(TimeValue::Float(-1.0)))
     );
     assert_eq!(a.query_lookahead().as_f64(), 1.0);
     a.enable_time_constrained().unwrap();
@@ -337,7 +338,9 @@ fn lookahead_and_queries() {
     assert!(matches!(next(&s), Callback::TimeRegulationEnabled { .. }));
     assert_eq!(
         s.modify_lookahead(f64::INFINITY),
-        Err(RtiError::Time(TimeError::InvalidLookahead(f64::INFINITY)))
+        Err(RtiError::Time(TimeError::InvalidLookahead(
+            TimeValue::Float(f64::INFINITY)
+        )))
     );
     s.publish_interaction_class(n.fire).unwrap();
     s.publish_interaction_class(n.alert).unwrap();

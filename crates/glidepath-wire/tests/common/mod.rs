@@ -170,6 +170,22 @@ pub fn samples() -> Vec<Envelope> {
             },
         ),
         env(6, 11, Body::TimeStatus(status.clone())),
+        // An HLAinteger64Time federation's status: every time exact, beyond 2^53.
+        env(
+            6,
+            12,
+            Body::TimeStatus(TimeStatus {
+                logical_time: LogicalTime::from_i64((1 << 60) + 1),
+                lookahead: LogicalTimeInterval::from_i64(3).unwrap(),
+                delivered_up_to: LogicalTime::from_i64(i64::MIN),
+                promise: LogicalTime::from_i64(i64::MAX),
+                advance: Advance::Tar {
+                    time: LogicalTime::from_i64((1 << 60) + 2),
+                    available: false,
+                },
+                ..status.clone()
+            }),
+        ),
         env(
             6,
             12,
@@ -263,6 +279,8 @@ pub fn arb_time() -> impl Strategy<Value = LogicalTime> {
         1 => Just(LogicalTime::NEG_INFINITY),
         1 => Just(t(-0.0)),
         2 => (0u32..1000).prop_map(LogicalTime::from),
+        // HLAinteger64Time: any i64, including the ends.
+        3 => any::<i64>().prop_map(LogicalTime::from_i64),
     ]
 }
 
@@ -272,6 +290,7 @@ pub fn arb_interval() -> impl Strategy<Value = LogicalTimeInterval> {
             v.abs()
         )),
         Just(LogicalTimeInterval::ZERO),
+        (0i64..=i64::MAX).prop_filter_map("not negative", LogicalTimeInterval::from_i64),
     ]
 }
 
