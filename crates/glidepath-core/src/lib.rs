@@ -16,8 +16,8 @@
 mod callback;
 mod error;
 mod exec;
+mod local_rti;
 mod logical_time;
-mod lrc;
 mod message;
 mod time;
 mod types;
@@ -30,7 +30,7 @@ pub use glidepath_fom::{
     AttributeHandle, Fom, InteractionClassHandle, ObjectClassHandle, OrderType, ParameterHandle,
     TransportationType,
 };
-pub use lrc::*;
+pub use local_rti::{Link, LocalRti, LocalStats};
 pub use message::*;
-pub use time::{galt_bound, RegulatorView};
+pub use time::{galt_bound, RegulatorView, TimeSnapshot};
 pub use types::*;

@@ -1,0 +1,218 @@
+//! Declaration management: what a federate publishes and subscribes, and the
+//! transport topics that follow from it.
+
+use std::collections::BTreeSet;
+
+use super::*;
+use crate::error::{DeclarationError, RtiError};
+use crate::exec::{ExecReply, ExecRequest};
+use crate::message::Topic;
+use crate::types::FederateHandle;
+use crate::{AttributeHandle, InteractionClassHandle, ObjectClassHandle};
+
+impl LocalRti {
+    // ----- declaration management --------------------------------------------------
+
+    pub(crate) fn check_class_attributes(
+        &self,
+        class: ObjectClassHandle,
+        attributes: &[AttributeHandle],
+    ) -> Result<(), DeclarationError> {
+        let c = self
+            .fom
+            .object_class(class)
+            .ok_or(DeclarationError::ObjectClassNotDefined(class))?;
+        for a in attributes {
+            if !c.all_attributes.contains(a) {
+                return Err(DeclarationError::AttributeNotDefined {
+                    class,
+                    attribute: *a,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Publishes these attributes of `class` (added to what is already published).
+    pub fn publish_object_class_attributes(
+        &mut self,
+        class: ObjectClassHandle,
+        attributes: &[AttributeHandle],
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        self.check_class_attributes(class, attributes)?;
+        self.published_attributes
+            .entry(class)
+            .or_default()
+            .extend(attributes.iter().copied());
+        Ok(())
+    }
+
+    /// Stops publishing `class` entirely.
+    pub fn unpublish_object_class(&mut self, class: ObjectClassHandle) -> Result<(), RtiError> {
+        self.live()?;
+        self.check_class_attributes(class, &[])?;
+        self.published_attributes.remove(&class);
+        Ok(())
+    }
+
+    /// Subscribes these attributes of `class` (replacing the class's previous set, as the
+    /// standard says). Instances already registered by others are discovered now.
+    pub fn subscribe_object_class_attributes(
+        &mut self,
+        link: &mut impl Link,
+        class: ObjectClassHandle,
+        attributes: &[AttributeHandle],
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        self.check_class_attributes(class, attributes)?;
+        if attributes.is_empty() {
+            self.subscribed_attributes.remove(&class);
+        } else {
+            self.subscribed_attributes
+                .insert(class, attributes.iter().copied().collect());
+        }
+        self.sync_topics(link);
+        if attributes.is_empty() {
+            return Ok(());
+        }
+        let classes = self.fom.object_class_and_descendants(class);
+        let reply = expect_ok(link.request(ExecRequest::ListInstances {
+            federation: self.federation,
+            federate: self.me,
+            classes,
+        })?)?;
+        let ExecReply::Instances(list) = reply else {
+            return Err(unexpected(&reply));
+        };
+        for info in list {
+            // Divested instances have no owner but still exist: discover them too.
+            let producer = info.owner.unwrap_or(FederateHandle::EXECUTIVE);
+            self.discover(info.instance, info.class, &info.name, producer);
+        }
+        Ok(())
+    }
+
+    /// Stops subscribing `class`. Known instances stay known but reflect nothing more
+    /// unless another subscription covers them.
+    pub fn unsubscribe_object_class(
+        &mut self,
+        link: &mut impl Link,
+        class: ObjectClassHandle,
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        self.check_class_attributes(class, &[])?;
+        self.subscribed_attributes.remove(&class);
+        self.sync_topics(link);
+        Ok(())
+    }
+
+    /// Publishes an interaction class.
+    pub fn publish_interaction_class(
+        &mut self,
+        class: InteractionClassHandle,
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        self.fom
+            .interaction_class(class)
+            .ok_or(DeclarationError::InteractionClassNotDefined(class))?;
+        self.published_interactions.insert(class);
+        Ok(())
+    }
+
+    /// Stops publishing an interaction class.
+    pub fn unpublish_interaction_class(
+        &mut self,
+        class: InteractionClassHandle,
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        self.fom
+            .interaction_class(class)
+            .ok_or(DeclarationError::InteractionClassNotDefined(class))?;
+        self.published_interactions.remove(&class);
+        Ok(())
+    }
+
+    /// Subscribes an interaction class (and, through the hierarchy, its subclasses).
+    pub fn subscribe_interaction_class(
+        &mut self,
+        link: &mut impl Link,
+        class: InteractionClassHandle,
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        self.fom
+            .interaction_class(class)
+            .ok_or(DeclarationError::InteractionClassNotDefined(class))?;
+        self.subscribed_interactions.insert(class);
+        self.sync_topics(link);
+        Ok(())
+    }
+
+    /// Stops subscribing an interaction class.
+    pub fn unsubscribe_interaction_class(
+        &mut self,
+        link: &mut impl Link,
+        class: InteractionClassHandle,
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        self.fom
+            .interaction_class(class)
+            .ok_or(DeclarationError::InteractionClassNotDefined(class))?;
+        self.subscribed_interactions.remove(&class);
+        self.sync_topics(link);
+        Ok(())
+    }
+
+    /// Brings the transport's subscriptions in line with the declarations: a class topic
+    /// is needed when the class or one of its ancestors is subscribed.
+    pub(crate) fn sync_topics(&mut self, link: &mut impl Link) {
+        let mut want = BTreeSet::new();
+        for class in self.subscribed_attributes.keys() {
+            for c in self.fom.object_class_and_descendants(*class) {
+                want.insert(Topic::ObjectClass(c));
+            }
+        }
+        for class in &self.subscribed_interactions {
+            for c in self.fom.interaction_class_and_descendants(*class) {
+                want.insert(Topic::InteractionClass(c));
+            }
+        }
+        for t in want.difference(&self.data_topics) {
+            link.subscribe(self.federation, *t);
+        }
+        for t in self.data_topics.difference(&want) {
+            link.unsubscribe(self.federation, *t);
+        }
+        self.data_topics = want;
+    }
+
+    /// The subscribed class an instance of `class` is known as: the closest subscribed
+    /// ancestor (or the class itself).
+    pub(crate) fn subscribed_object_class_for(
+        &self,
+        class: ObjectClassHandle,
+    ) -> Option<ObjectClassHandle> {
+        let mut c = Some(class);
+        while let Some(h) = c {
+            if self.subscribed_attributes.contains_key(&h) {
+                return Some(h);
+            }
+            c = self.fom.object_class(h).and_then(|x| x.parent);
+        }
+        None
+    }
+
+    pub(crate) fn subscribed_interaction_class_for(
+        &self,
+        class: InteractionClassHandle,
+    ) -> Option<InteractionClassHandle> {
+        let mut c = Some(class);
+        while let Some(h) = c {
+            if self.subscribed_interactions.contains(&h) {
+                return Some(h);
+            }
+            c = self.fom.interaction_class(h).and_then(|x| x.parent);
+        }
+        None
+    }
+}

@@ -1,0 +1,320 @@
+//! What arrives from peers: envelopes checked for order and turned into callbacks
+//! (time statuses go to time management).
+
+use std::cmp::Reverse;
+
+use super::*;
+use crate::callback::{Callback, MessageInfo};
+use crate::error::PeerError;
+use crate::exec::{FederateInfo, Notification};
+use crate::message::{Advance, Body, Envelope, Regulation, Values};
+use crate::time::state::*;
+use crate::types::{FederateHandle, LogicalTime, ObjectInstanceHandle};
+use crate::{AttributeHandle, OrderType, ParameterHandle, TransportationType};
+
+impl LocalRti {
+    // ----- incoming messages -----------------------------------------------------------
+
+    /// Processes one envelope from the transport, then advances time management.
+    pub fn handle_envelope(&mut self, link: &mut impl Link, env: Envelope) {
+        if self.resigned || env.sender == self.me {
+            return;
+        }
+        self.stats.received += 1;
+        let last = self.last_seq_from.get(&env.sender).copied().unwrap_or(0);
+        if env.seq <= last {
+            self.stats.out_of_order += 1;
+            self.stats.last_peer_error = Some(PeerError::OutOfOrder {
+                sender: env.sender,
+                seq: env.seq,
+                last,
+            });
+            return;
+        }
+        self.last_seq_from.insert(env.sender, env.seq);
+        let Envelope {
+            sender,
+            seq,
+            publish_time_ns,
+            body,
+        } = env;
+        if self.ghosts.contains(&sender) && !matches!(body, Body::TimeStatus(_) | Body::Exec(_)) {
+            // Published before we could subscribe any data topic: not ours to deliver.
+            self.stats.from_departed += 1;
+            return;
+        }
+        let mut republish = false;
+        match body {
+            Body::TimeStatus(status) => republish = self.handle_status(link, sender, seq, status),
+            Body::Exec(n) => self.handle_notification(link, n),
+            Body::Register {
+                instance,
+                class,
+                name,
+            } => {
+                if self.fom.object_class(class).is_none() {
+                    self.peer_error(PeerError::UnknownObjectClass { sender, class });
+                } else {
+                    self.discover(instance, class, &name, sender);
+                }
+            }
+            Body::RequestUpdate {
+                instance,
+                class,
+                attributes,
+                tag,
+            } => {
+                let targets: Vec<ObjectInstanceHandle> = match instance {
+                    Some(i) => self
+                        .owned
+                        .contains_key(&i)
+                        .then_some(i)
+                        .into_iter()
+                        .collect(),
+                    None => self
+                        .owned
+                        .iter()
+                        .filter(|(_, o)| self.fom.is_object_subclass_of(o.class, class))
+                        .map(|(i, _)| *i)
+                        .collect(),
+                };
+                for instance in targets {
+                    self.callbacks
+                        .push_back(Callback::ProvideAttributeValueUpdate {
+                            instance,
+                            attributes: attributes.to_vec(),
+                            tag: tag.clone(),
+                        });
+                }
+            }
+            body => match body.tso_time() {
+                Some(t) if self.time.constrained == Constrained::On => {
+                    let promise = self.time.statuses.get(&sender).map(|(_, s)| s.promise);
+                    let lower = if self.time.last_grant_available {
+                        t < self.time.logical_time
+                    } else {
+                        t <= self.time.logical_time
+                    };
+                    if promise.is_some_and(|p| t < p) || lower {
+                        self.peer_error(PeerError::BrokenPromise {
+                            sender,
+                            time: t,
+                            promise: promise.unwrap_or(LogicalTime::NEG_INFINITY),
+                        });
+                        self.stats.broken_promises += 1;
+                        self.deliver(sender, seq, publish_time_ns, body, OrderType::Receive);
+                    } else {
+                        self.time.queue.push(Reverse(Queued {
+                            time: t,
+                            sender,
+                            seq,
+                            publish_time_ns,
+                            body,
+                        }));
+                        republish = matches!(self.time.advance, Advance::Ner { .. });
+                    }
+                }
+                _ => self.deliver(sender, seq, publish_time_ns, body, OrderType::Receive),
+            },
+        }
+        if republish
+            && self.time.regulation == Regulation::On
+            && self.time.constrained == Constrained::On
+        {
+            self.publish_status(link, StatusReason::Changed);
+        }
+        self.evaluate(link);
+    }
+
+    pub(crate) fn peer_error(&mut self, e: PeerError) {
+        match e {
+            PeerError::UnknownObjectClass { .. } | PeerError::UnknownInteractionClass { .. } => {
+                self.stats.unknown_class += 1
+            }
+            _ => {}
+        }
+        self.stats.last_peer_error = Some(e);
+    }
+
+    pub(crate) fn handle_notification(&mut self, link: &mut impl Link, n: Notification) {
+        match n {
+            Notification::FederateJoined {
+                federate,
+                name,
+                federate_type,
+            } => {
+                if federate == self.me {
+                    return;
+                }
+                self.members.insert(
+                    federate,
+                    FederateInfo {
+                        handle: federate,
+                        name,
+                        federate_type,
+                    },
+                );
+                // The newcomer subscribed before joining; tell it where we stand.
+                if self.time.regulation != Regulation::Off {
+                    self.publish_status(link, StatusReason::Answer);
+                }
+            }
+            Notification::FederateResigned { federate } => {
+                // Not yet done with it as a regulator: this notification comes from the
+                // executive and may overtake what the federate sent before resigning.
+                // Its own last status (marked resigned) follows everything it sent, and
+                // that is what releases GALT (simulator seed 100003103).
+                self.members.remove(&federate);
+            }
+            Notification::AnnounceSynchronizationPoint {
+                label,
+                tag,
+                targets,
+            } => {
+                if targets.contains(&self.me) {
+                    self.announced.insert(label.clone());
+                    self.callbacks
+                        .push_back(Callback::AnnounceSynchronizationPoint { label, tag });
+                }
+            }
+            Notification::FederationSynchronized {
+                label,
+                failed,
+                targets,
+            } => {
+                if targets.contains(&self.me) {
+                    self.announced.remove(&label);
+                    self.callbacks
+                        .push_back(Callback::FederationSynchronized { label, failed });
+                }
+            }
+        }
+    }
+
+    pub(crate) fn deliver_tso(&mut self, q: Queued) {
+        self.time.delivered_up_to = self.time.delivered_up_to.max(q.time);
+        self.deliver(
+            q.sender,
+            q.seq,
+            q.publish_time_ns,
+            q.body,
+            OrderType::TimeStamp,
+        );
+    }
+
+    /// Turns a data body into a callback, filtered by the current subscriptions.
+    pub(crate) fn deliver(
+        &mut self,
+        producer: FederateHandle,
+        seq: u64,
+        publish_time_ns: u64,
+        body: Body,
+        received_order: OrderType,
+    ) {
+        let info = |sent_order, transport, time| MessageInfo {
+            producer,
+            seq,
+            sent_order,
+            received_order,
+            transport,
+            time,
+            publish_time_ns,
+        };
+        let cb = match body {
+            Body::Update {
+                instance,
+                values,
+                tag,
+                order,
+                transport,
+                time,
+                ..
+            } => {
+                let Some(known) = self.known.get(&instance) else {
+                    self.stats.unknown_instance += 1;
+                    return;
+                };
+                let class = known.known_class;
+                let Some(subscribed) = self.subscribed_attributes.get(&class) else {
+                    return;
+                };
+                let values: Values<AttributeHandle> =
+                    if values.iter().all(|(a, _)| subscribed.contains(a)) {
+                        values
+                    } else {
+                        values
+                            .iter()
+                            .filter(|(a, _)| subscribed.contains(a))
+                            .cloned()
+                            .collect()
+                    };
+                if values.is_empty() {
+                    return;
+                }
+                Callback::ReflectAttributeValues {
+                    instance,
+                    class,
+                    values,
+                    tag,
+                    info: info(order, transport, time),
+                }
+            }
+            Body::Interaction {
+                class,
+                values,
+                tag,
+                order,
+                transport,
+                time,
+            } => {
+                if self.fom.interaction_class(class).is_none() {
+                    self.peer_error(PeerError::UnknownInteractionClass {
+                        sender: producer,
+                        class,
+                    });
+                    return;
+                }
+                let Some(as_class) = self.subscribed_interaction_class_for(class) else {
+                    return;
+                };
+                let own = &self.fom.interaction_classes[as_class.index()].all_parameters;
+                let values: Values<ParameterHandle> = if values.iter().all(|(p, _)| own.contains(p))
+                {
+                    values
+                } else {
+                    values
+                        .iter()
+                        .filter(|(p, _)| own.contains(p))
+                        .cloned()
+                        .collect()
+                };
+                Callback::ReceiveInteraction {
+                    class: as_class,
+                    values,
+                    tag,
+                    info: info(order, transport, time),
+                }
+            }
+            Body::Delete {
+                instance,
+                tag,
+                order,
+                time,
+                ..
+            } => {
+                if self.known.remove(&instance).is_none() {
+                    self.stats.unknown_instance += 1;
+                    return;
+                }
+                Callback::RemoveObjectInstance {
+                    instance,
+                    tag,
+                    info: info(order, TransportationType::Reliable, time),
+                }
+            }
+            _ => return,
+        };
+        self.stats.delivered += 1;
+        self.callbacks.push_back(cb);
+    }
+}

@@ -1,0 +1,287 @@
+//! The local RTI component: one federate's declarations, known objects, time state and
+//! pending callbacks, driven through a [`Link`].
+//!
+//! One type, [`LocalRti`], whose methods are cut along the HLA services: this file
+//! holds the type, joining and sending; `federation`, `declaration` and `object` the
+//! services of those names; `incoming` what arrives from peers. Time management lives
+//! next to the GALT closure in `crate::time`.
+
+mod declaration;
+mod federation;
+mod incoming;
+mod object;
+
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use crate::callback::Callback;
+use crate::error::{FederationError, PeerError, RtiError};
+use crate::exec::{ExecReply, ExecRequest, FederateInfo};
+use crate::message::Topic;
+use crate::message::{Advance, Body, Envelope, Regulation};
+use crate::time::state::*;
+use crate::types::{
+    FederateHandle, FederationId, LogicalTime, LogicalTimeInterval, ObjectInstanceHandle,
+};
+use crate::{AttributeHandle, Fom, InteractionClassHandle, ObjectClassHandle};
+
+/// How the services reach the rest of the federation: a transport in production, the
+/// simulated network in tests.
+///
+/// Contract: envelopes published by one sender reach each subscribed receiver in
+/// publication order, across all topics; a sender does not receive its own envelopes;
+/// `request` is answered by the [`crate::Executive`] hosting the federation, and
+/// notifications it causes are published before the reply returns.
+pub trait Link {
+    /// Publish an envelope on a topic of a federation.
+    fn publish(&mut self, federation: FederationId, topic: Topic, envelope: Envelope);
+    /// Start receiving a topic of a federation.
+    fn subscribe(&mut self, federation: FederationId, topic: Topic);
+    /// Stop receiving a topic of a federation.
+    fn unsubscribe(&mut self, federation: FederationId, topic: Topic);
+    /// Ask the executive; blocks until it answers.
+    fn request(&mut self, request: ExecRequest) -> Result<ExecReply, RtiError>;
+}
+
+/// Counters a federate can read to see what went wrong without anything crashing.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LocalStats {
+    pub received: u64,
+    pub delivered: u64,
+    /// Envelopes dropped because their sender's order was broken (duplicates).
+    pub out_of_order: u64,
+    /// Updates or deletes for instances this federate does not know.
+    pub unknown_instance: u64,
+    /// Messages about classes missing from the FOM.
+    pub unknown_class: u64,
+    /// Time-stamped messages below their sender's promise (delivered receive-order).
+    pub broken_promises: u64,
+    /// Data from federates that resigned before this one joined (dropped).
+    pub from_departed: u64,
+    /// The last peer error seen, for logs.
+    pub last_peer_error: Option<PeerError>,
+}
+
+pub(crate) struct KnownInstance {
+    pub(crate) known_class: ObjectClassHandle,
+    pub(crate) name: String,
+}
+
+pub(crate) struct OwnedInstance {
+    pub(crate) class: ObjectClassHandle,
+    pub(crate) name: String,
+}
+
+/// One federate's local RTI component. No I/O: every effect goes through the [`Link`]
+/// passed to each call, and callbacks wait in a queue read with [`LocalRti::poll_callback`].
+pub struct LocalRti {
+    pub(crate) federation: FederationId,
+    pub(crate) federation_name: String,
+    pub(crate) me: FederateHandle,
+    pub(crate) name: String,
+    pub(crate) fom: Arc<Fom>,
+    pub(crate) seq: u64,
+    pub(crate) resigned: bool,
+    pub(crate) members: BTreeMap<FederateHandle, FederateInfo>,
+    pub(crate) published_attributes: HashMap<ObjectClassHandle, BTreeSet<AttributeHandle>>,
+    pub(crate) subscribed_attributes: HashMap<ObjectClassHandle, BTreeSet<AttributeHandle>>,
+    pub(crate) published_interactions: HashSet<InteractionClassHandle>,
+    pub(crate) subscribed_interactions: HashSet<InteractionClassHandle>,
+    pub(crate) data_topics: BTreeSet<Topic>,
+    pub(crate) owned: BTreeMap<ObjectInstanceHandle, OwnedInstance>,
+    pub(crate) known: HashMap<ObjectInstanceHandle, KnownInstance>,
+    pub(crate) announced: HashSet<String>,
+    /// Federates that resigned before this one joined (smaller handles missing from
+    /// the join reply). Their data was published before this federate could subscribe
+    /// any data topic, so none of it is delivered, and peers are told (through `seen`)
+    /// that nothing from them is in flight here.
+    pub(crate) ghosts: BTreeSet<FederateHandle>,
+    pub(crate) last_seq_from: HashMap<FederateHandle, u64>,
+    pub(crate) time: TimeState,
+    pub(crate) callbacks: VecDeque<Callback>,
+    pub(crate) stats: LocalStats,
+}
+
+/// The seq a status reports having processed from `k` (0 if none). Statuses publish
+/// `seen` sorted by handle; an unsorted one from a foreign peer may read as 0, which
+/// only makes its conditional bound untrusted (conservative, never unsafe).
+pub(crate) fn seen_in(seen: &[(FederateHandle, u64)], k: FederateHandle) -> u64 {
+    seen.binary_search_by_key(&k, |(h, _)| *h)
+        .map_or(0, |i| seen[i].1)
+}
+
+pub(crate) fn expect_ok(reply: ExecReply) -> Result<ExecReply, RtiError> {
+    match reply {
+        ExecReply::FederationError(e) => Err(e.into()),
+        ExecReply::ObjectError(e) => Err(e.into()),
+        other => Ok(other),
+    }
+}
+
+pub(crate) fn unexpected(reply: &ExecReply) -> RtiError {
+    RtiError::Transport(format!("unexpected reply from the executive: {reply:?}"))
+}
+impl LocalRti {
+    /// Joins a federation execution: subscribes the federation-wide topics first (so no
+    /// notification or time status published after the join is missed), then joins.
+    pub fn join(
+        link: &mut impl Link,
+        federation_name: &str,
+        federate_name: Option<&str>,
+        federate_type: &str,
+    ) -> Result<LocalRti, RtiError> {
+        let (federation, _) = match expect_ok(link.request(ExecRequest::Lookup {
+            name: federation_name.to_string(),
+        })?)? {
+            ExecReply::Found { id, fom } => (id, fom),
+            other => return Err(unexpected(&other)),
+        };
+        link.subscribe(federation, Topic::Federation);
+        link.subscribe(federation, Topic::Time);
+        let reply = link.request(ExecRequest::Join {
+            federation,
+            federate_name: federate_name.map(str::to_string),
+            federate_type: federate_type.to_string(),
+        });
+        let reply = match reply.and_then(expect_ok) {
+            Ok(r) => r,
+            Err(e) => {
+                link.unsubscribe(federation, Topic::Federation);
+                link.unsubscribe(federation, Topic::Time);
+                return Err(e);
+            }
+        };
+        let ExecReply::Joined {
+            federate,
+            fom,
+            members,
+            regulators,
+        } = reply
+        else {
+            return Err(unexpected(&reply));
+        };
+        link.subscribe(federation, Topic::Federate(federate));
+        let name = members
+            .iter()
+            .find(|m| m.handle == federate)
+            .map(|m| m.name.clone())
+            .unwrap_or_default();
+        let representation = fom.time_representation;
+        let ghosts = (1..federate.0)
+            .map(FederateHandle)
+            .filter(|h| !members.iter().any(|m| m.handle == *h))
+            .collect();
+        Ok(LocalRti {
+            federation,
+            federation_name: federation_name.to_string(),
+            me: federate,
+            name,
+            fom,
+            seq: 0,
+            resigned: false,
+            members: members.into_iter().map(|m| (m.handle, m)).collect(),
+            published_attributes: HashMap::new(),
+            subscribed_attributes: HashMap::new(),
+            published_interactions: HashSet::new(),
+            subscribed_interactions: HashSet::new(),
+            data_topics: BTreeSet::new(),
+            owned: BTreeMap::new(),
+            known: HashMap::new(),
+            announced: HashSet::new(),
+            ghosts,
+            last_seq_from: HashMap::new(),
+            time: TimeState {
+                logical_time: LogicalTime::zero(representation),
+                lookahead: LogicalTimeInterval::zero(representation),
+                regulation: Regulation::Off,
+                constrained: Constrained::Off,
+                advance: Advance::Idle,
+                // Nothing has been granted yet: time 0 is open to messages at 0.
+                last_grant_available: true,
+                delivered_up_to: LogicalTime::NEG_INFINITY,
+                promise_floor: LogicalTime::NEG_INFINITY,
+                last_tso_seq: 0,
+                announced_tso_seq: 0,
+                published_seen: HashMap::new(),
+                last_status: None,
+                last_status_seq: 0,
+                statuses: BTreeMap::new(),
+                awaited_regulators: regulators.into_iter().filter(|r| *r != federate).collect(),
+                queue: BinaryHeap::new(),
+                pending_regulation: None,
+                acked: HashSet::new(),
+            },
+            callbacks: VecDeque::new(),
+            stats: LocalStats::default(),
+        })
+    }
+
+    // ----- accessors -------------------------------------------------------------
+
+    /// This federate's handle.
+    pub fn handle(&self) -> FederateHandle {
+        self.me
+    }
+    /// This federate's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The federation's id at the host.
+    pub fn federation(&self) -> FederationId {
+        self.federation
+    }
+    /// The federation's name.
+    pub fn federation_name(&self) -> &str {
+        &self.federation_name
+    }
+    /// The merged FOM.
+    pub fn fom(&self) -> &Arc<Fom> {
+        &self.fom
+    }
+    /// The members this federate knows of.
+    pub fn members(&self) -> impl Iterator<Item = &FederateInfo> {
+        self.members.values()
+    }
+    /// Counters of dropped and suspicious input.
+    pub fn stats(&self) -> &LocalStats {
+        &self.stats
+    }
+    /// The next callback waiting for the federate.
+    pub fn poll_callback(&mut self) -> Option<Callback> {
+        self.callbacks.pop_front()
+    }
+    /// How many callbacks are waiting.
+    pub fn pending_callbacks(&self) -> usize {
+        self.callbacks.len()
+    }
+    /// True once resigned.
+    pub fn is_resigned(&self) -> bool {
+        self.resigned
+    }
+
+    pub(crate) fn live(&self) -> Result<(), FederationError> {
+        if self.resigned {
+            Err(FederationError::FederateNotExecutionMember)
+        } else {
+            Ok(())
+        }
+    }
+
+    pub(crate) fn send(&mut self, link: &mut impl Link, topic: Topic, body: Body) -> u64 {
+        self.seq += 1;
+        if body.tso_time().is_some() {
+            self.time.last_tso_seq = self.seq;
+        }
+        link.publish(
+            self.federation,
+            topic,
+            Envelope {
+                sender: self.me,
+                seq: self.seq,
+                publish_time_ns: 0,
+                body,
+            },
+        );
+        self.seq
+    }
+}

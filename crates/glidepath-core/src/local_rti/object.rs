@@ -1,0 +1,430 @@
+//! Object management: instance names, registration, updates, interactions, deletion,
+//! update requests and discovery.
+
+use bytes::Bytes;
+
+use super::*;
+use crate::callback::Callback;
+use crate::error::{ObjectError, RtiError, TimeError};
+use crate::exec::{ExecReply, ExecRequest};
+use crate::message::Topic;
+use crate::message::{Advance, Body, Regulation};
+use crate::types::{
+    FederateHandle, LogicalTime, LogicalTimeInterval, ObjectInstanceHandle, TimeValue,
+};
+use crate::{
+    AttributeHandle, InteractionClassHandle, ObjectClassHandle, OrderType, ParameterHandle,
+    TransportationType,
+};
+
+impl LocalRti {
+    // ----- object management ------------------------------------------------------
+
+    /// Asks the executive to reserve an instance name; the answer arrives as a callback.
+    pub fn reserve_object_instance_name(
+        &mut self,
+        link: &mut impl Link,
+        name: &str,
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        let reply = expect_ok(link.request(ExecRequest::ReserveName {
+            federation: self.federation,
+            federate: self.me,
+            name: name.to_string(),
+        })?)?;
+        match reply {
+            ExecReply::NameReserved {
+                name,
+                success: true,
+            } => self
+                .callbacks
+                .push_back(Callback::ObjectInstanceNameReservationSucceeded { name }),
+            ExecReply::NameReserved {
+                name,
+                success: false,
+            } => self
+                .callbacks
+                .push_back(Callback::ObjectInstanceNameReservationFailed { name }),
+            other => return Err(unexpected(&other)),
+        }
+        Ok(())
+    }
+
+    /// Releases a reserved name that was not used.
+    pub fn release_object_instance_name(
+        &mut self,
+        link: &mut impl Link,
+        name: &str,
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        expect_ok(link.request(ExecRequest::ReleaseName {
+            federation: self.federation,
+            federate: self.me,
+            name: name.to_string(),
+        })?)?;
+        Ok(())
+    }
+
+    /// Registers an instance of a published class, optionally under a name this
+    /// federate reserved. Subscribers discover it.
+    pub fn register_object_instance(
+        &mut self,
+        link: &mut impl Link,
+        class: ObjectClassHandle,
+        name: Option<&str>,
+    ) -> Result<ObjectInstanceHandle, RtiError> {
+        self.live()?;
+        self.fom
+            .object_class(class)
+            .ok_or(ObjectError::ObjectClassNotDefined(class))?;
+        if !self.published_attributes.contains_key(&class) {
+            return Err(ObjectError::ObjectClassNotPublished(class).into());
+        }
+        let reply = expect_ok(link.request(ExecRequest::RegisterInstance {
+            federation: self.federation,
+            federate: self.me,
+            class,
+            name: name.map(str::to_string),
+        })?)?;
+        let ExecReply::Registered { instance, name } = reply else {
+            return Err(unexpected(&reply));
+        };
+        self.owned.insert(
+            instance,
+            OwnedInstance {
+                class,
+                name: name.clone(),
+            },
+        );
+        self.send(
+            link,
+            Topic::ObjectClass(class),
+            Body::Register {
+                instance,
+                class,
+                name: name.into(),
+            },
+        );
+        Ok(instance)
+    }
+
+    /// The earliest time stamp this federate may send now.
+    pub(crate) fn earliest_send_time(&self) -> LogicalTime {
+        let base = match self.time.advance {
+            Advance::Idle => self.time.logical_time,
+            Advance::Tar { time, .. } | Advance::Ner { time, .. } => time,
+        };
+        base.plus(self.time.lookahead).max(self.time.promise_floor)
+    }
+
+    /// A time stamp a user gives, in the federation's representation (a float `3.0`
+    /// becomes the integer 3 in an `HLAinteger64Time` federation; `3.5` is refused).
+    pub(crate) fn federation_time(&self, t: LogicalTime) -> Result<LogicalTime, ObjectError> {
+        let representation = self.fom.time_representation;
+        LogicalTime::in_representation(representation, t).ok_or(
+            ObjectError::TimeNotInRepresentation {
+                time: t,
+                representation,
+            },
+        )
+    }
+
+    pub(crate) fn federation_times(
+        &self,
+        t: Option<LogicalTime>,
+    ) -> Result<Option<LogicalTime>, ObjectError> {
+        t.map(|t| self.federation_time(t)).transpose()
+    }
+
+    /// A logical time a user asks for, in the federation's representation.
+    pub(crate) fn requested_time(&self, value: TimeValue) -> Result<LogicalTime, TimeError> {
+        let representation = self.fom.time_representation;
+        LogicalTime::in_representation(representation, value).ok_or(if value.is_nan() {
+            TimeError::InvalidLogicalTime(value)
+        } else {
+            TimeError::NotInTimeRepresentation {
+                value,
+                representation,
+            }
+        })
+    }
+
+    /// A lookahead a user gives, in the federation's representation.
+    pub(crate) fn requested_lookahead(
+        &self,
+        value: TimeValue,
+    ) -> Result<LogicalTimeInterval, TimeError> {
+        LogicalTimeInterval::in_representation(self.fom.time_representation, value)
+            .ok_or(TimeError::InvalidLookahead(value))
+    }
+
+    /// Decides the sent order of a message with the FOM's `order` and an optional time
+    /// stamp: time-stamp order only from a regulating federate, checked against its promise.
+    pub(crate) fn sent_order(
+        &self,
+        order: OrderType,
+        time: Option<LogicalTime>,
+    ) -> Result<OrderType, ObjectError> {
+        match (order, time) {
+            (OrderType::TimeStamp, Some(t)) if self.time.regulation == Regulation::On => {
+                let earliest = self.earliest_send_time();
+                if t < earliest {
+                    return Err(ObjectError::InvalidLogicalTime { time: t, earliest });
+                }
+                Ok(OrderType::TimeStamp)
+            }
+            _ => Ok(OrderType::Receive),
+        }
+    }
+
+    /// Updates any subset of an owned instance's published attributes. Values are split
+    /// by the order and transportation the FOM gives each attribute.
+    pub fn update_attribute_values(
+        &mut self,
+        link: &mut impl Link,
+        instance: ObjectInstanceHandle,
+        values: Vec<(AttributeHandle, Bytes)>,
+        tag: Bytes,
+        time: Option<LogicalTime>,
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        let time = self.federation_times(time)?;
+        let class = self
+            .owned
+            .get(&instance)
+            .ok_or(ObjectError::ObjectInstanceNotKnown(instance))?
+            .class;
+        let fom = self.fom.clone();
+        let c = fom
+            .object_class(class)
+            .ok_or(ObjectError::ObjectClassNotDefined(class))?;
+        let published = self.published_attributes.get(&class);
+        type Group = (
+            (OrderType, TransportationType),
+            Vec<(AttributeHandle, Bytes)>,
+        );
+        let mut groups: Vec<Group> = Vec::new();
+        for (a, v) in values {
+            if !c.all_attributes.contains(&a) {
+                return Err(ObjectError::AttributeNotDefined {
+                    class,
+                    attribute: a,
+                }
+                .into());
+            }
+            if !published.is_some_and(|p| p.contains(&a)) {
+                return Err(ObjectError::AttributeNotOwned(a).into());
+            }
+            let attr = &fom.attributes[a.index()];
+            let order = self.sent_order(attr.order, time)?;
+            let key = (order, attr.transportation);
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, g)) => g.push((a, v)),
+                None => groups.push((key, vec![(a, v)])),
+            }
+        }
+        for ((order, transport), vals) in groups {
+            self.send(
+                link,
+                Topic::ObjectClass(class),
+                Body::Update {
+                    instance,
+                    class,
+                    values: vals.into(),
+                    tag: tag.clone(),
+                    order,
+                    transport,
+                    time,
+                },
+            );
+        }
+        self.announce_if_owed(link);
+        Ok(())
+    }
+
+    /// Sends an interaction of a published class.
+    pub fn send_interaction(
+        &mut self,
+        link: &mut impl Link,
+        class: InteractionClassHandle,
+        values: Vec<(ParameterHandle, Bytes)>,
+        tag: Bytes,
+        time: Option<LogicalTime>,
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        let time = self.federation_times(time)?;
+        let fom = self.fom.clone();
+        let c = fom
+            .interaction_class(class)
+            .ok_or(ObjectError::InteractionClassNotDefined(class))?;
+        if !self.published_interactions.contains(&class) {
+            return Err(ObjectError::InteractionClassNotPublished(class).into());
+        }
+        for (p, _) in &values {
+            if !c.all_parameters.contains(p) {
+                return Err(ObjectError::InteractionParameterNotDefined {
+                    class,
+                    parameter: *p,
+                }
+                .into());
+            }
+        }
+        let order = self.sent_order(c.order, time)?;
+        self.send(
+            link,
+            Topic::InteractionClass(class),
+            Body::Interaction {
+                class,
+                values: values.into(),
+                tag,
+                order,
+                transport: c.transportation,
+                time,
+            },
+        );
+        self.announce_if_owed(link);
+        Ok(())
+    }
+
+    /// Deletes an owned instance; subscribers get `RemoveObjectInstance`.
+    pub fn delete_object_instance(
+        &mut self,
+        link: &mut impl Link,
+        instance: ObjectInstanceHandle,
+        tag: Bytes,
+        time: Option<LogicalTime>,
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        let time = self.federation_times(time)?;
+        let class = match self.owned.get(&instance) {
+            Some(o) => o.class,
+            None if self.known.contains_key(&instance) => {
+                return Err(ObjectError::DeletePrivilegeNotHeld(instance).into())
+            }
+            None => return Err(ObjectError::ObjectInstanceNotKnown(instance).into()),
+        };
+        let order = self.sent_order(OrderType::TimeStamp, time)?;
+        expect_ok(link.request(ExecRequest::DeleteInstance {
+            federation: self.federation,
+            federate: self.me,
+            instance,
+        })?)?;
+        self.owned.remove(&instance);
+        self.send(
+            link,
+            Topic::ObjectClass(class),
+            Body::Delete {
+                instance,
+                class,
+                tag,
+                order,
+                time,
+            },
+        );
+        self.announce_if_owed(link);
+        Ok(())
+    }
+
+    /// Asks the owner of `instance` to provide current values of `attributes`.
+    pub fn request_instance_attribute_value_update(
+        &mut self,
+        link: &mut impl Link,
+        instance: ObjectInstanceHandle,
+        attributes: &[AttributeHandle],
+        tag: Bytes,
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        let class = self
+            .known
+            .get(&instance)
+            .ok_or(ObjectError::ObjectInstanceNotKnown(instance))?
+            .known_class;
+        self.check_class_attributes(class, attributes)?;
+        let reply = expect_ok(link.request(ExecRequest::ListInstances {
+            federation: self.federation,
+            federate: self.me,
+            classes: self.fom.object_class_and_descendants(class),
+        })?)?;
+        let ExecReply::Instances(list) = reply else {
+            return Err(unexpected(&reply));
+        };
+        let Some(owner) = list
+            .iter()
+            .find(|i| i.instance == instance)
+            .and_then(|i| i.owner)
+        else {
+            // Deleted or divested meanwhile: nobody can provide.
+            return Ok(());
+        };
+        self.send(
+            link,
+            Topic::Federate(owner),
+            Body::RequestUpdate {
+                instance: Some(instance),
+                class,
+                attributes: attributes.into(),
+                tag,
+            },
+        );
+        Ok(())
+    }
+
+    /// Asks the owners of every instance of `class` (and subclasses) to provide values.
+    pub fn request_class_attribute_value_update(
+        &mut self,
+        link: &mut impl Link,
+        class: ObjectClassHandle,
+        attributes: &[AttributeHandle],
+        tag: Bytes,
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        self.check_class_attributes(class, attributes)?;
+        self.send(
+            link,
+            Topic::Federation,
+            Body::RequestUpdate {
+                instance: None,
+                class,
+                attributes: attributes.into(),
+                tag,
+            },
+        );
+        Ok(())
+    }
+
+    pub(crate) fn discover(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        class: ObjectClassHandle,
+        name: &str,
+        producer: FederateHandle,
+    ) {
+        if self.known.contains_key(&instance) || self.owned.contains_key(&instance) {
+            return;
+        }
+        let Some(known_class) = self.subscribed_object_class_for(class) else {
+            return;
+        };
+        self.known.insert(
+            instance,
+            KnownInstance {
+                known_class,
+                name: name.to_string(),
+            },
+        );
+        self.callbacks.push_back(Callback::DiscoverObjectInstance {
+            instance,
+            class: known_class,
+            name: name.to_string(),
+            producer,
+        });
+    }
+
+    /// The instance's name, when this federate knows or owns it.
+    pub fn object_instance_name(&self, instance: ObjectInstanceHandle) -> Option<&str> {
+        match self.owned.get(&instance) {
+            Some(o) => Some(o.name.as_str()),
+            None => self.known.get(&instance).map(|k| k.name.as_str()),
+        }
+    }
+}
