@@ -13,7 +13,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use glidepath_core::{
     Advance, AttributeHandle, Body, Envelope, FederateHandle, InteractionClassHandle, LogicalTime,
     LogicalTimeInterval, Notification, ObjectClassHandle, ObjectInstanceHandle, OrderType,
-    ParameterHandle, Regulation, TimeStatus, TransportationType,
+    ParameterHandle, Regulation, TimeStatus, TimeValue, TransportationType,
 };
 
 use crate::varint::{self, VarintError};
@@ -194,32 +194,29 @@ fn regulation_tag(r: Regulation) -> u8 {
 const TIME_FLOAT: u8 = 1;
 const TIME_INTEGER: u8 = 2;
 
+/// A time or interval: its representation tag and eight bytes.
 #[inline]
-fn write_time(s: &mut impl Sink, t: LogicalTime) {
-    match t.is_integer().then(|| t.as_i64()).flatten() {
-        Some(v) => {
+fn write_value(s: &mut impl Sink, v: TimeValue) {
+    match v {
+        TimeValue::Integer(v) => {
             s.u8(TIME_INTEGER);
             s.u64_le(v as u64);
         }
-        None => {
+        TimeValue::Float(v) => {
             s.u8(TIME_FLOAT);
-            s.u64_le(t.as_f64().to_bits());
+            s.u64_le(v.to_bits());
         }
     }
 }
 
 #[inline]
+fn write_time(s: &mut impl Sink, t: LogicalTime) {
+    write_value(s, t.into());
+}
+
+#[inline]
 fn write_interval(s: &mut impl Sink, t: LogicalTimeInterval) {
-    match t.is_integer().then(|| t.as_i64()).flatten() {
-        Some(v) => {
-            s.u8(TIME_INTEGER);
-            s.u64_le(v as u64);
-        }
-        None => {
-            s.u8(TIME_FLOAT);
-            s.u64_le(t.as_f64().to_bits());
-        }
-    }
+    write_value(s, t.into());
 }
 
 #[inline]

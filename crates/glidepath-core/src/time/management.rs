@@ -352,16 +352,7 @@ impl LocalRti {
         galt: Option<LogicalTime>,
     ) -> u64 {
         let promise = self.promise_given(galt);
-        let advance = match self.time.advance {
-            Advance::Ner {
-                time, available, ..
-            } => Advance::Ner {
-                time,
-                next: self.queue_head().map_or(time, |h| h.min(time)),
-                available,
-            },
-            other => other,
-        };
+        let advance = self.advance_now();
         self.time.advance = advance;
         let mut seen: Vec<(FederateHandle, u64)> = self
             .last_seq_from

@@ -85,10 +85,10 @@ impl LocalRti {
         }
         out
     }
-    /// What this federate would tell its peers about its time now, and whether it
-    /// waits on GALT: for checkers (the simulator's liveness oracle) and diagnostics.
-    pub fn time_snapshot(&self) -> TimeSnapshot {
-        let advance = match self.time.advance {
+    /// The advance waited for, with a next message request's `next` as of now (the
+    /// earlier of the requested time and the first queued time stamp).
+    pub(crate) fn advance_now(&self) -> Advance {
+        match self.time.advance {
             Advance::Ner {
                 time, available, ..
             } => Advance::Ner {
@@ -97,7 +97,13 @@ impl LocalRti {
                 available,
             },
             other => other,
-        };
+        }
+    }
+
+    /// What this federate would tell its peers about its time now, and whether it
+    /// waits on GALT: for checkers (the simulator's liveness oracle) and diagnostics.
+    pub fn time_snapshot(&self) -> TimeSnapshot {
+        let advance = self.advance_now();
         TimeSnapshot {
             federate: self.me,
             regulation: self.time.regulation,
