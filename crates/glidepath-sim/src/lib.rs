@@ -13,9 +13,12 @@
 //! --verbose` replays it exactly.
 //!
 //! Files: `network` (the simulated network and link), `schedule` (what federates do),
-//! `check` (the invariants), `trace` (the events a failure shows), `fom`.
+//! `check` (the invariants), `trace` (the events a failure shows), `fom`. The `flow`
+//! module is a second simulator: the NATS backend's reliable delivery over a faulty
+//! network (`glidepath-sim --flow`).
 
 mod check;
+pub mod flow;
 mod fom;
 mod network;
 mod schedule;

@@ -2,7 +2,8 @@
 //!
 //! `glidepath-sim --seed 42 --verbose` replays one seed event by event;
 //! `glidepath-sim --seeds 1000000 --jobs 2` runs a long batch on every core and prints
-//! the first failure with its replay command.
+//! the first failure with its replay command. `--flow` runs the reliable-delivery
+//! simulator instead (`glidepath-sim --flow --seeds 1000 --loss 0.05 --duplicate 0.02`).
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -10,6 +11,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
+use glidepath_sim::flow::{run_flow, FlowFailure, FlowSimConfig, DEFAULT_FAULTS};
 use glidepath_sim::{run, Profile, SimConfig, SimFailure, TimeRepresentation};
 
 #[derive(Parser, Debug)]
@@ -47,6 +49,38 @@ struct Args {
     /// Print every event (with --seed).
     #[arg(long)]
     verbose: bool,
+    /// Simulate reliable delivery (the NATS backend's flow control) over a faulty
+    /// network instead of time management.
+    #[arg(long)]
+    flow: bool,
+    /// With --flow: the probability that a packet is lost.
+    #[arg(long, value_parser = probability, default_value_t = DEFAULT_FAULTS.loss, requires = "flow")]
+    loss: f64,
+    /// With --flow: the probability that a packet arrives twice.
+    #[arg(long, value_parser = probability, default_value_t = DEFAULT_FAULTS.duplicate, requires = "flow")]
+    duplicate: f64,
+    /// With --flow: the probability that a packet is held back (reordered).
+    #[arg(long, value_parser = probability, default_value_t = DEFAULT_FAULTS.reorder, requires = "flow")]
+    reorder: f64,
+    /// With --flow: whether a partition cuts links for a while (drawn per seed when absent).
+    #[arg(long, value_enum, requires = "flow")]
+    partition: Option<Draw>,
+    /// With --flow: whether a sender crashes (drawn per seed when absent).
+    #[arg(long, value_enum, requires = "flow")]
+    crash: Option<Draw>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Draw {
+    Always,
+    Never,
+}
+
+fn probability(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+        _ => Err(format!("`{s}` is not a probability between 0 and 1")),
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -94,6 +128,9 @@ fn main() -> ExitCode {
     if args.verbose && args.seed.is_none() && args.seeds > 1 {
         eprintln!("--verbose prints every event: use it with --seed N");
         return ExitCode::from(2);
+    }
+    if args.flow {
+        return flow_main(&args);
     }
     let (start, count) = match args.seed {
         Some(s) => (s, 1),
@@ -151,6 +188,104 @@ fn main() -> ExitCode {
         start + count,
         totals.events.load(Ordering::Relaxed),
         totals.largest.load(Ordering::Relaxed),
+        began.elapsed().as_secs_f64(),
+        jobs
+    );
+    ExitCode::SUCCESS
+}
+
+fn flow_config(args: &Args, seed: u64) -> FlowSimConfig {
+    let mut cfg = FlowSimConfig::for_seed(seed);
+    cfg.faults.loss = args.loss;
+    cfg.faults.duplicate = args.duplicate;
+    cfg.faults.reorder = args.reorder;
+    let draw = |d: Option<Draw>| d.map(|d| matches!(d, Draw::Always));
+    cfg.partition = draw(args.partition);
+    cfg.crash = draw(args.crash);
+    cfg.verbose = args.verbose;
+    cfg
+}
+
+/// `--flow`: the reliable-delivery simulator, over a batch of seeds.
+fn flow_main(args: &Args) -> ExitCode {
+    let (start, count) = match args.seed {
+        Some(s) => (s, 1),
+        None => (args.start, args.seeds),
+    };
+    let jobs = match args.jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        j => j,
+    };
+    let began = Instant::now();
+    let next = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let total: Mutex<glidepath_sim::flow::FlowOutcome> = Mutex::default();
+    let passed = AtomicU64::new(0);
+    let first_failure: Mutex<Option<FlowFailure>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(count.max(1) as usize) {
+            scope.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= count {
+                        break;
+                    }
+                    match run_flow(&flow_config(args, start + i)) {
+                        Ok(o) => {
+                            passed.fetch_add(1, Ordering::Relaxed);
+                            if args.seed.is_some() {
+                                println!("{o:?}");
+                            }
+                            total.lock().expect("not poisoned").add(&o);
+                        }
+                        Err(f) => {
+                            stop.store(true, Ordering::Relaxed);
+                            let mut first = first_failure.lock().expect("not poisoned");
+                            if first.as_ref().is_none_or(|g| f.seed < g.seed) {
+                                *first = Some(f);
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if let Some(f) = first_failure.into_inner().expect("not poisoned") {
+        eprintln!("{f}");
+        return ExitCode::FAILURE;
+    }
+    let t = total.into_inner().expect("not poisoned");
+    println!(
+        "flow: {} seeds passed ({}..{}), {} events, {} messages published, {} delivered, {} packets; \
+         faults injected: {} losses, {} duplicates, {} reorders, {} partitions ({} packets cut), {} crashes; \
+         {} retransmitted, {} duplicates dropped, {} lost in {} holes given up ({} by overflow), \
+         {} before first contact, {} crash tails, {} receivers given up, {} credit waits; \
+         loss {} duplicate {} reorder {}; {:.1} s on {} jobs",
+        passed.load(Ordering::Relaxed),
+        start,
+        start + count,
+        t.events,
+        t.published,
+        t.delivered,
+        t.packets,
+        t.faults.losses,
+        t.faults.duplicates,
+        t.faults.reorders,
+        t.partitions,
+        t.faults.partition_drops,
+        t.crashes,
+        t.retransmitted,
+        t.duplicates_dropped,
+        t.lost,
+        t.holes,
+        t.overflows,
+        t.before_first_contact,
+        t.crash_tails,
+        t.receivers_given_up,
+        t.credit_waits,
+        args.loss,
+        args.duplicate,
+        args.reorder,
         began.elapsed().as_secs_f64(),
         jobs
     );

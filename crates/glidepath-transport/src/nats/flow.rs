@@ -1,5 +1,12 @@
 //! Reliable delivery over core NATS: per-sender windows, acknowledgements and
-//! retransmission.
+//! retransmission — the driving of it.
+//!
+//! The protocol itself (what to keep, when to acknowledge, NACK, retransmit or give
+//! up) is the pure state machines of `glidepath_flow` ([`glidepath_flow::Sender`],
+//! [`glidepath_flow::Receiver`]), which the simulator (`glidepath-sim --flow`) also
+//! drives over a faulty network. This module reads the clock once per event, runs the
+//! timers, waits for credit, encodes control messages and publishes what the machines
+//! return.
 //!
 //! Core NATS is at-most-once: a receiving client drops what does not fit its
 //! subscription channel, the server cuts a connection that falls too far behind, and
@@ -68,7 +75,7 @@
 //! [`NatsOptions::window_bytes`]: super::NatsOptions::window_bytes
 
 use std::collections::hash_map::{Entry, RandomState};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -78,6 +85,7 @@ use async_nats::{Client, HeaderMap, Message};
 use bytes::{BufMut, Bytes, BytesMut};
 use futures::StreamExt;
 use glidepath_core::{Envelope, FederateHandle, FederationId, Topic};
+use glidepath_flow::{Control, FlowConfig, GiveUp, GivenUp, Sink};
 use parking_lot::{Condvar, Mutex};
 use tokio::sync::oneshot;
 
@@ -85,26 +93,13 @@ use super::frames::FrameCodec;
 use super::subject::{flow_subject, parse_topic, retx_subject, topic_subject};
 use crate::TransportError;
 
-/// How long a receiver may stay silent, while data waits for it, before a sender
-/// gives it up. Long enough to ride out a NATS server restart (clients back off up to
-/// 4 s between reconnection attempts).
-pub const PEER_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a sender waits for a receiver's acknowledgement to move before it
-/// retransmits the unacknowledged tail to it.
-pub const RETX_AFTER: Duration = Duration::from_millis(200);
-/// How often a receiver repeats a NACK for a gap that is still open.
-pub const NACK_RETRY: Duration = Duration::from_millis(100);
-/// How long a gap may stay open without any retransmission arriving before the
-/// receiver counts it as lost and moves on.
-pub const GAP_GIVEUP: Duration = Duration::from_secs(2);
-/// A receiver acknowledges progress at the latest this often.
-pub const ACK_INTERVAL: Duration = Duration::from_millis(10);
-/// A receiver tells every sender it has heard from lately that it is alive this often.
-pub const KEEPALIVE: Duration = Duration::from_millis(500);
-/// A receiver stops keeping a sender informed after this long without hearing from it.
-const SENDER_QUIET: Duration = Duration::from_secs(30);
-/// Most envelopes one retransmission sends to one receiver.
-const RETX_BATCH: usize = 1024;
+pub(crate) use glidepath_flow::{Admission, Window};
+pub use glidepath_flow::{
+    ACK_INTERVAL, GAP_GIVEUP, KEEPALIVE, NACK_RETRY, PEER_TIMEOUT, RETX_AFTER,
+};
+
+/// Where an envelope came from, as the reader tells the protocol.
+pub(crate) type Arrival = glidepath_flow::Arrival<FederateHandle>;
 
 /// Inbox length from which a reader stops taking reliable envelopes from the NATS
 /// client (and so stops acknowledging them), unless its own endpoint is waiting for
@@ -129,154 +124,65 @@ pub(crate) fn new_token() -> u64 {
     h.finish()
 }
 
-/// A control message from a receiver to a sender.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Control {
-    Ack { token: u64, seq: u64, busy: bool },
-    Nack { token: u64, first: u64, last: u64 },
-    Bye { token: u64 },
+/// Nanoseconds since `origin`: the protocol's `now`, read once per event.
+fn since(origin: Instant) -> u64 {
+    origin.elapsed().as_nanos() as u64
 }
 
-impl Control {
-    fn encode(self) -> Bytes {
-        let mut b = BytesMut::with_capacity(CONTROL_LEN);
-        let (kind, flags, token, x, y) = match self {
-            Control::Ack { token, seq, busy } => (ACK, if busy { BUSY } else { 0 }, token, seq, 0),
-            Control::Nack { token, first, last } => (NACK, 0, token, first, last),
-            Control::Bye { token } => (BYE, 0, token, 0, 0),
-        };
-        b.put_u8(kind);
-        b.put_u8(flags);
-        b.put_u64_le(token);
-        b.put_u64_le(x);
-        b.put_u64_le(y);
-        b.freeze()
-    }
+/// A control message as sent (`docs/wire-format.md`).
+fn encode_control(control: Control) -> Bytes {
+    let mut b = BytesMut::with_capacity(CONTROL_LEN);
+    let (kind, flags, token, x, y) = match control {
+        Control::Ack { token, seq, busy } => (ACK, if busy { BUSY } else { 0 }, token, seq, 0),
+        Control::Nack { token, first, last } => (NACK, 0, token, first, last),
+        Control::Bye { token } => (BYE, 0, token, 0, 0),
+    };
+    b.put_u8(kind);
+    b.put_u8(flags);
+    b.put_u64_le(token);
+    b.put_u64_le(x);
+    b.put_u64_le(y);
+    b.freeze()
+}
 
-    fn decode(b: &[u8]) -> Option<Control> {
-        if b.len() != CONTROL_LEN {
-            return None;
-        }
-        let u = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-        let (token, x, y) = (u(2), u(10), u(18));
-        match b[0] {
-            ACK => Some(Control::Ack {
-                token,
-                seq: x,
-                busy: b[1] & BUSY != 0,
-            }),
-            NACK if x <= y && x > 0 => Some(Control::Nack {
-                token,
-                first: x,
-                last: y,
-            }),
-            BYE => Some(Control::Bye { token }),
-            _ => None,
-        }
+/// A control message as received; `None` for anything malformed.
+fn decode_control(b: &[u8]) -> Option<Control> {
+    if b.len() != CONTROL_LEN {
+        return None;
+    }
+    let u = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+    let (token, x, y) = (u(2), u(10), u(18));
+    match b[0] {
+        ACK => Some(Control::Ack {
+            token,
+            seq: x,
+            busy: b[1] & BUSY != 0,
+        }),
+        NACK if x <= y && x > 0 => Some(Control::Nack {
+            token,
+            first: x,
+            last: y,
+        }),
+        BYE => Some(Control::Bye { token }),
+        _ => None,
     }
 }
 
-/// Window sizes; zero envelopes turns flow control off.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Window {
-    pub envelopes: usize,
-    pub bytes: usize,
-}
-
-impl Window {
-    pub(crate) fn enabled(self) -> bool {
-        self.envelopes > 0
-    }
-}
-
-struct Kept {
-    seq: u64,
-    topic: Topic,
-    body: Bytes,
-}
-
-struct Peer {
-    acked: u64,
-    busy: bool,
-    heard: Instant,
-    /// When `acked` last moved (or we last retransmitted to it).
-    moved: Instant,
-}
-
-/// What one sender keeps for one federation.
+/// What one sender keeps for one federation: the protocol's state, and the task
+/// reading its control messages.
 struct Outbound {
-    kept: VecDeque<Kept>,
-    kept_bytes: usize,
-    last_seq: u64,
-    peers: HashMap<u64, Peer>,
+    protocol: glidepath_flow::Sender<(Topic, Bytes)>,
     stop: Option<oneshot::Sender<()>>,
 }
 
-impl Outbound {
-    fn min_acked(&self) -> Option<u64> {
-        self.peers.values().map(|p| p.acked).min()
-    }
-
-    /// Drops what every known receiver has. With none known yet, keeps the window's
-    /// worth of bytes: a receiver subscribed before we started may not have
-    /// acknowledged anything yet (its first acknowledgement is a round trip away, and a
-    /// fast sender publishes many envelopes meanwhile), and it must still be able to
-    /// ask for the start of the stream.
-    fn trim(&mut self, window: Window) {
-        match self.min_acked() {
-            Some(acked) => {
-                while self.kept.front().is_some_and(|k| k.seq <= acked) {
-                    self.pop();
-                }
-            }
-            None => {
-                while self.kept_bytes > window.bytes {
-                    self.pop();
-                }
-            }
-        }
-    }
-
-    fn pop(&mut self) {
-        if let Some(k) = self.kept.pop_front() {
-            self.kept_bytes -= weight(&k.body);
-        }
-    }
-
-    /// Whether `window` is used up, `acked` being [`Outbound::min_acked`].
-    fn full(&self, acked: Option<u64>, window: Window) -> bool {
-        match acked {
-            Some(acked) => {
-                self.last_seq.saturating_sub(acked) >= window.envelopes as u64
-                    || self.kept_bytes >= window.bytes
-            }
-            None => false,
-        }
-    }
-
-    /// Up to a batch of kept envelopes from `first` to `last`.
-    fn range(&self, first: u64, last: u64) -> Vec<(u64, Topic, Bytes)> {
-        let start = self.kept.partition_point(|k| k.seq < first);
-        self.kept
-            .range(start..)
-            .take_while(|k| k.seq <= last)
-            .take(RETX_BATCH)
-            .map(|k| (k.seq, k.topic, k.body.clone()))
-            .collect()
-    }
-}
-
-/// What a kept envelope costs in memory: its bytes and the bookkeeping around them.
-fn weight(body: &Bytes) -> usize {
-    body.len() + std::mem::size_of::<Kept>()
-}
-
 /// Retransmissions to send once the lock is released.
-type Resend = Vec<(FederationId, u64, Vec<(u64, Topic, Bytes)>)>;
+type Resend = Vec<(FederationId, u64, Vec<(u64, (Topic, Bytes))>)>;
 
 /// The sending side of one endpoint: what it keeps, its receivers, its counters.
 pub(crate) struct Flow {
-    window: Window,
+    config: FlowConfig,
+    /// The origin of the protocol's clock.
+    origin: Instant,
     client: Client,
     codec: Arc<FrameCodec>,
     runtime: tokio::runtime::Handle,
@@ -301,7 +207,8 @@ impl Flow {
         runtime: tokio::runtime::Handle,
     ) -> Arc<Flow> {
         Arc::new(Flow {
-            window,
+            config: FlowConfig::new(window),
+            origin: Instant::now(),
             client,
             codec,
             runtime,
@@ -339,35 +246,26 @@ impl Flow {
             self.listen(key)?;
             state = self.state.lock();
         }
-        // The slowest receiver's acknowledgement, once there is room.
-        let acked = loop {
+        loop {
             if self.closed.load(Ordering::Acquire) {
                 return Err(TransportError::Closed);
             }
             let out = state.get_mut(&key).expect("listened above");
-            let acked = out.min_acked();
-            if !out.full(acked, self.window) {
-                break acked;
+            if out.protocol.has_credit() {
+                break;
             }
             self.credit_waits.fetch_add(1, Ordering::Relaxed);
             self.waiting.fetch_add(1, Ordering::AcqRel);
             self.credit.wait_for(&mut state, Duration::from_millis(50));
             self.waiting.fetch_sub(1, Ordering::AcqRel);
-            self.give_up_silent(&mut state);
-        };
+            self.give_up_silent(&mut state, since(self.origin));
+        }
         let out = state.get_mut(&key).expect("listened above");
-        out.kept_bytes += weight(body);
-        out.kept.push_back(Kept {
-            seq: envelope.seq,
-            topic,
-            body: body.clone(),
-        });
-        out.last_seq = out.last_seq.max(envelope.seq);
-        if let Some(acked) = acked {
-            self.unacked_max
-                .fetch_max(out.last_seq.saturating_sub(acked), Ordering::Relaxed);
-        } else {
-            out.trim(self.window);
+        let lag = out
+            .protocol
+            .keep(envelope.seq, (topic, body.clone()), body.len());
+        if let Some(lag) = lag {
+            self.unacked_max.fetch_max(lag, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -388,10 +286,7 @@ impl Flow {
             Entry::Occupied(_) => return Ok(()), // another thread was first; drop ours
             Entry::Vacant(v) => {
                 v.insert(Outbound {
-                    kept: VecDeque::new(),
-                    kept_bytes: 0,
-                    last_seq: 0,
-                    peers: HashMap::new(),
+                    protocol: glidepath_flow::Sender::new(self.config),
                     stop: Some(stop_tx),
                 });
             }
@@ -415,7 +310,7 @@ impl Flow {
 
     async fn on_control(&self, key: (FederationId, FederateHandle), message: Message) {
         let control = match self.codec.open(&message.payload) {
-            Ok(body) => Control::decode(&body),
+            Ok(body) => decode_control(&body),
             Err(_) => None,
         };
         let Some(control) = control else {
@@ -423,96 +318,58 @@ impl Flow {
             super::warn_throttled!(subject = %message.subject, total, "dropped an unreadable flow-control message");
             return;
         };
-        let now = Instant::now();
+        let now = since(self.origin);
         let mut resend: Resend = Vec::new();
         {
             let mut state = self.state.lock();
             let Some(out) = state.get_mut(&key) else {
                 return;
             };
-            match control {
-                Control::Ack { token, seq, busy } => {
-                    let peer = out.peers.entry(token).or_insert(Peer {
-                        acked: seq,
-                        busy,
-                        heard: now,
-                        moved: now,
-                    });
-                    if seq > peer.acked {
-                        peer.acked = seq;
-                        peer.moved = now;
-                    }
-                    peer.busy = busy;
-                    peer.heard = now;
-                    out.trim(self.window);
-                }
-                Control::Nack { token, first, last } => {
-                    if let Some(peer) = out.peers.get_mut(&token) {
-                        peer.heard = now;
-                        peer.moved = now;
-                    }
-                    let batch = out.range(first, last);
-                    if !batch.is_empty() {
-                        resend.push((key.0, token, batch));
-                    }
-                }
-                Control::Bye { token } => {
-                    out.peers.remove(&token);
-                    out.trim(self.window);
-                }
+            out.protocol.handle_control(now, control);
+            while let Some(r) = out.protocol.poll_retransmission() {
+                resend.push((key.0, r.token, r.items));
             }
         }
         self.credit.notify_all();
         self.resend(resend).await;
     }
 
+    /// Counts and logs receivers given up by one sender.
+    fn gave_up(&self, key: (FederationId, FederateHandle), gone: &[GivenUp]) {
+        let ((federation, sender), timeout) = (key, PEER_TIMEOUT);
+        for g in gone {
+            tracing::warn!(federation = federation.0, %sender, receiver = format!("{:016x}", g.token), acked = g.acked, last = g.last, "a receiver stayed silent for {timeout:?}: given up, no longer waited for");
+        }
+        if !gone.is_empty() {
+            self.peers_given_up
+                .fetch_add(gone.len() as u64, Ordering::Relaxed);
+            self.credit.notify_all();
+        }
+    }
+
     /// Forgets receivers silent for too long while data waits for them.
-    fn give_up_silent(&self, state: &mut HashMap<(FederationId, FederateHandle), Outbound>) {
-        let now = Instant::now();
-        for ((federation, sender), out) in state.iter_mut() {
-            let last = out.last_seq;
-            let before = out.peers.len();
-            out.peers.retain(|token, p| {
-                let keep = p.acked >= last || now.duration_since(p.heard) < PEER_TIMEOUT;
-                if !keep {
-                    tracing::warn!(federation = federation.0, %sender, receiver = format!("{token:016x}"), acked = p.acked, last, "a receiver stayed silent for {PEER_TIMEOUT:?}: given up, no longer waited for");
-                }
-                keep
-            });
-            let gone = before - out.peers.len();
-            if gone > 0 {
-                self.peers_given_up
-                    .fetch_add(gone as u64, Ordering::Relaxed);
-                out.trim(self.window);
-                self.credit.notify_all();
-            }
+    fn give_up_silent(
+        &self,
+        state: &mut HashMap<(FederationId, FederateHandle), Outbound>,
+        now: u64,
+    ) {
+        for (key, out) in state.iter_mut() {
+            let gone = out.protocol.give_up_silent(now);
+            self.gave_up(*key, &gone);
         }
     }
 
     /// The periodic work: retransmit stalled tails, give up silent receivers.
     pub(crate) async fn tick(&self) {
-        let now = Instant::now();
+        let now = since(self.origin);
         let mut resend: Resend = Vec::new();
         {
             let mut state = self.state.lock();
-            self.give_up_silent(&mut state);
-            for ((federation, _), out) in state.iter_mut() {
-                let last = out.last_seq;
-                let mut due = Vec::new();
-                for (token, peer) in out.peers.iter_mut() {
-                    if peer.acked < last
-                        && !peer.busy
-                        && now.duration_since(peer.moved) >= RETX_AFTER
-                    {
-                        peer.moved = now;
-                        due.push((*token, peer.acked + 1));
-                    }
-                }
-                for (token, first) in due {
-                    let batch = out.range(first, last);
-                    if !batch.is_empty() {
-                        resend.push((*federation, token, batch));
-                    }
+            for (key, out) in state.iter_mut() {
+                let gone = out.protocol.handle_timeout(now);
+                self.gave_up(*key, &gone);
+                while let Some(r) = out.protocol.poll_retransmission() {
+                    resend.push((key.0, r.token, r.items));
                 }
             }
         }
@@ -522,7 +379,7 @@ impl Flow {
     async fn resend(&self, resend: Resend) {
         for (federation, token, batch) in resend {
             let subject = retx_subject(federation, token);
-            for (_, topic, body) in batch {
+            for (_, (topic, body)) in batch {
                 let payload = match self.codec.seal(Some(topic), body) {
                     Ok(p) => p,
                     Err(e) => {
@@ -547,10 +404,8 @@ impl Flow {
     /// True when every known receiver has everything published.
     pub(crate) fn all_acknowledged(&self) -> bool {
         let mut state = self.state.lock();
-        self.give_up_silent(&mut state);
-        state
-            .values()
-            .all(|out| out.peers.values().all(|p| p.acked >= out.last_seq))
+        self.give_up_silent(&mut state, since(self.origin));
+        state.values().all(|out| out.protocol.all_acknowledged())
     }
 
     /// Wakes waiting publishers with `Closed` and stops the acknowledgement tasks.
@@ -567,67 +422,38 @@ impl Flow {
     }
 }
 
-/// Where a receiver stands with one sender.
-struct Inbound {
-    /// Every `seq` up to this one was delivered (or given up).
-    delivered: u64,
-    /// Envelopes after a gap: `None` for topics this endpoint does not want.
-    pending: BTreeMap<u64, (Option<Envelope>, usize)>,
-    acked: u64,
-    bytes_since_ack: usize,
-    acked_at: Instant,
-    /// When we last heard from the sender (as of the last tick).
-    heard: Instant,
-    /// Something arrived since the last tick.
-    touched: bool,
-    nacked_at: Option<Instant>,
-    /// The highest `seq` a NACK has asked for.
-    nacked_upto: u64,
-    /// When the open gap last saw progress (it opened, or a retransmission arrived).
-    gap_progress: Instant,
+/// Where the protocol's receiver puts what it delivers: the reader's inbox (envelopes
+/// of topics this endpoint does not want are `None`), and the loss counter.
+struct Deliver<'a> {
+    federation: FederationId,
+    lost: &'a AtomicU64,
+    deliver: &'a mut dyn FnMut(Envelope),
 }
 
-impl Inbound {
-    /// The acknowledgement of everything delivered so far, recorded as sent at `now`.
-    fn ack(&mut self, token: u64, busy: bool, now: Instant) -> Control {
-        self.acked = self.delivered;
-        self.bytes_since_ack = 0;
-        self.acked_at = now;
-        Control::Ack {
-            token,
-            seq: self.delivered,
-            busy,
+impl Sink<FederateHandle, Option<Envelope>> for Deliver<'_> {
+    fn deliver(&mut self, _: FederateHandle, _: u64, envelope: Option<Envelope>) {
+        if let Some(e) = envelope {
+            (self.deliver)(e);
         }
+    }
+
+    fn lost(&mut self, sender: FederateHandle, first: u64, last: u64, why: GiveUp) {
+        if why == GiveUp::Timeout {
+            tracing::warn!(federation = self.federation.0, %sender, from = first, "a gap was not retransmitted in time; counted as lost");
+        }
+        self.lost.fetch_add(last + 1 - first, Ordering::Relaxed);
     }
 }
 
-/// Where an envelope came from: its sender and `seq`, its encoded size, and whether
-/// it came as a retransmission.
-pub(crate) struct Arrival {
-    pub sender: FederateHandle,
-    pub seq: u64,
-    pub bytes: usize,
-    pub retransmitted: bool,
-}
-
-/// What a receiver did with an envelope of a flow-controlled sender.
-pub(crate) enum Admission {
-    /// Taken: delivered (with whatever it released from the reorder buffer), or held
-    /// until a gap below it is filled.
-    Accepted,
-    /// A duplicate (a retransmission that was not needed): drop it.
-    Duplicate,
-}
-
-/// The receiving side of one federation's reader.
+/// The receiving side of one federation's reader: the protocol's receiver, and the
+/// client its control messages go out on.
 pub(crate) struct Receiver {
     federation: FederationId,
-    token: u64,
-    window: Window,
     client: Client,
     codec: Arc<FrameCodec>,
-    senders: HashMap<FederateHandle, Inbound>,
-    outbox: Vec<(FederateHandle, Control)>,
+    protocol: glidepath_flow::Receiver<FederateHandle, Option<Envelope>>,
+    /// The origin of the protocol's clock.
+    origin: Instant,
     /// Whether the reader has stopped reading because the inbox is full.
     pub(crate) busy: bool,
 }
@@ -642,12 +468,10 @@ impl Receiver {
     ) -> Receiver {
         Receiver {
             federation,
-            token,
-            window,
             client,
             codec,
-            senders: HashMap::new(),
-            outbox: Vec::new(),
+            protocol: glidepath_flow::Receiver::new(token, FlowConfig::new(window)),
+            origin: Instant::now(),
             busy: false,
         }
     }
@@ -664,12 +488,12 @@ impl Receiver {
 
     /// The subject this receiver reads retransmissions on.
     pub(crate) fn retx_subject(&self) -> String {
-        retx_subject(self.federation, self.token)
+        retx_subject(self.federation, self.protocol.token())
     }
 
     /// Takes one envelope of `sender` (already filtered: `None` when not wanted) and
-    /// hands `deliver` whatever may now be delivered, in order. The common case (the
-    /// next `seq`, nothing held) reads no clock and allocates nothing.
+    /// hands `deliver` whatever may now be delivered, in order; holes given up are
+    /// counted in `lost`.
     pub(crate) fn admit(
         &mut self,
         arrival: Arrival,
@@ -677,207 +501,39 @@ impl Receiver {
         lost: &AtomicU64,
         deliver: &mut dyn FnMut(Envelope),
     ) -> Admission {
-        let Arrival {
-            sender,
-            seq,
-            bytes,
-            retransmitted,
-        } = arrival;
-        let inbound = match self.senders.entry(sender) {
-            Entry::Occupied(o) => o.into_mut(),
-            Entry::Vacant(v) => {
-                // The first we hear of this sender: the stream starts here for us.
-                let now = Instant::now();
-                self.outbox.push((
-                    sender,
-                    Control::Ack {
-                        token: self.token,
-                        seq,
-                        busy: false,
-                    },
-                ));
-                v.insert(Inbound {
-                    delivered: seq.saturating_sub(1),
-                    pending: BTreeMap::new(),
-                    acked: seq,
-                    bytes_since_ack: 0,
-                    acked_at: now,
-                    heard: now,
-                    touched: false,
-                    nacked_at: None,
-                    nacked_upto: 0,
-                    gap_progress: now,
-                })
-            }
+        let now = since(self.origin);
+        self.protocol.set_busy(self.busy);
+        let mut sink = Deliver {
+            federation: self.federation,
+            lost,
+            deliver,
         };
-        inbound.touched = true;
-        if seq == inbound.delivered + 1 && inbound.pending.is_empty() {
-            inbound.delivered = seq;
-            inbound.bytes_since_ack += bytes;
-            if let Some(e) = envelope {
-                deliver(e);
-            }
-            self.ack_if_due(sender);
-            return Admission::Accepted;
-        }
-        if seq <= inbound.delivered || inbound.pending.contains_key(&seq) {
-            return Admission::Duplicate;
-        }
-        let now = Instant::now();
-        if retransmitted || inbound.pending.is_empty() {
-            inbound.gap_progress = now;
-        }
-        if seq != inbound.delivered + 1 {
-            // A new hole ends just below this envelope: ask for it at once (holes
-            // asked for already are repeated by the timer).
-            let new_hole = seq - 1 > inbound.nacked_upto.max(inbound.delivered)
-                && !inbound.pending.contains_key(&(seq - 1));
-            inbound.pending.insert(seq, (envelope, bytes));
-            if new_hole {
-                let first = inbound.nacked_upto.max(inbound.delivered) + 1;
-                inbound.nacked_at = Some(now);
-                inbound.nacked_upto = seq - 1;
-                self.outbox.push((
-                    sender,
-                    Control::Nack {
-                        token: self.token,
-                        first,
-                        last: seq - 1,
-                    },
-                ));
-            }
-            if inbound.pending.len() > self.window.envelopes.max(1) * 2 {
-                // More held than any sender's window allows: the gap will not fill.
-                Self::skip_gap(inbound, lost, deliver);
-                self.ack_if_due(sender);
-                return Admission::Accepted;
-            }
-            return Admission::Accepted;
-        }
-        inbound.delivered = seq;
-        inbound.bytes_since_ack += bytes;
-        if let Some(e) = envelope {
-            deliver(e);
-        }
-        Self::release(inbound, deliver);
-        self.ack_if_due(sender);
-        Admission::Accepted
-    }
-
-    /// A NACK for every hole below the newest envelope held: one round trip fills
-    /// them all (the sender resends what we already hold too; those are dropped as
-    /// duplicates, cheaper than one round trip per hole).
-    fn nack(token: u64, inbound: &Inbound) -> Control {
-        let newest = inbound
-            .pending
-            .keys()
-            .next_back()
-            .copied()
-            .unwrap_or(inbound.delivered + 2);
-        Control::Nack {
-            token,
-            first: inbound.delivered + 1,
-            last: newest - 1,
-        }
-    }
-
-    /// Moves consecutive envelopes out of the reorder buffer.
-    fn release(inbound: &mut Inbound, deliver: &mut dyn FnMut(Envelope)) {
-        while let Some(entry) = inbound.pending.first_entry() {
-            if *entry.key() != inbound.delivered + 1 {
-                break;
-            }
-            let (seq, (envelope, bytes)) = entry.remove_entry();
-            inbound.delivered = seq;
-            inbound.bytes_since_ack += bytes;
-            if let Some(e) = envelope {
-                deliver(e);
-            }
-        }
-        if inbound.pending.is_empty() {
-            inbound.nacked_at = None;
-        }
-    }
-
-    /// Gives up the open gap: counts it into `lost` (before anything it releases is
-    /// delivered, so whoever sees those sees the count) and releases what waits.
-    fn skip_gap(inbound: &mut Inbound, lost: &AtomicU64, deliver: &mut dyn FnMut(Envelope)) {
-        if let Some(first) = inbound.pending.keys().next().copied() {
-            lost.fetch_add(first - inbound.delivered - 1, Ordering::Relaxed);
-            inbound.delivered = first - 1;
-            inbound.gap_progress = Instant::now();
-            Self::release(inbound, deliver);
-        }
-    }
-
-    /// Queues an acknowledgement to `sender` when enough was delivered since the last
-    /// one (an eighth of a window); the timer acknowledges the rest.
-    fn ack_if_due(&mut self, sender: FederateHandle) {
-        let Some(inbound) = self.senders.get_mut(&sender) else {
-            return;
-        };
-        let due = inbound.delivered.saturating_sub(inbound.acked)
-            >= (self.window.envelopes as u64 / 8).max(1)
-            || inbound.bytes_since_ack >= self.window.bytes / 8;
-        if due {
-            let ack = inbound.ack(self.token, self.busy, Instant::now());
-            self.outbox.push((sender, ack));
-        }
+        self.protocol
+            .handle_envelope(now, arrival, envelope, &mut sink)
     }
 
     /// Periodic work: acknowledgements, NACK repeats, gaps given up (counted in
     /// `lost`; the envelopes they release go to `deliver`).
     pub(crate) fn tick(&mut self, lost: &AtomicU64, deliver: &mut dyn FnMut(Envelope)) {
-        let now = Instant::now();
-        for inbound in self.senders.values_mut() {
-            if std::mem::take(&mut inbound.touched) {
-                inbound.heard = now;
-            }
-        }
-        let token = self.token;
-        let busy = self.busy;
-        self.senders.retain(|_, inbound| {
-            now.duration_since(inbound.heard) < SENDER_QUIET || !inbound.pending.is_empty()
-        });
-        for (sender, inbound) in self.senders.iter_mut() {
-            if !inbound.pending.is_empty() && now.duration_since(inbound.gap_progress) >= GAP_GIVEUP
-            {
-                tracing::warn!(federation = self.federation.0, %sender, from = inbound.delivered + 1, "a gap was not retransmitted in time; counted as lost");
-                Self::skip_gap(inbound, lost, deliver);
-            }
-            if !inbound.pending.is_empty()
-                && inbound
-                    .nacked_at
-                    .is_none_or(|at| now.duration_since(at) >= NACK_RETRY)
-            {
-                inbound.nacked_at = Some(now);
-                let nack = Self::nack(token, inbound);
-                if let Control::Nack { last, .. } = nack {
-                    inbound.nacked_upto = inbound.nacked_upto.max(last);
-                }
-                self.outbox.push((*sender, nack));
-            }
-            let progress = inbound.delivered > inbound.acked;
-            if (progress && now.duration_since(inbound.acked_at) >= ACK_INTERVAL)
-                || now.duration_since(inbound.acked_at) >= KEEPALIVE
-            {
-                self.outbox.push((*sender, inbound.ack(token, busy, now)));
-            }
-        }
+        let now = since(self.origin);
+        self.protocol.set_busy(self.busy);
+        let mut sink = Deliver {
+            federation: self.federation,
+            lost,
+            deliver,
+        };
+        self.protocol.handle_timeout(now, &mut sink);
     }
 
     /// Says goodbye to every sender heard from: they stop waiting for us.
     pub(crate) fn goodbye(&mut self) {
-        let token = self.token;
-        let senders: Vec<FederateHandle> = self.senders.keys().copied().collect();
-        self.outbox
-            .extend(senders.into_iter().map(|s| (s, Control::Bye { token })));
+        self.protocol.goodbye();
     }
 
     /// Sends the control messages queued so far.
     pub(crate) async fn send(&mut self) {
-        for (sender, control) in self.outbox.drain(..) {
-            let body = match self.codec.seal(None, control.encode()) {
+        while let Some((sender, control)) = self.protocol.poll_control() {
+            let body = match self.codec.seal(None, encode_control(control)) {
                 Ok(b) => b,
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot seal a flow-control message");
@@ -916,20 +572,17 @@ mod tests {
             },
             Control::Bye { token: 5 },
         ] {
-            assert_eq!(Control::decode(&c.encode()), Some(c));
+            assert_eq!(decode_control(&encode_control(c)), Some(c));
         }
-        assert_eq!(Control::decode(b""), None);
-        assert_eq!(Control::decode(&[9u8; CONTROL_LEN]), None);
+        assert_eq!(decode_control(b""), None);
+        assert_eq!(decode_control(&[9u8; CONTROL_LEN]), None);
         // A NACK for an empty or backwards range is refused.
         assert_eq!(
-            Control::decode(
-                &Control::Nack {
-                    token: 1,
-                    first: 9,
-                    last: 3
-                }
-                .encode()
-            ),
+            decode_control(&encode_control(Control::Nack {
+                token: 1,
+                first: 9,
+                last: 3
+            })),
             None
         );
     }
