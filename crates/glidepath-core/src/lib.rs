@@ -16,9 +16,11 @@
 mod callback;
 mod error;
 mod exec;
+mod host;
 mod lrc;
 mod message;
 mod time;
+mod transport_error;
 mod types;
 
 pub use callback::*;
@@ -29,7 +31,9 @@ pub use glidepath_fom::{
     AttributeHandle, Fom, InteractionClassHandle, ObjectClassHandle, OrderType, ParameterHandle,
     TransportationType,
 };
+pub use host::{ExecutiveHost, Hosted};
 pub use lrc::*;
 pub use message::*;
 pub use time::{galt_bound, RegulatorView};
+pub use transport_error::TransportError;
 pub use types::*;
