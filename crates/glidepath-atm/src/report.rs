@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use glidepath::stats::{Recorder, Summary};
-use glidepath_plot::{PlotError, Series};
+use glidepath_plot::{PlotError, Scale, Series};
 use serde_json::{json, Value};
 
 use crate::run::SimulationState;
@@ -518,8 +518,8 @@ impl RunReport {
                     "flights",
                     flights.into_iter().map(|(t, v)| (hours(t), v)).collect(),
                 )],
-                false,
-                false,
+                Scale::Linear,
+                Scale::Linear,
             )?;
             out.push((path, caption));
 
@@ -543,8 +543,8 @@ impl RunReport {
                     Series::new("per second", per_s),
                     Series::new("one-minute mean", minute),
                 ],
-                false,
-                false,
+                Scale::Linear,
+                Scale::Linear,
             )?;
             out.push((path, caption));
         }

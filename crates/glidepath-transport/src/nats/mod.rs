@@ -257,13 +257,16 @@ impl NatsTransport {
             .thread_name("glidepath-nats")
             .enable_all()
             .build()
-            .map_err(|e| TransportError::Backend(format!("cannot start the NATS runtime: {e}")))?;
+            .map_err(|e| TransportError::Io {
+                what: "the NATS runtime",
+                reason: e.to_string(),
+            })?;
         let codec = Arc::new(FrameCodec::new(options.messaging.clone())?);
         // The JetStream path seals each envelope with the encoder chain (compression,
         // key) but has no bundler: its acknowledgement window and per-origin counters
         // count single envelopes. Refuse bundling rather than bypass it silently.
         if codec.options().bundling() && options.persistence != Persistence::None {
-            return Err(TransportError::Backend(
+            return Err(TransportError::InvalidConfiguration(
                 "JetStream persistence cannot be combined with bundling (compression and a federation key are fine): set bundle_bytes_max to 0".into(),
             ));
         }
@@ -437,10 +440,19 @@ async fn connect_client(
         .connect(url)
         .await
         .map_err(|e| {
-            TransportError::Backend(format!(
-                "cannot connect to the NATS server at {url}: {e} (is `nats-server` running there?)"
-            ))
+            TransportError::ConnectFailed {
+                url: url.to_string(),
+                reason: e.to_string(),
+            }
         })
+}
+
+/// The [`TransportError`] of a failed subscription.
+fn subscribe_error(e: async_nats::SubscribeError) -> TransportError {
+    TransportError::ConnectionFailed {
+        operation: "subscribe",
+        reason: e.to_string(),
+    }
 }
 
 /// A round trip through the NATS server: when it returns `Ok`, the server has read
@@ -450,9 +462,10 @@ async fn barrier(client: &Client, timeout: Duration) -> Result<(), TransportErro
         Ok(_) => Ok(()),
         Err(e) if e.kind() == RequestErrorKind::NoResponders => Ok(()),
         Err(e) if e.kind() == RequestErrorKind::TimedOut => Err(TransportError::Timeout(timeout)),
-        Err(e) => Err(TransportError::Backend(format!(
-            "round trip through the NATS server failed: {e}"
-        ))),
+        Err(e) => Err(TransportError::ConnectionFailed {
+            operation: "round trip through the NATS server",
+            reason: e.to_string(),
+        }),
     }
 }
 
@@ -637,15 +650,18 @@ impl NatsEndpoint {
         let options = &self.transport.options;
         match e.kind() {
             RequestErrorKind::TimedOut => TransportError::Timeout(options.request_timeout),
-            RequestErrorKind::NoResponders => TransportError::Backend(format!(
-                "no executive server answers on `{EXEC_SUBJECT}` at {}: start one with `glidepath server --nats-url {}`",
-                self.transport.url, self.transport.url
-            )),
-            RequestErrorKind::MaxPayloadExceeded => TransportError::Backend(format!(
-                "the request exceeds the NATS server's max_payload ({} bytes); raise `max_payload` in the server's configuration",
-                self.client.server_info().max_payload
-            )),
-            _ => TransportError::Backend(format!("request to the executive failed: {e}")),
+            RequestErrorKind::NoResponders => TransportError::NoExecutive {
+                url: self.transport.url.clone(),
+                subject: EXEC_SUBJECT.to_string(),
+            },
+            RequestErrorKind::MaxPayloadExceeded => TransportError::PayloadTooLarge {
+                what: "request",
+                max_payload_bytes: self.client.server_info().max_payload,
+            },
+            _ => TransportError::ConnectionFailed {
+                operation: "request to the executive",
+                reason: e.to_string(),
+            },
         }
     }
 }
@@ -682,7 +698,7 @@ impl Endpoint for NatsEndpoint {
         // runtime context: a plain executor polls it, and waits (parked) only when
         // the client's queue is full. Cheaper than entering the runtime each time.
         futures::executor::block_on(self.client.publish(subject, payload))
-            .map_err(|e| TransportError::Backend(format!("publish failed: {e}")))
+            .map_err(|e| frames::publish_error(&self.client, &e))
     }
 
     fn subscribe(&self, federation: FederationId, topic: Topic) -> Result<(), TransportError> {
@@ -704,7 +720,7 @@ impl Endpoint for NatsEndpoint {
         let transport = &self.transport;
         let subscriber = transport
             .block_on(self.client.subscribe(federation_wildcard(federation)))
-            .map_err(|e| TransportError::Backend(format!("subscribe failed: {e}")))?;
+            .map_err(subscribe_error)?;
         let filter = Arc::new(RwLock::new(HashSet::from([topic])));
         let (stop_tx, stop_rx) = oneshot::channel();
         let receiver = self.window.enabled().then(|| {
@@ -720,7 +736,7 @@ impl Endpoint for NatsEndpoint {
             Some(r) => Some(
                 transport
                     .block_on(self.client.subscribe(r.retx_subject()))
-                    .map_err(|e| TransportError::Backend(format!("subscribe failed: {e}")))?,
+                    .map_err(subscribe_error)?,
             ),
             None => None,
         };
@@ -792,16 +808,19 @@ impl Endpoint for NatsEndpoint {
                 .map(|v| v.as_str().to_string())
         };
         if let Some(error) = header(ERROR_HEADER) {
-            return Err(TransportError::Backend(format!(
-                "the executive server could not answer: {error}"
-            )));
+            return Err(TransportError::ExecutiveFailed { message: error });
         }
         let body = self.transport.codec.open(&message.payload).map_err(|e| {
-            TransportError::Backend(format!("unreadable reply from the executive server: {e}"))
+            TransportError::UnexpectedReply {
+                what: "unreadable",
+                reason: e.to_string(),
+            }
         })?;
-        let reply = glidepath_wire::decode_reply(&body).map_err(|e| {
-            TransportError::Backend(format!("undecodable reply from the executive server: {e}"))
-        })?;
+        let reply =
+            glidepath_wire::decode_reply(&body).map_err(|e| TransportError::UnexpectedReply {
+                what: "undecodable",
+                reason: e.to_string(),
+            })?;
         if let Some((federation, seq)) = header(NOTIFIED_HEADER).as_deref().and_then(parse_notified)
         {
             // As on inproc: the notifications this request caused are in our inbox
@@ -943,12 +962,21 @@ struct Reader {
     flow: Option<Arc<flow::Flow>>,
 }
 
+/// Which subscription a message came through.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// The federation's wildcard (or its JetStream consumer).
+    Federation,
+    /// This endpoint's retransmission subject (reliable delivery).
+    Retransmission,
+}
+
 impl Reader {
-    /// Takes one message: from the federation's wildcard, or (`retransmitted`) from
-    /// this endpoint's retransmission subject.
-    fn handle(&mut self, message: Message, retransmitted: bool) {
+    /// Takes one message from the federation's wildcard or from this endpoint's
+    /// retransmission subject.
+    fn handle(&mut self, message: Message, via: Via) {
         let topic = match &self.receiver {
-            Some(receiver) if retransmitted => receiver.retransmitted_topic(&message),
+            Some(receiver) if via == Via::Retransmission => receiver.retransmitted_topic(&message),
             _ => parse_topic(self.federation, &message.subject),
         };
         let Some(topic) = topic else {
@@ -959,7 +987,7 @@ impl Reader {
         let payload = message.payload;
         // Plain envelopes, the common case without a key, skip the frame machinery.
         if !self.codec.keyed() && payload.first() == Some(&glidepath_wire::MAGIC) {
-            self.handle_envelope(topic, &message.subject, payload, retransmitted);
+            self.handle_envelope(topic, &message.subject, payload, via);
             return;
         }
         let envelopes = match self.codec.open(&payload).and_then(FrameCodec::split) {
@@ -975,17 +1003,11 @@ impl Reader {
             }
         };
         for envelope in envelopes {
-            self.handle_envelope(topic, &message.subject, envelope, retransmitted);
+            self.handle_envelope(topic, &message.subject, envelope, via);
         }
     }
 
-    fn handle_envelope(
-        &mut self,
-        topic: Topic,
-        subject: &str,
-        payload: Bytes,
-        retransmitted: bool,
-    ) {
+    fn handle_envelope(&mut self, topic: Topic, subject: &str, payload: Bytes, via: Via) {
         // Envelopes of topics we do not want are read only as far as the header,
         // which is enough to check their sender's sequence.
         let wanted = self.filter.read().contains(&topic);
@@ -1012,7 +1034,7 @@ impl Reader {
                     sender,
                     seq,
                     bytes,
-                    retransmitted,
+                    retransmitted: via == Via::Retransmission,
                 };
                 match receiver.admit(arrival, envelope, &counters.lost, &mut deliver) {
                     flow::Admission::Accepted => {}
@@ -1114,9 +1136,9 @@ async fn read_federation(
             _ = &mut stop => break,
             _ = tick.tick(), if reader.receiver.is_some() => reader.tick(),
             // Retransmissions first: they fill gaps that hold newer envelopes back.
-            Some(m) = next_of(&mut retransmissions), if !stalled => reader.handle(m, true),
+            Some(m) = next_of(&mut retransmissions), if !stalled => reader.handle(m, Via::Retransmission),
             message = subscriber.next(), if !stalled => match message {
-                Some(m) => reader.handle(m, false),
+                Some(m) => reader.handle(m, Via::Federation),
                 None => break,
             },
             _ = tokio::time::sleep(Duration::from_millis(1)), if stalled => {}
