@@ -360,14 +360,17 @@ impl Bench {
 /// when one does (a `glidepath server`), or the one started here when none does.
 fn ensure_executive(config: &RtiConfig) -> anyhow::Result<Option<glidepath::ExecutiveServer>> {
     let url = &config.nats_url;
-    glidepath::ensure_executive(config).with_context(|| {
-        format!(
-            "starting the executive in this process on {url} (if nothing answers there: \
-             start `nats-server -a 127.0.0.1 -p PORT` and pass --nats-url \
-             nats://127.0.0.1:PORT, or set {})",
-            glidepath::NATS_URL_ENV
-        )
-    })
+    match glidepath::ensure_executive(config) {
+        Ok(executive) => Ok(executive),
+        Err(e @ glidepath::TransportError::ConnectFailed { .. }) => Err(anyhow::Error::new(e)
+            .context(format!(
+                "nothing answers at {url}: start `nats-server -a 127.0.0.1 -p PORT` and pass \
+                 --nats-url nats://127.0.0.1:PORT (or set {})",
+                glidepath::NATS_URL_ENV
+            ))),
+        Err(e) => Err(anyhow::Error::new(e)
+            .context(format!("starting the executive in this process on {url}"))),
+    }
 }
 
 /// Forwards every callback of an immediate-model federate into a channel, so the
