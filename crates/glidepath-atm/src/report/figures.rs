@@ -1,7 +1,12 @@
 //! The PNG figures like the memorandum's Figures 4.1–4.3, and the sampling that keeps
 //! a full day's distributions small enough to plot.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use glidepath::stats::Recorder;
+use glidepath_plot::{Scale, Series};
+
+use super::{ReportError, RunReport, SecondStats};
 
 impl RunReport {
     pub(super) fn figures(&self, dir: &Path) -> Result<Vec<(PathBuf, String)>, ReportError> {

@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use glidepath::stats::{Recorder, Summary};
-use glidepath_plot::{PlotError, Scale, Series};
+use glidepath_plot::PlotError;
 use serde_json::{json, Value};
 
 use crate::run::SimulationState;
@@ -34,7 +34,6 @@ mod figures;
 mod memo;
 mod tables;
 
-use memo::*;
 pub use tables::matrix_table;
 
 /// The seven states every component goes through (memorandum section 4.3), in order; the

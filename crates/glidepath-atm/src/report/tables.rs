@@ -1,7 +1,15 @@
 //! The human report: the memorandum's tables for one run (`RunReport::tables`), the
 //! experiment matrix (`matrix_table`), and the number formatting they share.
 
-use super::*;
+use std::fmt::Write as _;
+
+use glidepath::stats::Summary;
+
+use super::memo::{
+    MemoRow, MEMO_BYTES, MEMO_DURATIONS_1A, MEMO_DURATIONS_4A, MEMO_FREQUENCIES, MEMO_LATENCY,
+    MEMO_LENGTHS, MEMO_MESSAGES, MEMO_PEAK_FLIGHTS, MEMO_RUNS,
+};
+use super::{RunReport, STATES};
 
 impl RunReport {
     /// The human report: the memorandum's Tables 4.2, 4.3, 4.5 and 4.7 for this run, with

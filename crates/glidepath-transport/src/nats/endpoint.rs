@@ -1,7 +1,25 @@
 //! `NatsEndpoint`: the `Endpoint` contract over one NATS connection (publish, one
 //! wildcard subscription per federation, requests to the executive server, close).
 
-use super::*;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_nats::{Message, RequestErrorKind};
+use bytes::Bytes;
+use crossbeam_channel::Receiver;
+use glidepath_core::{Envelope, ExecReply, ExecRequest, FederateHandle, FederationId, Topic};
+use parking_lot::RwLock;
+use tokio::sync::oneshot;
+
+use crate::{monotonic_now_ns, Endpoint, EndpointStats, TransportError};
+
+use super::{
+    barrier, federation_wildcard, flow, frames, jetstream, parse_notified, read_federation,
+    subscribe_error, topic_subject, FederationSubscription, NatsEndpoint, Notified, Reader,
+    ERROR_HEADER, EXEC_SUBJECT, NOTIFIED_HEADER,
+};
 
 impl Notified {
     pub(super) fn record(&self, federation: FederationId, seq: u64) {

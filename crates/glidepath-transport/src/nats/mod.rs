@@ -103,25 +103,19 @@ use reader::read_federation;
 use throttle::warn_throttled;
 use transport::{barrier, connect_client, subscribe_error};
 
-use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
-use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use async_nats::{Client, ConnectOptions, Event, Message, RequestErrorKind, Subscriber};
-use bytes::Bytes;
+use async_nats::Client;
 use crossbeam_channel::{Receiver, Sender};
-use futures::StreamExt;
-use glidepath_core::{Envelope, ExecReply, ExecRequest, FederateHandle, FederationId, Topic};
+use glidepath_core::{Envelope, FederateHandle, FederationId, Topic};
 use parking_lot::{Condvar, Mutex, RwLock};
 use tokio::sync::oneshot;
 
-use crate::{
-    is_best_effort, monotonic_now_ns, Endpoint, EndpointStats, Transport, TransportError,
-    BEST_EFFORT_BACKLOG_MAX,
-};
+#[cfg(doc)]
+use crate::{monotonic_now_ns, EndpointStats, TransportError};
 use frames::{FrameCodec, Outgoing, Refused};
 use subject::{federation_wildcard, parse_topic, topic_subject, BARRIER_SUBJECT, EXEC_SUBJECT};
 

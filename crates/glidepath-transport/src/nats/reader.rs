@@ -2,7 +2,22 @@
 //! messages off the client, opens frames and bundles, applies reliable delivery and
 //! hands envelopes to the endpoint's inbox.
 
-use super::*;
+use std::collections::hash_map::Entry;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use async_nats::{Message, Subscriber};
+use bytes::Bytes;
+use crossbeam_channel::Sender;
+use futures::StreamExt;
+use glidepath_core::{Envelope, FederateHandle, Topic};
+use tokio::sync::oneshot;
+
+use crate::{is_best_effort, BEST_EFFORT_BACKLOG_MAX};
+
+use super::{
+    flow, frames, parse_topic, warn_throttled, Counters, FrameCodec, Reader, Refused, Via,
+};
 
 impl Reader {
     /// Takes one message from the federation's wildcard or from this endpoint's

@@ -2,7 +2,23 @@
 //! NATS server (`connect_client`) and the round trip that proves the server has read
 //! everything sent before (`barrier`).
 
-use super::*;
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::{Client, ConnectOptions, Event, RequestErrorKind};
+use bytes::Bytes;
+use parking_lot::Mutex;
+use tokio::sync::oneshot;
+
+use crate::{Endpoint, Transport, TransportError};
+
+use super::{
+    flow, frames, jetstream, Counters, EndpointState, FrameCodec, NatsEndpoint, NatsOptions,
+    NatsTransport, Notified, Outgoing, Persistence, RuntimeHolder, TransportInner, BARRIER_SUBJECT,
+};
 
 impl RuntimeHolder {
     pub(super) fn handle(&self) -> &tokio::runtime::Handle {
