@@ -20,6 +20,8 @@ use super::{
     subscribe_error, topic_subject, FederationSubscription, NatsEndpoint, Notified, Reader,
     ERROR_HEADER, EXEC_SUBJECT, NOTIFIED_HEADER,
 };
+#[cfg(doc)]
+use super::{JetStreamOptions, NatsOptions};
 
 impl Notified {
     pub(super) fn record(&self, federation: FederationId, seq: u64) {
