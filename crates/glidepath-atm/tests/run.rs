@@ -116,8 +116,7 @@ fn a_slice_of_the_day_loses_nothing_with_the_binary_codec() {
 
 #[test]
 fn a_slice_of_the_day_loses_nothing_over_nats() {
-    let testbed =
-        glidepath::transport::nats::NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
+    let testbed = glidepath::backend::nats::NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
     let mut config = RtiConfig::default();
     config.transport = TransportKind::Nats;
     config.nats_url = testbed.url();

@@ -76,7 +76,7 @@ pub struct BenchOptions {
     pub bundle_bytes: Option<usize>,
     /// Reliable delivery over core NATS: the sender's window in envelopes; `Some(0)`
     /// turns it off, `None` keeps the default (NATS only).
-    pub reliable_window: Option<usize>,
+    pub reliable_window_envelopes: Option<usize>,
     /// Also run the raw peer and report the ratios.
     pub raw: bool,
     /// Busy work in microseconds per cycle at both ends (latency's compute load).
@@ -100,7 +100,7 @@ impl Default for BenchOptions {
             wait: WaitStrategy::Park,
             bundle_time_us: None,
             bundle_bytes: None,
-            reliable_window: None,
+            reliable_window_envelopes: None,
             raw: false,
             compute_us: 0,
             background_load: false,
@@ -193,11 +193,11 @@ impl BenchOptions {
             bundle.bundle_bytes_max = bytes;
         }
         if let Some(us) = self.bundle_time_us {
-            bundle.bundle_time_max_ns = us.saturating_mul(1000);
+            bundle.bundle_time_ns_max = us.saturating_mul(1000);
         }
         config.bundle = bundle;
-        if let Some(window) = self.reliable_window {
-            config.reliable_window = window;
+        if let Some(window) = self.reliable_window_envelopes {
+            config.reliable_window_envelopes = window;
         }
         config
     }
@@ -227,7 +227,7 @@ pub struct Bench {
     rti: Rti,
     /// The executive we started because none answered on the NATS server; dropped
     /// (stopped) after the RTI.
-    executive: Option<glidepath::transport::nats::ExecutiveServer>,
+    executive: Option<glidepath::ExecutiveServer>,
     fom: Fom,
     opts: BenchOptions,
     /// Distinguishes this run's federations from other runs on a shared NATS server.
@@ -255,7 +255,7 @@ impl Bench {
         .context("merging the benchmark FOM")?;
         let executive = match opts.transport {
             TransportChoice::Inproc => None,
-            TransportChoice::Nats => ensure_executive(&opts.nats_url)?,
+            TransportChoice::Nats => ensure_executive(&opts.rti_config())?,
         };
         let rti = Rti::from_config(&opts.rti_config()).with_context(|| {
             format!(
@@ -356,39 +356,21 @@ impl Bench {
     }
 }
 
-/// Makes sure an executive answers on the NATS server at `url`: returns `None` when
-/// one does (a `glidepath server`), or the one started here when none does.
-fn ensure_executive(
-    url: &str,
-) -> anyhow::Result<Option<glidepath::transport::nats::ExecutiveServer>> {
-    let raw = RawNats::new(url).with_context(|| {
-        format!(
-            "nothing answers at {url}: start `nats-server -a 127.0.0.1 -p PORT` and pass \
-             --nats-url nats://127.0.0.1:PORT (or set {})",
-            glidepath::NATS_URL_ENV
-        )
-    })?;
-    let answered = raw.block_on(async {
-        let client = raw.connect().await?;
-        let subject = glidepath::transport::nats::subject::EXEC_SUBJECT;
-        let probe = tokio::time::timeout(
-            Duration::from_secs(5),
-            client.request(subject, Bytes::new()),
-        )
-        .await;
-        Ok::<bool, anyhow::Error>(match probe {
-            Ok(Ok(_)) => true,
-            Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders => false,
-            // A reply with an error or a slow server: someone is there.
-            Ok(Err(_)) | Err(_) => true,
-        })
-    })?;
-    if answered {
-        return Ok(None);
+/// Makes sure an executive answers on the NATS server of `config`: returns `None`
+/// when one does (a `glidepath server`), or the one started here when none does.
+fn ensure_executive(config: &RtiConfig) -> anyhow::Result<Option<glidepath::ExecutiveServer>> {
+    let url = &config.nats_url;
+    match glidepath::ensure_executive(config) {
+        Ok(executive) => Ok(executive),
+        Err(e @ glidepath::TransportError::ConnectFailed { .. }) => Err(anyhow::Error::new(e)
+            .context(format!(
+                "nothing answers at {url}: start `nats-server -a 127.0.0.1 -p PORT` and pass \
+                 --nats-url nats://127.0.0.1:PORT (or set {})",
+                glidepath::NATS_URL_ENV
+            ))),
+        Err(e) => Err(anyhow::Error::new(e)
+            .context(format!("starting the executive in this process on {url}"))),
     }
-    let server = glidepath::transport::nats::serve_executive(url)
-        .with_context(|| format!("starting the executive in this process on {url}"))?;
-    Ok(Some(server))
 }
 
 /// Forwards every callback of an immediate-model federate into a channel, so the
@@ -618,7 +600,7 @@ pub fn read_stamp(bytes: &[u8]) -> Option<(u64, u64)> {
 /// Nanoseconds on the process-wide monotonic clock the transports use, so stamps
 /// taken on any thread of this process compare.
 pub fn now_ns() -> u64 {
-    glidepath::transport::monotonic_now_ns()
+    glidepath::monotonic_now_ns()
 }
 
 /// A payload of `size` bytes (content irrelevant, but not all zero so compression

@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use glidepath_plot::Series;
+use glidepath_plot::{Scale, Series};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::harness::Progress;
@@ -260,8 +260,12 @@ pub fn write_plots(dir: &Path, results: &[BenchResult]) -> anyhow::Result<Vec<Pa
                     "message size (bytes)",
                     y_label,
                     &series,
-                    true,
-                    what != "p50",
+                    Scale::Log,
+                    if what == "p50" {
+                        Scale::Linear
+                    } else {
+                        Scale::Log
+                    },
                 )
                 .map_err(|e| plot_err(&path, e))?;
                 written.push(path);

@@ -177,7 +177,7 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
         o.bundle_bytes = Some(size("--bundle-bytes", v)?);
     }
     if let Some(v) = &args.reliable_window {
-        o.reliable_window = Some(number("--reliable-window", v)?);
+        o.reliable_window_envelopes = Some(number("--reliable-window", v)?);
     }
     if let Some(v) = &args.compute_us {
         o.compute_us = number("--compute-us", v)?;

@@ -315,25 +315,17 @@ fn server(args: ServerArgs) -> anyhow::Result<()> {
     if let Some(mode) = args.persistence {
         config.apply_args(["--persistence".to_string(), mode])?;
     }
-    let options = glidepath::transport::NatsOptions {
-        persistence: config.persistence,
-        messaging: glidepath::transport::nats::MessagingOptions {
-            chain: config.chain.clone(),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
     let keyed = if config.chain.key.is_some() {
         ", federation key required"
     } else {
         ""
     };
-    let server = glidepath::transport::nats::serve_executive_with(&config.nats_url, options)
+    let server = glidepath::serve_executive(&config)
         .with_context(|| format!("starting the executive server on {}", config.nats_url))?;
     println!(
         "glidepath server: hosting federations on {} (requests on {}{keyed}, persistence {}); ready",
         config.nats_url,
-        glidepath::transport::nats::subject::EXEC_SUBJECT,
+        glidepath::EXECUTIVE_SUBJECT,
         config.persistence.name()
     );
     use std::io::Write;
@@ -352,22 +344,13 @@ fn replay(args: ReplayArgs) -> anyhow::Result<()> {
     if let Some(file) = args.key_file {
         config.apply_args(["--key-file".to_string(), file])?;
     }
-    let federation = glidepath::transport::FederationId(args.federation_id);
-    let options = glidepath::transport::NatsOptions {
-        messaging: glidepath::transport::nats::MessagingOptions {
-            chain: config.chain.clone(),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let replay =
-        glidepath::transport::nats::replay(&config.nats_url, federation, args.from_seq, &options)
-            .with_context(|| {
-            format!(
-                "replaying federation {} from {}",
-                federation.0, config.nats_url
-            )
-        })?;
+    let federation = glidepath::FederationId(args.federation_id);
+    let replay = glidepath::replay(&config, federation, args.from_seq).with_context(|| {
+        format!(
+            "replaying federation {} from {}",
+            federation.0, config.nats_url
+        )
+    })?;
     let mut per_sender: BTreeMap<String, u64> = BTreeMap::new();
     let mut per_topic: BTreeMap<String, u64> = BTreeMap::new();
     for r in &replay.envelopes {

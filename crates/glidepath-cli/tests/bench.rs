@@ -14,7 +14,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use glidepath::transport::nats::NatsServerProcess;
+use glidepath::backend::nats::NatsServerProcess;
 use serde_json::Value;
 
 /// Generous: each run takes about a second on an idle machine.

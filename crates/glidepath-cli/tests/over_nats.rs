@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use glidepath::transport::nats::NatsServerProcess;
+use glidepath::backend::nats::NatsServerProcess;
 
 /// Generous: each process finishes in well under a second on an idle machine.
 const TIMEOUT: Duration = Duration::from_secs(60);

@@ -105,7 +105,7 @@ fn json_batch(size: usize) -> Vec<u8> {
 
 const BUNDLE_16K: BundleConfig = BundleConfig {
     bundle_bytes_max: 16 * 1024,
-    bundle_time_max_ns: 1_000_000,
+    bundle_time_ns_max: 1_000_000,
 };
 
 fn chains() -> Vec<(&'static str, EncoderChain)> {
@@ -114,7 +114,7 @@ fn chains() -> Vec<(&'static str, EncoderChain)> {
         compression,
         // Compress whatever the size, so the cost shows on small messages too (the
         // default threshold, 512 B, skips them).
-        compress_min_bytes: 0,
+        compress_bytes_min: 0,
         key,
         ..ChainConfig::default()
     };

@@ -3,7 +3,7 @@
 //!
 //! A [`Bundler`] is a state machine with no clock: the caller passes the time in. A
 //! bundle leaves when the next message would push it past `bundle_bytes_max`, when
-//! its first message has waited `bundle_time_max_ns` ([`Bundler::poll`], with
+//! its first message has waited `bundle_time_ns_max` ([`Bundler::poll`], with
 //! [`Bundler::deadline`] telling when to call it), or on [`Bundler::flush`] — which
 //! the RTI calls on time advance requests, explicit flushes and resign.
 //!
@@ -32,14 +32,14 @@ pub struct BundleConfig {
     pub bundle_bytes_max: usize,
     /// Longest a message may wait in a bundle, in nanoseconds (MaxTimeBeforeSend).
     /// Default 1 ms, well under a 10 Hz frame yet long enough to gather bursts.
-    pub bundle_time_max_ns: u64,
+    pub bundle_time_ns_max: u64,
 }
 
 impl Default for BundleConfig {
     fn default() -> Self {
         BundleConfig {
             bundle_bytes_max: 0,
-            bundle_time_max_ns: 1_000_000,
+            bundle_time_ns_max: 1_000_000,
         }
     }
 }
@@ -117,10 +117,10 @@ impl Bundler {
         out
     }
 
-    /// When the oldest waiting message reaches `bundle_time_max_ns`, if any waits.
+    /// When the oldest waiting message reaches `bundle_time_ns_max`, if any waits.
     pub fn deadline(&self) -> Option<u64> {
         self.first_at_ns
-            .map(|t| t.saturating_add(self.config.bundle_time_max_ns))
+            .map(|t| t.saturating_add(self.config.bundle_time_ns_max))
     }
 
     /// The bundle, if its first message has waited long enough at `now_ns`.
@@ -205,7 +205,7 @@ mod tests {
     fn cfg(bytes: usize, time: u64) -> BundleConfig {
         BundleConfig {
             bundle_bytes_max: bytes,
-            bundle_time_max_ns: time,
+            bundle_time_ns_max: time,
         }
     }
 

@@ -133,22 +133,22 @@ pub struct ChainConfig {
     /// Payloads shorter than this are sent uncompressed: 512 B by default, because
     /// below that the frame overhead and CPU cost outweigh the saving on typical
     /// simulation messages.
-    pub compress_min_bytes: usize,
+    pub compress_bytes_min: usize,
     /// Encrypt and authenticate with this key; `None` (plaintext) by default, for a
     /// trusted local network.
     pub key: Option<FederationKey>,
     /// Largest payload a frame may decode to: 64 MiB by default, so a hostile frame
     /// cannot make a receiver allocate without bound.
-    pub max_message_bytes: usize,
+    pub message_bytes_max: usize,
 }
 
 impl Default for ChainConfig {
     fn default() -> Self {
         ChainConfig {
             compression: Compression::None,
-            compress_min_bytes: 512,
+            compress_bytes_min: 512,
             key: None,
-            max_message_bytes: 64 << 20,
+            message_bytes_max: 64 << 20,
         }
     }
 }
@@ -240,7 +240,7 @@ impl EncoderChain {
         let mut body = Vec::new();
         let mut flags = 0u8;
         if self.config.compression != Compression::None
-            && payload.len() >= self.config.compress_min_bytes
+            && payload.len() >= self.config.compress_bytes_min
         {
             let compressed = match self.config.compression {
                 Compression::Lz4 => lz4_flex::block::compress(payload),
@@ -329,10 +329,10 @@ impl EncoderChain {
             0 => Ok(Bytes::copy_from_slice(body)),
             compression => {
                 let (len, used) = read_varint(body).ok_or(CodecError::Truncated)?;
-                if len > self.config.max_message_bytes as u64 {
+                if len > self.config.message_bytes_max as u64 {
                     return Err(CodecError::TooLarge {
                         declared: len,
-                        limit: self.config.max_message_bytes,
+                        limit: self.config.message_bytes_max,
                     });
                 }
                 let block = &body[used..];

@@ -15,7 +15,7 @@
 //!
 //! Stages 2 and 3 operate on bytes and produce one self-describing [`frame`], so a
 //! receiver decodes whatever settings the sender used. Decoding never panics and never
-//! allocates more than [`ChainConfig::max_message_bytes`], whatever the input.
+//! allocates more than [`ChainConfig::message_bytes_max`], whatever the input.
 
 pub mod bundle;
 pub mod frame;

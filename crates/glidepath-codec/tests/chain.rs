@@ -10,7 +10,7 @@ const TABLE_4_1: &str = r#"{"vid":"UAL1967","latDeg":37.62231,"lonDeg":-122.3816
 fn chain(compression: Compression, key: Option<FederationKey>) -> EncoderChain {
     EncoderChain::new(ChainConfig {
         compression,
-        compress_min_bytes: 64,
+        compress_bytes_min: 64,
         key,
         ..ChainConfig::default()
     })
@@ -100,7 +100,7 @@ fn decompression_bombs_are_refused() {
     })
     .unwrap();
     let receiver = EncoderChain::new(ChainConfig {
-        max_message_bytes: 1 << 16,
+        message_bytes_max: 1 << 16,
         ..ChainConfig::default()
     })
     .unwrap();

@@ -18,6 +18,7 @@ use glidepath_core::fom::Fom;
 use glidepath_core::{
     galt_bound, Body, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId,
     Link, LocalRti, LogicalTime, LogicalTimeInterval, RegulatorView, RtiError, Topic,
+    TransportError,
 };
 
 const SIZES: [usize; 3] = [2, 8, 32];
@@ -127,9 +128,9 @@ impl Link for Sink {
     fn subscribe(&mut self, _: FederationId, _: Topic) {}
     fn unsubscribe(&mut self, _: FederationId, _: Topic) {}
     fn request(&mut self, _: ExecRequest) -> Result<ExecReply, RtiError> {
-        Err(RtiError::Transport(
+        Err(RtiError::Link(TransportError::Backend(
             "no executive in the benchmark loop".into(),
-        ))
+        )))
     }
 }
 

@@ -2,6 +2,7 @@
 
 use thiserror::Error;
 
+use crate::transport_error::TransportError;
 use crate::types::{
     FederateHandle, LogicalTime, ObjectInstanceHandle, TimeRepresentation, TimeValue,
 };
@@ -153,8 +154,27 @@ pub enum RtiError {
     Object(#[from] ObjectError),
     #[error(transparent)]
     Time(#[from] TimeError),
+    /// The executive answered a request with a reply of the wrong kind (the text
+    /// shows it). Built by [`LocalRti`](crate::LocalRti) and the front crate, and only
+    /// for that situation: the name is older than the typed variants below and stays
+    /// while `lrc.rs`, which builds it, is closed to this change.
     #[error("transport failure: {0}")]
     Transport(String),
+    /// The transport, or the executive behind it, failed; match the
+    /// [`TransportError`] to tell why.
+    #[error("transport failure: {0}")]
+    Link(#[from] TransportError),
+    /// [`ProcessModel::Immediate`](crate::ProcessModel) was asked for without an
+    /// ambassador to deliver the callbacks to.
+    #[error("the immediate process model needs an ambassador: use Rti::join_immediate")]
+    AmbassadorRequired,
+    /// The federate's RTI thread could not be started (the operating system's reason).
+    #[error("cannot start the federate's RTI thread: {0}")]
+    RtiThreadNotStarted(String),
+    /// The federate's RTI thread stopped because an ambassador callback panicked; the
+    /// federate delivers no more callbacks.
+    #[error("the federate's RTI thread stopped: an ambassador callback panicked")]
+    CallbackPanicked,
 }
 
 /// A peer sent something this federate cannot use. Never fatal: counted and dropped.

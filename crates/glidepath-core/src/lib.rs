@@ -16,10 +16,12 @@
 mod callback;
 mod error;
 mod exec;
+mod host;
 mod local_rti;
 mod logical_time;
 mod message;
 mod time;
+mod transport_error;
 mod types;
 
 pub use callback::*;
@@ -30,7 +32,9 @@ pub use glidepath_fom::{
     AttributeHandle, Fom, InteractionClassHandle, ObjectClassHandle, OrderType, ParameterHandle,
     TransportationType,
 };
+pub use host::{ExecutiveHost, Hosted};
 pub use local_rti::{Link, LocalRti, LocalStats};
 pub use message::*;
 pub use time::{galt_bound, RegulatorView, TimeSnapshot};
+pub use transport_error::TransportError;
 pub use types::*;

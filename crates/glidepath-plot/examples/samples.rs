@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use glidepath_plot::{
-    histogram, latency_histogram_and_percentiles, lines, notched_boxplots, Series,
+    histogram, latency_histogram_and_percentiles, lines, notched_boxplots, Scale, Series,
 };
 
 /// Deterministic pseudo-random numbers in [0, 1) (xorshift), so no dependency is needed.
@@ -127,8 +127,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "message size (bytes)",
         "throughput (updates/s)",
         &series,
-        true,
-        true,
+        Scale::Log,
+        Scale::Log,
     )?;
 
     let ts = vec![
@@ -161,8 +161,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "time (s)",
         "queued updates",
         &ts,
-        false,
-        false,
+        Scale::Linear,
+        Scale::Linear,
     )?;
 
     // Degenerate inputs, to check they still give readable figures.
@@ -200,8 +200,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "x",
         "y",
         &with_zero,
-        true,
-        true,
+        Scale::Log,
+        Scale::Log,
     )?;
     println!("wrote samples to {}", dir.display());
     Ok(())

@@ -17,13 +17,13 @@
 //!
 //! ```no_run
 //! use std::path::Path;
-//! use glidepath_plot::{latency_histogram_and_percentiles, lines, Series};
+//! use glidepath_plot::{latency_histogram_and_percentiles, lines, Scale, Series};
 //!
 //! let latencies_us = vec![180.0, 175.5, 210.0, 1900.0, 182.25];
 //! latency_histogram_and_percentiles(Path::new("out/latency.png"), "Update latency", "µs", &latencies_us)?;
 //! let sizes = [16.0, 256.0, 4096.0];
 //! let nats = Series::new("NATS", sizes.iter().map(|&s| (s, 3.5e5 / (1.0 + s / 2048.0))).collect());
-//! lines(Path::new("out/throughput.png"), "Throughput", "message size (bytes)", "updates/s", &[nats], true, true)?;
+//! lines(Path::new("out/throughput.png"), "Throughput", "message size (bytes)", "updates/s", &[nats], Scale::Log, Scale::Log)?;
 //! # Ok::<(), glidepath_plot::PlotError>(())
 //! ```
 //!
@@ -159,9 +159,18 @@ pub fn notched_boxplots(
     })
 }
 
+/// How an axis of a [`lines`] chart maps values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    /// Evenly spaced values.
+    Linear,
+    /// Logarithmic: evenly spaced powers of ten.
+    Log,
+}
+
 /// Line chart (1000×600 PNG) with markers and a legend, one line per series — throughput
-/// vs. message size like thesis Figs. 17–19, or time series. `log_x` / `log_y` select
-/// logarithmic axes; points that cannot be shown on them (≤ 0) are skipped, as are
+/// vs. message size like thesis Figs. 17–19, or time series. `x` / `y` select each
+/// axis's [`Scale`]; on a logarithmic axis, points that cannot be shown on them (≤ 0) are skipped, as are
 /// non-finite points.
 ///
 /// Markers are drawn only on series of at most 60 points (beyond that they would hide the
@@ -173,9 +182,10 @@ pub fn lines(
     x_label: &str,
     y_label: &str,
     series: &[Series],
-    log_x: bool,
-    log_y: bool,
+    x: Scale,
+    y: Scale,
 ) -> Result<(), PlotError> {
+    let (log_x, log_y) = (x == Scale::Log, y == Scale::Log);
     render::plot_to_file(path, render::NORMAL, |root| {
         lines::figure(root, title, x_label, y_label, series, log_x, log_y)
     })

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use common::{blueish, check_png, non_white, out};
 use glidepath_plot::{
-    histogram, latency_histogram_and_percentiles, lines, notched_boxplots, Series,
+    histogram, latency_histogram_and_percentiles, lines, notched_boxplots, Scale, Series,
 };
 
 /// The plotting region of a single-panel figure, as fractions of the image.
@@ -102,8 +102,8 @@ fn lines_linear_and_logarithmic() {
             "message size (bytes)",
             "updates/s",
             &series,
-            log_x,
-            log_y,
+            if log_x { Scale::Log } else { Scale::Linear },
+            if log_y { Scale::Log } else { Scale::Linear },
         )
         .unwrap();
         let img = check_png(&path, 1000, 600);
@@ -133,7 +133,16 @@ fn long_time_series_is_drawn() {
             .map(|t| (t as f64, (t % 1000) as f64))
             .collect(),
     )];
-    lines(&path, "Queue", "t", "n", &series, false, false).unwrap();
+    lines(
+        &path,
+        "Queue",
+        "t",
+        "n",
+        &series,
+        Scale::Linear,
+        Scale::Linear,
+    )
+    .unwrap();
     let img = check_png(&path, 1000, 600);
     assert!(img.count_in(PLOT, blueish) > 2000);
 }
@@ -184,8 +193,8 @@ fn degenerate_inputs_give_figures() {
             "x",
             "y",
             &[Series::new(*name, points)],
-            true,
-            true,
+            Scale::Log,
+            Scale::Log,
         )
         .unwrap();
         check_png(&path, 1000, 600);
@@ -219,7 +228,7 @@ fn empty_input_says_no_data() {
         vec![Series::new("negative", vec![(-1.0, -1.0)])],
     ] {
         let path = out("lines-empty.png");
-        lines(&path, "", "x", "y", &series, true, true).unwrap();
+        lines(&path, "", "x", "y", &series, Scale::Log, Scale::Log).unwrap();
         let img = check_png(&path, 1000, 600);
         assert!(img.count_in((0.3, 0.3, 0.7, 0.7), non_white) > 100);
     }

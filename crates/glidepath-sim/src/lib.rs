@@ -1,6 +1,6 @@
 //! A deterministic, seeded simulator for glidepath's RTI services.
 //!
-//! It runs a whole federation — one [`Executive`] and 2 to 16 [`LocalRti`]s — inside a
+//! It runs a whole federation — one [`Executive`](glidepath_core::Executive) and 2 to 16 [`LocalRti`]s — inside a
 //! single thread, on a virtual clock that jumps to the next event. The network keeps
 //! each sender's envelopes in order towards each receiver but delays every envelope
 //! randomly, so messages from different senders interleave in every possible way.
@@ -29,7 +29,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use glidepath_core::{
-    AttributeHandle, Envelope, ExecReply, ExecRequest, Executive, FederateHandle,
+    AttributeHandle, Envelope, ExecReply, ExecRequest, ExecutiveHost, FederateHandle,
     InteractionClassHandle, LocalRti, LogicalTime, ObjectClassHandle, ObjectInstanceHandle,
     RtiError,
 };
@@ -219,7 +219,7 @@ struct Sim {
     grid: f64,
     rng: ChaCha8Rng,
     net: Network,
-    exec: Executive,
+    exec: ExecutiveHost,
     nodes: Vec<Node>,
     now: u64,
     trace: Trace,
@@ -314,8 +314,8 @@ impl Sim {
             time_representation: representation,
             ..sim_fom()
         });
-        let mut exec = Executive::new();
-        let (reply, _, _) = exec.handle(ExecRequest::Create {
+        let mut exec = ExecutiveHost::new();
+        let (reply, _, _) = exec.executive_mut().handle(ExecRequest::Create {
             name: FEDERATION.into(),
             fom: fom.clone(),
         });
@@ -429,7 +429,7 @@ impl Sim {
                 self.describe()
             )));
         }
-        let (reply, _, _) = self.exec.handle(ExecRequest::Destroy {
+        let (reply, _, _) = self.exec.executive_mut().handle(ExecRequest::Destroy {
             name: FEDERATION.into(),
         });
         if !matches!(reply, ExecReply::Ok) {

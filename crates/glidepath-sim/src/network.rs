@@ -9,7 +9,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
 use glidepath_core::{
-    Body, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId, Link,
+    Body, Envelope, ExecReply, ExecRequest, ExecutiveHost, FederateHandle, FederationId, Link,
     RtiError, TimeStatus, Topic,
 };
 use rand::Rng;
@@ -49,7 +49,6 @@ pub(crate) struct Network {
     last_at: HashMap<(usize, usize), u64>,
     sent: u64,
     pub(crate) subscribers: BTreeMap<(FederationId, Topic), BTreeSet<usize>>,
-    pub(crate) exec_seq: u64,
     pub(crate) envelopes: u64,
     /// Set while a federate handles a `FederateJoined` notification: it greets the
     /// newcomer with its status even when nothing changed.
@@ -139,7 +138,7 @@ pub(crate) struct SimLink<'a> {
     pub(crate) node: usize,
     pub(crate) now: u64,
     pub(crate) net: &'a mut Network,
-    pub(crate) exec: &'a mut Executive,
+    pub(crate) exec: &'a mut ExecutiveHost,
     pub(crate) rng: &'a mut ChaCha8Rng,
 }
 
@@ -161,20 +160,13 @@ impl Link for SimLink<'_> {
         }
     }
     fn request(&mut self, request: ExecRequest) -> Result<ExecReply, RtiError> {
-        let (reply, federation, notifications) = self.exec.handle(request);
-        if let Some(fed) = federation {
-            for n in notifications {
-                self.net.exec_seq += 1;
-                let env = Envelope {
-                    sender: FederateHandle::EXECUTIVE,
-                    seq: self.net.exec_seq,
-                    publish_time_ns: self.now,
-                    body: Body::Exec(n),
-                };
+        let hosted = self.exec.handle(request, self.now);
+        if let Some(fed) = hosted.federation {
+            for env in hosted.notifications {
                 self.net
                     .send(self.rng, self.now, EXEC_NODE, fed, Topic::Federation, env);
             }
         }
-        Ok(reply)
+        Ok(hosted.reply)
     }
 }

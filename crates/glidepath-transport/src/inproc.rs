@@ -16,9 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
-use glidepath_core::{
-    Body, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId, Topic,
-};
+use glidepath_core::{Envelope, ExecReply, ExecRequest, ExecutiveHost, FederationId, Topic};
 use parking_lot::{Mutex, RwLock};
 
 use crate::{
@@ -47,15 +45,9 @@ impl Subscriber {
     }
 }
 
-/// The executive and the `seq` counter of each federation's notifications.
-struct Host {
-    executive: Executive,
-    notification_seq: HashMap<FederationId, u64>,
-}
-
 /// What every endpoint of one [`InprocTransport`] shares.
 struct Bus {
-    host: Mutex<Host>,
+    host: Mutex<ExecutiveHost>,
     routes: RwLock<HashMap<Route, Vec<Subscriber>>>,
     next_endpoint: AtomicU64,
 }
@@ -87,7 +79,7 @@ impl Bus {
 }
 
 /// The in-process transport: a bus shared by every endpoint it opens, hosting its own
-/// [`Executive`].
+/// [`Executive`](glidepath_core::Executive).
 ///
 /// Cloning gives another handle to the same bus, so federates opened from clones see
 /// each other. Each [`InprocTransport::new`] is an independent bus.
@@ -101,10 +93,7 @@ impl InprocTransport {
     pub fn new() -> Self {
         InprocTransport {
             bus: Arc::new(Bus {
-                host: Mutex::new(Host {
-                    executive: Executive::new(),
-                    notification_seq: HashMap::new(),
-                }),
+                host: Mutex::new(ExecutiveHost::new()),
                 routes: RwLock::new(HashMap::new()),
                 next_endpoint: AtomicU64::new(1),
             }),
@@ -230,29 +219,20 @@ impl Endpoint for InprocEndpoint {
 
     fn request(&self, request: ExecRequest) -> Result<ExecReply, TransportError> {
         self.check_open()?;
-        let destroy = matches!(request, ExecRequest::Destroy { .. });
+        // The host's lock is held while its notifications are delivered, so their
+        // `seq` order is their delivery order.
         let mut host = self.bus.host.lock();
-        let (reply, federation, notifications) = host.executive.handle(request);
-        if let Some(federation) = federation {
-            if destroy && matches!(reply, ExecReply::Ok) {
-                host.notification_seq.remove(&federation);
+        let hosted = host.handle(request, 0);
+        if let Some(federation) = hosted.federation {
+            if hosted.destroyed {
                 self.bus.forget_federation(federation);
-            } else {
-                for notification in notifications {
-                    let seq = host.notification_seq.entry(federation).or_insert(0);
-                    *seq += 1;
-                    let envelope = Envelope {
-                        sender: FederateHandle::EXECUTIVE,
-                        seq: *seq,
-                        publish_time_ns: 0,
-                        body: Body::Exec(notification),
-                    };
-                    self.bus
-                        .deliver(None, (federation, Topic::Federation), envelope);
-                }
+            }
+            for envelope in hosted.notifications {
+                self.bus
+                    .deliver(None, (federation, Topic::Federation), envelope);
             }
         }
-        Ok(reply)
+        Ok(hosted.reply)
     }
 
     fn inbox(&self) -> &Receiver<Envelope> {

@@ -61,7 +61,7 @@
 #![warn(missing_docs)]
 
 use std::sync::OnceLock;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crossbeam_channel::Receiver;
 use glidepath_core::{Envelope, ExecReply, ExecRequest, FederationId, Topic};
@@ -78,19 +78,9 @@ pub use inproc::{InprocEndpoint, InprocTransport};
 #[cfg(feature = "transport-nats")]
 pub use nats::{NatsEndpoint, NatsOptions, NatsTransport};
 
-/// Why a transport operation failed.
-#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-pub enum TransportError {
-    /// The endpoint was closed; it can do nothing more.
-    #[error("the endpoint is closed")]
-    Closed,
-    /// The executive did not answer in time.
-    #[error("no answer from the executive within {0:?}")]
-    Timeout(Duration),
-    /// The backend failed (connection lost, server refused, ...); the text says how.
-    #[error("transport backend failure: {0}")]
-    Backend(String),
-}
+/// Why a transport operation failed (defined in the core, which carries it in
+/// `RtiError::Link`).
+pub use glidepath_core::TransportError;
 
 /// A messaging backend: opens endpoints, one per federate (or per admin client).
 ///

@@ -57,13 +57,13 @@ mod with_lz4_key_and_bundling {
             messaging: MessagingOptions {
                 chain: ChainConfig {
                     compression: Compression::Lz4,
-                    compress_min_bytes: 16,
+                    compress_bytes_min: 16,
                     key: Some(FederationKey::from_bytes([7; 32])),
                     ..ChainConfig::default()
                 },
                 bundle: BundleConfig {
                     bundle_bytes_max: 16 << 10,
-                    bundle_time_max_ns: 1_000_000,
+                    bundle_time_ns_max: 1_000_000,
                 },
                 ..MessagingOptions::default()
             },

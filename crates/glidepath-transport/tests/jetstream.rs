@@ -206,7 +206,7 @@ fn persistence_with_bundling_is_refused_with_a_reason() {
 fn keyed_lz4_chain() -> ChainConfig {
     ChainConfig {
         compression: Compression::Lz4,
-        compress_min_bytes: 16,
+        compress_bytes_min: 16,
         key: Some(FederationKey::from_bytes([9; 32])),
         ..ChainConfig::default()
     }

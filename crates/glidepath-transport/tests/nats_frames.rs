@@ -118,7 +118,7 @@ fn a_wrong_key_cannot_join_and_a_keyless_publisher_cannot_inject() {
     );
     let keyless = EncoderChain::new(ChainConfig {
         compression: Compression::Lz4,
-        compress_min_bytes: 0,
+        compress_bytes_min: 0,
         ..ChainConfig::default()
     })
     .unwrap();
@@ -163,7 +163,7 @@ fn corrupted_frames_are_counted_and_never_delivered() {
     let chain = EncoderChain::new(ChainConfig {
         key: Some(key(3)),
         compression: Compression::Zstd { level: 1 },
-        compress_min_bytes: 0,
+        compress_bytes_min: 0,
         ..ChainConfig::default()
     })
     .unwrap();
@@ -225,7 +225,7 @@ fn corrupted_bundles_and_compressed_frames_without_a_key_are_counted_as_malforme
     let subject = topic_subject(fed, TOPIC);
     let mut bundler = glidepath_codec::Bundler::new(BundleConfig {
         bundle_bytes_max: 4096,
-        bundle_time_max_ns: 1,
+        bundle_time_ns_max: 1,
     });
     for seq in 1..=3 {
         assert!(bundler
@@ -235,7 +235,7 @@ fn corrupted_bundles_and_compressed_frames_without_a_key_are_counted_as_malforme
     let bundle = bundler.flush().unwrap();
     let lz4 = EncoderChain::new(ChainConfig {
         compression: Compression::Lz4,
-        compress_min_bytes: 0,
+        compress_bytes_min: 0,
         ..ChainConfig::default()
     })
     .unwrap();
@@ -285,7 +285,7 @@ fn wire_size_with(compression: Compression) -> (usize, usize) {
     let bed = testbed(NatsOptions::default());
     let chain = ChainConfig {
         compression,
-        compress_min_bytes: 64,
+        compress_bytes_min: 64,
         ..ChainConfig::default()
     };
     let transport =
@@ -335,7 +335,7 @@ fn bundling_sends_ten_thousand_updates_in_fewer_messages_in_order() {
         ChainConfig::default(),
         BundleConfig {
             bundle_bytes_max: 16 << 10,
-            bundle_time_max_ns: 1_000_000,
+            bundle_time_ns_max: 1_000_000,
         },
     );
     let transport = NatsTransport::connect_with(&bed.url(), bundled).unwrap();
@@ -374,7 +374,7 @@ fn a_lone_message_leaves_its_bundle_on_time_without_another_publish() {
         ChainConfig::default(),
         BundleConfig {
             bundle_bytes_max: 64 << 10,
-            bundle_time_max_ns: 2_000_000,
+            bundle_time_ns_max: 2_000_000,
         },
     );
     let transport = NatsTransport::connect_with(&bed.url(), bundled).unwrap();
@@ -399,7 +399,7 @@ fn time_statuses_are_never_held_and_keep_their_place() {
         ChainConfig::default(),
         BundleConfig {
             bundle_bytes_max: 64 << 10,
-            bundle_time_max_ns: 60_000_000_000,
+            bundle_time_ns_max: 60_000_000_000,
         },
     );
     let transport = NatsTransport::connect_with(&bed.url(), bundled).unwrap();

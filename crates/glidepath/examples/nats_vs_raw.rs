@@ -20,9 +20,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use glidepath::transport::nats::{MessagingOptions, NatsTestbed};
-use glidepath::transport::NatsOptions;
-use glidepath::transport::{Body, Envelope, ExecReply, ExecRequest, Topic, Transport};
+use glidepath::backend::nats::{MessagingOptions, NatsTestbed};
+use glidepath::backend::NatsOptions;
+use glidepath::backend::{Body, Envelope, ExecReply, ExecRequest, Topic, Transport};
 use glidepath::{
     AttributeHandle, Bytes, Callback, Federate, FederateHandle, Fom, JoinOptions,
     ObjectClassHandle, ObjectInstanceHandle, OrderType, ProcessModel, ResignAction, Rti,
@@ -85,12 +85,12 @@ fn main() -> Result<(), Box<dyn Error>> {
         messaging: MessagingOptions {
             chain: ChainConfig {
                 compression,
-                compress_min_bytes: 64,
+                compress_bytes_min: 64,
                 ..ChainConfig::default()
             },
             bundle: BundleConfig {
                 bundle_bytes_max,
-                bundle_time_max_ns: 1_000_000,
+                bundle_time_ns_max: 1_000_000,
             },
             ..MessagingOptions::default()
         },

@@ -27,7 +27,7 @@ pub const KEY_FILE_ENV: &str = "GLIDEPATH_KEY_FILE";
 /// off (flag `--bundle-bytes`).
 pub const BUNDLE_BYTES_ENV: &str = "GLIDEPATH_BUNDLE_BYTES";
 
-/// The environment variable for [`BundleConfig::bundle_time_max_ns`], in
+/// The environment variable for [`BundleConfig::bundle_time_ns_max`], in
 /// microseconds (flag `--bundle-time-us`).
 pub const BUNDLE_TIME_US_ENV: &str = "GLIDEPATH_BUNDLE_TIME_US";
 
@@ -36,7 +36,7 @@ pub const BUNDLE_TIME_US_ENV: &str = "GLIDEPATH_BUNDLE_TIME_US";
 #[cfg(feature = "transport-nats")]
 pub const PERSISTENCE_ENV: &str = "GLIDEPATH_PERSISTENCE";
 
-/// The environment variable for [`RtiConfig::reliable_window`] (flag
+/// The environment variable for [`RtiConfig::reliable_window_envelopes`] (flag
 /// `--reliable-window`): envelopes a sender may run ahead of its slowest receiver over
 /// core NATS; 0 turns acknowledgements and retransmission off.
 #[cfg(feature = "transport-nats")]
@@ -173,7 +173,7 @@ pub struct RtiConfig {
     /// (`glidepath_transport::nats::flow`). Default 16,384; 0 turns acknowledgements
     /// and retransmission off (plain at-most-once core NATS, gaps only counted).
     #[cfg(feature = "transport-nats")]
-    pub reliable_window: usize,
+    pub reliable_window_envelopes: usize,
 }
 
 impl Default for RtiConfig {
@@ -186,7 +186,7 @@ impl Default for RtiConfig {
             #[cfg(feature = "transport-nats")]
             persistence: Default::default(),
             #[cfg(feature = "transport-nats")]
-            reliable_window: glidepath_transport::NatsOptions::default().window_envelopes,
+            reliable_window_envelopes: glidepath_transport::NatsOptions::default().window_envelopes,
         }
     }
 }
@@ -203,7 +203,7 @@ impl RtiConfig {
                 ..Default::default()
             },
             persistence: self.persistence,
-            window_envelopes: self.reliable_window,
+            window_envelopes: self.reliable_window_envelopes,
             ..Default::default()
         }
     }
@@ -295,7 +295,7 @@ impl RtiConfig {
                         reason: e.to_string(),
                     })?
             }
-            "--compress-min-bytes" => self.chain.compress_min_bytes = number(setting, value)?,
+            "--compress-min-bytes" => self.chain.compress_bytes_min = number(setting, value)?,
             #[cfg(feature = "transport-nats")]
             "--persistence" => {
                 self.persistence =
@@ -310,12 +310,12 @@ impl RtiConfig {
                         })?
             }
             #[cfg(feature = "transport-nats")]
-            "--reliable-window" => self.reliable_window = number(setting, value)?,
+            "--reliable-window" => self.reliable_window_envelopes = number(setting, value)?,
             "--key-file" => self.chain.key = Some(read_key_file(setting, value)?),
             "--bundle-bytes" => self.bundle.bundle_bytes_max = number(setting, value)?,
             "--bundle-time-us" => {
                 let us: u64 = number(setting, value)?;
-                self.bundle.bundle_time_max_ns =
+                self.bundle.bundle_time_ns_max =
                     us.checked_mul(1_000)
                         .ok_or_else(|| ConfigError::InvalidValue {
                             setting,
@@ -353,18 +353,18 @@ impl RtiConfig {
             "--compression".to_string(),
             self.chain.compression.to_string(),
             "--compress-min-bytes".to_string(),
-            self.chain.compress_min_bytes.to_string(),
+            self.chain.compress_bytes_min.to_string(),
             "--bundle-bytes".to_string(),
             self.bundle.bundle_bytes_max.to_string(),
             "--bundle-time-us".to_string(),
-            (self.bundle.bundle_time_max_ns / 1_000).to_string(),
+            (self.bundle.bundle_time_ns_max / 1_000).to_string(),
         ];
         #[cfg(feature = "transport-nats")]
         args.extend([
             "--persistence".to_string(),
             self.persistence.name().to_string(),
             "--reliable-window".to_string(),
-            self.reliable_window.to_string(),
+            self.reliable_window_envelopes.to_string(),
         ]);
         args
     }
@@ -504,12 +504,12 @@ mod tests {
             ])
             .unwrap();
         assert_eq!(config.chain.compression, Compression::Zstd { level: 5 });
-        assert_eq!(config.chain.compress_min_bytes, 64);
+        assert_eq!(config.chain.compress_bytes_min, 64);
         assert_eq!(
             config.bundle,
             BundleConfig {
                 bundle_bytes_max: 16384,
-                bundle_time_max_ns: 250_000
+                bundle_time_ns_max: 250_000
             }
         );
         let e = config.apply_args(["--compression", "gzip"]).unwrap_err();

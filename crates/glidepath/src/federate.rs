@@ -216,9 +216,7 @@ impl Federate {
                     .lock()
                     .resign(&mut shared.link(), ResignAction::DeleteObjects);
                 shared.endpoint.close();
-                Err(RtiError::Transport(format!(
-                    "cannot start the federate's RTI thread: {e}"
-                )))
+                Err(RtiError::RtiThreadNotStarted(e.to_string()))
             }
         }
     }
@@ -789,7 +787,7 @@ impl Federate {
         }
     }
     /// How many transport operations have failed since the federate joined (each
-    /// also made the next call return [`RtiError::Transport`]).
+    /// also made the next call return [`RtiError::Link`]).
     pub fn transport_failures(&self) -> u64 {
         self.shared().failure.count()
     }

@@ -67,6 +67,8 @@ mod config;
 mod delivery;
 mod error;
 mod federate;
+#[cfg(feature = "transport-nats")]
+mod hosting;
 mod link;
 mod rti;
 
@@ -84,6 +86,9 @@ pub use rti::Rti;
 
 /// Reference-counted byte buffers: attribute and parameter values and tags.
 pub use bytes::Bytes;
+/// A federation execution's number, as the executive assigned it (what
+/// [`replay`] reads a kept run by).
+pub use glidepath_core::FederationId;
 pub use glidepath_core::{
     AttributeHandle, Callback, DeclarationError, FederateHandle, FederateInfo, FederationError,
     InteractionClassHandle, LocalStats, LogicalTime, LogicalTimeInterval, MessageInfo,
@@ -97,11 +102,20 @@ pub use glidepath_fom::{Fom, FomError, FomModule, FomSummary};
 /// The ATM TestBed report's statistics: exact-rank percentiles, corrected SD and a
 /// recorder of exact counts per value, for benchmarks and run reports alike.
 pub use glidepath_stats as stats;
-pub use glidepath_transport::{EndpointStats, InprocTransport, Transport, TransportError};
+pub use glidepath_transport::{
+    monotonic_now_ns, EndpointStats, InprocTransport, Transport, TransportError,
+};
 
-/// What it takes to write a transport backend: the traits, the contract's
-/// conformance suite, and the message types a backend routes without reading.
-pub mod transport {
+#[cfg(feature = "transport-nats")]
+pub use glidepath_transport::nats::{ExecutiveServer, Persistence, Replay, ReplayedEnvelope};
+#[cfg(feature = "transport-nats")]
+pub use hosting::{ensure_executive, replay, serve_executive, EXECUTIVE_SUBJECT};
+
+/// What it takes to write a transport backend, or to test one: the traits, the
+/// contract's conformance suite, the message types a backend routes without reading,
+/// and the NATS backend's own options, executive server and test helpers. Programs
+/// that only run federates never need it.
+pub mod backend {
     pub use glidepath_core::{
         Body, Envelope, ExecReply, ExecRequest, FederationId, Notification, Topic,
     };

@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 /// Transport failures seen where the core could not be told.
 #[derive(Default)]
 pub(crate) struct LinkFailure {
-    last: Mutex<Option<TransportError>>,
+    last: Mutex<Option<RtiError>>,
     /// Whether `last` holds something: every user call looks, twice, so the common
     /// answer (nothing) must not take a lock.
     pending: AtomicBool,
@@ -21,7 +21,7 @@ pub(crate) struct LinkFailure {
 }
 
 impl LinkFailure {
-    fn record(&self, what: &str, error: TransportError) {
+    fn record(&self, what: &str, error: RtiError) {
         self.count.fetch_add(1, Ordering::Relaxed);
         tracing::warn!(%error, "transport {what} failed; the federate's next call reports it");
         *self.last.lock() = Some(error);
@@ -30,12 +30,7 @@ impl LinkFailure {
 
     /// Records that the RTI thread ended because an ambassador callback panicked.
     pub(crate) fn record_panic(&self) {
-        self.record(
-            "callback delivery",
-            TransportError::Backend(
-                "the federate's RTI thread stopped: an ambassador callback panicked".into(),
-            ),
-        );
+        self.record("callback delivery", RtiError::CallbackPanicked);
     }
 
     /// The failure not yet reported to the user, as an [`RtiError`]; clears it.
@@ -44,7 +39,7 @@ impl LinkFailure {
         if !self.pending.load(Ordering::Acquire) || !self.pending.swap(false, Ordering::AcqRel) {
             return None;
         }
-        self.last.lock().take().map(transport_error)
+        self.last.lock().take()
     }
 
     /// How many failures were recorded since the federate joined.
@@ -55,7 +50,7 @@ impl LinkFailure {
 
 /// Turns a transport error into the RTI error users see.
 pub(crate) fn transport_error(error: TransportError) -> RtiError {
-    RtiError::Transport(error.to_string())
+    RtiError::Link(error)
 }
 
 /// A [`Link`] over an endpoint, made afresh for each call into the core.
@@ -67,19 +62,19 @@ pub(crate) struct EndpointLink<'a> {
 impl Link for EndpointLink<'_> {
     fn publish(&mut self, federation: FederationId, topic: Topic, envelope: Envelope) {
         if let Err(e) = self.endpoint.publish(federation, topic, envelope) {
-            self.failure.record("publish", e);
+            self.failure.record("publish", e.into());
         }
     }
 
     fn subscribe(&mut self, federation: FederationId, topic: Topic) {
         if let Err(e) = self.endpoint.subscribe(federation, topic) {
-            self.failure.record("subscribe", e);
+            self.failure.record("subscribe", e.into());
         }
     }
 
     fn unsubscribe(&mut self, federation: FederationId, topic: Topic) {
         if let Err(e) = self.endpoint.unsubscribe(federation, topic) {
-            self.failure.record("unsubscribe", e);
+            self.failure.record("unsubscribe", e.into());
         }
     }
 

@@ -167,9 +167,7 @@ impl Rti {
     /// ambassador, given through [`Rti::join_immediate`].
     pub fn join(&self, federation: &str, options: JoinOptions) -> Result<Federate, RtiError> {
         if options.process_model == ProcessModel::Immediate {
-            return Err(RtiError::Transport(
-                "the immediate process model needs an ambassador: use Rti::join_immediate".into(),
-            ));
+            return Err(RtiError::AmbassadorRequired);
         }
         self.join_with(federation, &options, ProcessModel::Evoked, None)
     }

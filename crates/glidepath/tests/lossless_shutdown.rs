@@ -76,8 +76,7 @@ fn a_million_updates_then_resign_lose_nothing_inproc() {
 #[cfg(feature = "transport-nats")]
 #[test]
 fn a_million_updates_then_resign_lose_nothing_over_nats() {
-    let testbed =
-        glidepath::transport::nats::NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
+    let testbed = glidepath::backend::nats::NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
     let rti = Rti::nats(&testbed.url()).unwrap();
     publish_a_million_then_resign(&rti, "shutdown-nats");
 }
@@ -87,14 +86,13 @@ fn a_million_updates_then_resign_lose_nothing_over_nats() {
 #[cfg(feature = "transport-nats")]
 #[test]
 fn a_million_updates_then_resign_lose_nothing_over_nats_with_bundling() {
-    let testbed =
-        glidepath::transport::nats::NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
+    let testbed = glidepath::backend::nats::NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
     let mut config = glidepath::RtiConfig::default();
     config.transport = glidepath::TransportKind::Nats;
     config.nats_url = testbed.url();
     config.bundle = glidepath::BundleConfig {
         bundle_bytes_max: 16 << 10,
-        bundle_time_max_ns: 1_000_000,
+        bundle_time_ns_max: 1_000_000,
     };
     let rti = Rti::from_config(&config).unwrap();
     publish_a_million_then_resign(&rti, "shutdown-nats-bundled");

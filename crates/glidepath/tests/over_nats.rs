@@ -11,7 +11,7 @@ mod common;
 use std::thread;
 
 use common::*;
-use glidepath::transport::nats::NatsTestbed;
+use glidepath::backend::nats::NatsTestbed;
 use glidepath::{Callback, ConfigError, OrderType, Rti, RtiConfig, TransportKind};
 
 /// A NATS server with an executive, and an RTI on it (dropped first).
@@ -159,7 +159,7 @@ fn no_nats_server_is_a_clear_configuration_error() {
 #[test]
 fn no_executive_server_is_a_clear_error() {
     let server =
-        glidepath::transport::nats::NatsServerProcess::start().unwrap_or_else(|e| panic!("{e}"));
+        glidepath::backend::nats::NatsServerProcess::start().unwrap_or_else(|e| panic!("{e}"));
     let rti = Rti::nats(&server.url()).unwrap();
     let err = rti
         .create_federation_execution_with_fom("x", vehicles_fom())

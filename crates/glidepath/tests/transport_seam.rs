@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::*;
 use crossbeam_channel::Receiver;
-use glidepath::transport::{
+use glidepath::backend::{
     Endpoint, Envelope, ExecReply, ExecRequest, FederationId, InprocTransport, Topic, Transport,
     TransportError,
 };
@@ -117,9 +117,7 @@ fn transport_failures_surface_on_the_next_call() {
     a_fails.store(true, Ordering::SeqCst);
     assert_eq!(
         a.send_interaction(n.alert, [(n.message, b("lost"))], ""),
-        Err(RtiError::Transport(
-            "transport backend failure: injected".into()
-        ))
+        Err(RtiError::Link(TransportError::Backend("injected".into())))
     );
     assert_eq!(a.transport_failures(), 1);
     a_fails.store(false, Ordering::SeqCst);
@@ -139,7 +137,9 @@ fn transport_failures_surface_on_the_next_call() {
         Some(Callback::ReceiveInteraction { .. })
     ));
     // A loop that only waits for callbacks asks for it; it is reported once.
-    assert!(matches!(b_.check_transport(), Err(RtiError::Transport(m)) if m.contains("injected")));
+    assert!(
+        matches!(b_.check_transport(), Err(RtiError::Link(TransportError::Backend(m))) if m == "injected")
+    );
     assert_eq!(b_.check_transport(), Ok(()));
     assert_eq!(b_.transport_failures(), 1);
     b_fails.store(false, Ordering::SeqCst);

@@ -52,6 +52,15 @@ pub(super) fn deploy_threads(
     Ok(Deployed::Threads(threads))
 }
 
+/// How a run ended, which decides how long its blocks get to finish.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum RunEnd {
+    /// Every state was reached: blocks are only resigning.
+    Completed,
+    /// The run failed: blocks may wait for what never comes, and are stopped.
+    Failed,
+}
+
 impl Deployed {
     /// Fails when a block has already ended (during the run, it only ends by failing).
     pub(super) fn check_running(&mut self) -> Result<(), RunError> {
@@ -66,7 +75,7 @@ impl Deployed {
 
     /// Waits for every block to end and returns each one's outcome by name. After a
     /// failed run, block processes get a short grace period, then are killed.
-    pub(super) fn finish(self, failed: bool) -> Vec<(String, Result<BlockOutcome, RunError>)> {
+    pub(super) fn finish(self, end: RunEnd) -> Vec<(String, Result<BlockOutcome, RunError>)> {
         match self {
             Deployed::Threads(threads) => threads
                 .into_iter()
@@ -77,7 +86,7 @@ impl Deployed {
                     (name, outcome)
                 })
                 .collect(),
-            Deployed::Processes(p) => p.finish(failed),
+            Deployed::Processes(p) => p.finish(end),
         }
     }
 }
@@ -134,7 +143,7 @@ pub(super) fn deploy_processes(
         let mut child = match command.spawn() {
             Ok(child) => child,
             Err(e) => {
-                processes.finish(true);
+                processes.finish(RunEnd::Failed);
                 return Err(block_error(
                     &block.name,
                     format!(
@@ -154,7 +163,7 @@ pub(super) fn deploy_processes(
         });
     }
     if let Err(e) = processes.wait_joined(manager) {
-        processes.finish(true);
+        processes.finish(RunEnd::Failed);
         return Err(e);
     }
     Ok(Deployed::Processes(processes))
@@ -201,12 +210,12 @@ impl BlockProcesses {
         }
     }
 
-    fn finish(mut self, failed: bool) -> Vec<(String, Result<BlockOutcome, RunError>)> {
+    fn finish(mut self, end: RunEnd) -> Vec<(String, Result<BlockOutcome, RunError>)> {
         // A finished run's blocks are only resigning. A failed run's may wait for
         // announcements that will never come: the block that failed gets a moment to
         // write why and end, then the others are told to stop by closing their
         // standard input (`--exit-with-parent`), and killed if they still do not.
-        let grace = if failed {
+        let grace = if end == RunEnd::Failed {
             let moment = Instant::now() + Duration::from_secs(2);
             while Instant::now() < moment
                 && self

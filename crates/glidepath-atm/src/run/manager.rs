@@ -10,7 +10,7 @@ use glidepath::{
     Bytes, Callback, Federate, JoinOptions, ResignAction, Rti, RtiConfig, TransportKind,
 };
 
-use super::deploy::{deploy_processes, deploy_threads, Deployed};
+use super::deploy::{deploy_processes, deploy_threads, Deployed, RunEnd};
 use super::{
     air_traffic_fom, block_error, run_end, BlockOutcome, Context, Deployment, Progress, RunError,
     RunOptions, SimulationState, WAIT,
@@ -20,23 +20,17 @@ use crate::report::RunReport;
 
 /// Starts the executive in this process when the transport is NATS and none answers
 /// yet, so `glidepath run --transport nats` needs only a NATS server.
-fn executive_for(
-    config: &RtiConfig,
-) -> Result<Option<glidepath::transport::nats::ExecutiveServer>, RunError> {
+fn executive_for(config: &RtiConfig) -> Result<Option<glidepath::ExecutiveServer>, RunError> {
     if config.transport != TransportKind::Nats {
         return Ok(None);
     }
-    let mut options = config.nats_options();
-    options.messaging.bundle = Default::default();
-    match glidepath::transport::nats::serve_executive_with(&config.nats_url, options) {
-        Ok(server) => Ok(Some(server)),
-        // Another executive already hosts federations there: use it.
-        Err(e) if e.to_string().contains("already") => Ok(None),
-        Err(e) => Err(RunError::Rti(format!(
+    // Another executive already hosting federations there is used as it is.
+    glidepath::ensure_executive(config).map_err(|e| {
+        RunError::Rti(format!(
             "cannot host the executive on {}: {e}",
             config.nats_url
-        ))),
-    }
+        ))
+    })
 }
 
 /// Runs `layout` to the end and returns its report (not yet written anywhere).
@@ -120,7 +114,11 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
     if failure.is_some() {
         progress.abort.store(true, Ordering::Relaxed);
     }
-    let outcomes = blocks.finish(failure.is_some());
+    let outcomes = blocks.finish(if failure.is_some() {
+        RunEnd::Failed
+    } else {
+        RunEnd::Completed
+    });
     let _ = rti.destroy_federation_execution(&federation);
     let mut monitor = None;
     let mut published = 0;
@@ -213,7 +211,7 @@ pub(super) fn context_of(
 
 fn persistence_on(config: &RtiConfig) -> bool {
     config.transport == TransportKind::Nats
-        && config.persistence != glidepath::transport::nats::Persistence::default()
+        && config.persistence != glidepath::Persistence::default()
 }
 
 fn progress_bar(end: u32) -> indicatif::ProgressBar {

@@ -99,7 +99,7 @@ impl MonitorBlock {
         if class != self.sndem.class || !self.linked.accepts(info.producer) {
             return;
         }
-        let now_ns = glidepath::transport::monotonic_now_ns();
+        let now_ns = glidepath::monotonic_now_ns();
         let last = self.last_seq.entry(info.producer).or_insert(0);
         if info.seq <= *last {
             self.duplicated += 1;

@@ -67,8 +67,8 @@ pub struct ClassOverride {
     pub compression: Option<Compression>,
     /// `bundle_bytes_max` for this class (0 turns bundling off for it).
     pub bundle_bytes_max: Option<usize>,
-    /// `bundle_time_max_ns` for this class.
-    pub bundle_time_max_ns: Option<u64>,
+    /// `bundle_time_ns_max` for this class.
+    pub bundle_time_ns_max: Option<u64>,
 }
 
 /// The encoder chain and bundling settings of a messaging backend. The defaults
@@ -112,8 +112,8 @@ impl MessagingOptions {
             if let Some(b) = o.bundle_bytes_max {
                 config.bundle_bytes_max = b;
             }
-            if let Some(t) = o.bundle_time_max_ns {
-                config.bundle_time_max_ns = t;
+            if let Some(t) = o.bundle_time_ns_max {
+                config.bundle_time_ns_max = t;
             }
         }
         config
@@ -148,14 +148,31 @@ fn classify(error: CodecError) -> Refused {
     }
 }
 
+/// The [`TransportError`] of a failed publish: a payload over the server's
+/// `max_payload` is told apart from a connection that refused it.
+pub(crate) fn publish_error(client: &Client, e: &async_nats::PublishError) -> TransportError {
+    match e.kind() {
+        async_nats::client::PublishErrorKind::MaxPayloadExceeded => {
+            TransportError::PayloadTooLarge {
+                what: "message",
+                max_payload_bytes: client.server_info().max_payload,
+            }
+        }
+        _ => TransportError::ConnectionFailed {
+            operation: "publish",
+            reason: e.to_string(),
+        },
+    }
+}
+
 /// A chain that does something, or `None` for the identity.
 fn build_chain(config: &ChainConfig) -> Result<Option<EncoderChain>, TransportError> {
     if config.key.is_none() && config.compression == Compression::None {
         return Ok(None);
     }
-    EncoderChain::new(config.clone())
-        .map(Some)
-        .map_err(|e| TransportError::Backend(format!("cannot build the encoder chain: {e}")))
+    EncoderChain::new(config.clone()).map(Some).map_err(|e| {
+        TransportError::InvalidConfiguration(format!("cannot build the encoder chain: {e}"))
+    })
 }
 
 /// The configured chains of one transport (or executive server); shared, immutable.
@@ -185,7 +202,9 @@ impl FrameCodec {
             compression: Compression::None,
             ..options.chain.clone()
         })
-        .map_err(|e| TransportError::Backend(format!("cannot build the encoder chain: {e}")))?;
+        .map_err(|e| {
+            TransportError::InvalidConfiguration(format!("cannot build the encoder chain: {e}"))
+        })?;
         Ok(FrameCodec {
             plain: options.is_plain(),
             options,
@@ -217,9 +236,10 @@ impl FrameCodec {
         };
         match chain {
             None => Ok(body),
-            Some(c) => c
-                .encode(&body)
-                .map_err(|e| TransportError::Backend(format!("encoding a message failed: {e}"))),
+            Some(c) => c.encode(&body).map_err(|e| TransportError::Codec {
+                what: "encoding a message failed",
+                reason: e.to_string(),
+            }),
         }
     }
 
@@ -367,11 +387,11 @@ impl Outgoing {
                     .await
             }
         };
-        result.map_err(|e| TransportError::Backend(format!("publish failed: {e}")))
+        result.map_err(|e| publish_error(&self.client, &e))
     }
 }
 
-/// Sends each bundle when its first message has waited `bundle_time_max_ns`, until
+/// Sends each bundle when its first message has waited `bundle_time_ns_max`, until
 /// stopped.
 pub(crate) async fn run_timer(out: Arc<Outgoing>, mut stop: oneshot::Receiver<()>) {
     loop {

@@ -41,7 +41,7 @@
 //! - **Bounded memory.** A receiving endpoint stops reading the stream while
 //!   [`JetStreamOptions::inbox_backlog_max`] envelopes wait in its inbox, so a slow
 //!   subscriber's backlog stays on the NATS server's disk (bounded by
-//!   [`JetStreamOptions::max_bytes`], or by the server's JetStream store when that is
+//!   [`JetStreamOptions::stream_bytes_max`], or by the server's JetStream store when that is
 //!   0); publishers hold at most their window. Nobody's
 //!   memory grows without bound; a stream that fills up refuses new messages, and
 //!   publishers then wait and finally fail with [`TransportError::Timeout`].
@@ -79,7 +79,9 @@ use tokio::sync::oneshot;
 use super::frames::FrameCodec;
 use super::subject::{federation_wildcard, parse_topic};
 use super::throttle::warn_throttled;
-use super::{connect_client, Counters, FederationSubscription, NatsEndpoint, NatsOptions, Reader};
+use super::{
+    connect_client, Counters, FederationSubscription, NatsEndpoint, NatsOptions, Reader, Via,
+};
 use crate::TransportError;
 use parking_lot::RwLock;
 
@@ -143,10 +145,10 @@ pub struct JetStreamOptions {
     /// federation can run — a full ATM TestBed day is about 15 GB — and because a
     /// limit is reserved in the server's store for as long as the stream is kept
     /// (replay), so a few dozen kept 1 GiB streams would exhaust a 40 GB store.
-    pub max_bytes: u64,
+    pub stream_bytes_max: u64,
     /// How long messages are kept; zero keeps them until the stream is full or
     /// deleted. Default zero, so a run can be replayed any time later.
-    pub max_age: Duration,
+    pub stream_age_max: Duration,
     /// Messages an endpoint may have published and not yet seen acknowledged before
     /// `publish` waits. Default 4096: enough to keep the pipe to the server full,
     /// and at 100 B per message well under a megabyte held per publisher.
@@ -161,8 +163,8 @@ pub struct JetStreamOptions {
 impl Default for JetStreamOptions {
     fn default() -> Self {
         JetStreamOptions {
-            max_bytes: 0,
-            max_age: Duration::ZERO,
+            stream_bytes_max: 0,
+            stream_age_max: Duration::ZERO,
             acks_outstanding_max: 4096,
             inbox_backlog_max: 64 << 10,
         }
@@ -204,11 +206,11 @@ fn stream_config(federation: FederationId, options: &JetStreamOptions) -> Stream
         storage: StorageType::File,
         discard: DiscardPolicy::New,
         // -1: JetStream's "no limit".
-        max_bytes: match options.max_bytes {
+        max_bytes: match options.stream_bytes_max {
             0 => -1,
             n => i64::try_from(n).unwrap_or(i64::MAX),
         },
-        max_age: options.max_age,
+        max_age: options.stream_age_max,
         ..Default::default()
     }
 }
@@ -233,19 +235,21 @@ impl StreamHost {
             return Ok(None);
         };
         let context = async_nats::jetstream::new(client.clone());
-        context.query_account().await.map_err(|e| {
-            TransportError::Backend(format!(
-                "persistence is `jetstream` but the NATS server offers no JetStream ({e}): start it with `nats-server --jetstream --store_dir DIR`"
-            ))
-        })?;
+        context
+            .query_account()
+            .await
+            .map_err(|e| TransportError::PersistenceUnavailable {
+                reason: e.to_string(),
+            })?;
         // Streams outlive their executive (for replay) and are named by federation
         // id, which every executive counts from 1: a new federation must not get
         // the id, and so the full stream and the subjects, of an earlier one.
         let mut kept_through = 0;
         let mut names = context.stream_names();
         while let Some(name) = names.next().await {
-            let name = name.map_err(|e| {
-                TransportError::Backend(format!("cannot list the JetStream streams: {e}"))
+            let name = name.map_err(|e| TransportError::PersistenceFailed {
+                operation: "listing the JetStream streams".into(),
+                reason: e.to_string(),
             })?;
             if let Some(id) = name
                 .strip_prefix("GLIDEPATH_")
@@ -275,11 +279,12 @@ impl StreamHost {
             .get_or_create_stream(stream_config(federation, &self.options))
             .await
             .map(|_| ())
-            .map_err(|e| {
-                TransportError::Backend(format!(
-                    "cannot create the JetStream stream `{}`: {e}",
+            .map_err(|e| TransportError::PersistenceFailed {
+                operation: format!(
+                    "creating the JetStream stream `{}`",
                     stream_name(federation)
-                ))
+                ),
+                reason: e.to_string(),
             })
     }
 }
@@ -369,7 +374,10 @@ impl JetStreamEndpoint {
         self.context
             .send_publish(subject.to_string(), message)
             .await
-            .map_err(|e| TransportError::Backend(format!("JetStream publish failed: {e}")))
+            .map_err(|e| TransportError::PersistenceFailed {
+                operation: "JetStream publish".into(),
+                reason: e.to_string(),
+            })
     }
 
     /// Publishes one message (waiting for the oldest acknowledgement when the window is full).
@@ -470,12 +478,9 @@ impl JetStreamEndpoint {
             .context
             .get_stream(stream_name(federation))
             .await
-            .map_err(|e| {
-                TransportError::Backend(format!(
-                    "federation {} has no JetStream stream `{}` ({e}): does the executive server run with persistence `jetstream`?",
-                    federation.0,
-                    stream_name(federation)
-                ))
+            .map_err(|e| TransportError::StreamNotFound {
+                stream: stream_name(federation),
+                reason: e.to_string(),
             })?;
         let start = stream.cached_info().state.last_sequence + 1;
         let messages = ordered_messages(&stream, federation, start).await?;
@@ -549,11 +554,17 @@ async fn ordered_messages(
             ..Default::default()
         })
         .await
-        .map_err(|e| TransportError::Backend(format!("cannot create a JetStream consumer: {e}")))?;
+        .map_err(|e| TransportError::PersistenceFailed {
+            operation: "creating a JetStream consumer".into(),
+            reason: e.to_string(),
+        })?;
     consumer
         .messages()
         .await
-        .map_err(|e| TransportError::Backend(format!("cannot read the JetStream stream: {e}")))
+        .map_err(|e| TransportError::PersistenceFailed {
+            operation: "reading the JetStream stream".into(),
+            reason: e.to_string(),
+        })
 }
 
 /// Accepts each origin's messages once and in order (see the module documentation).
@@ -715,7 +726,7 @@ async fn read_stream(
                     }
                     let message: Message = m.message;
                     if r.filter.admit(message.headers.as_ref()) {
-                        r.reader.handle(message, false);
+                        r.reader.handle(message, Via::Federation);
                     }
                 }
                 Some(Err(e)) => tracing::debug!(error = %e, "JetStream consumer hiccup; it recovers by itself"),
@@ -769,7 +780,10 @@ pub fn replay(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| TransportError::Backend(format!("cannot start a runtime: {e}")))?;
+        .map_err(|e| TransportError::Io {
+            what: "the replay's runtime",
+            reason: e.to_string(),
+        })?;
     let codec = FrameCodec::new(options.messaging.clone())?;
     runtime.block_on(async {
         let client = connect_client(
@@ -783,11 +797,9 @@ pub fn replay(
         let stream = context
             .get_stream(stream_name(federation))
             .await
-            .map_err(|e| {
-                TransportError::Backend(format!(
-                    "no JetStream stream `{}` at {url}: {e}",
-                    stream_name(federation)
-                ))
+            .map_err(|e| TransportError::StreamNotFound {
+                stream: stream_name(federation),
+                reason: format!("{e}, at {url}"),
             })?;
         let last = stream.cached_info().state.last_sequence;
         let mut replay = Replay::default();

@@ -86,37 +86,36 @@
 //! are back (they are kept until acknowledged). With [`Persistence::JetStream`] ([`NatsOptions::persistence`]) nothing acknowledged
 //! is lost and a run can be replayed: see [`jetstream`].
 
+mod endpoint;
 pub mod flow;
 mod frames;
 pub mod jetstream;
 mod process;
+mod reader;
 mod server;
 mod throttle;
+mod transport;
 
 /// The NATS subjects: the wire crate's [`glidepath_wire::subject`], their one home.
 pub use glidepath_wire::subject;
 
+use reader::read_federation;
 use throttle::warn_throttled;
+use transport::{barrier, connect_client, subscribe_error};
 
-use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
-use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use async_nats::{Client, ConnectOptions, Event, Message, RequestErrorKind, Subscriber};
-use bytes::Bytes;
+use async_nats::Client;
 use crossbeam_channel::{Receiver, Sender};
-use futures::StreamExt;
-use glidepath_core::{Envelope, ExecReply, ExecRequest, FederateHandle, FederationId, Topic};
+use glidepath_core::{Envelope, FederateHandle, FederationId, Topic};
 use parking_lot::{Condvar, Mutex, RwLock};
 use tokio::sync::oneshot;
 
-use crate::{
-    is_best_effort, monotonic_now_ns, Endpoint, EndpointStats, Transport, TransportError,
-    BEST_EFFORT_BACKLOG_MAX,
-};
+#[cfg(doc)]
+use crate::{monotonic_now_ns, EndpointStats, TransportError};
 use frames::{FrameCodec, Outgoing, Refused};
 use subject::{federation_wildcard, parse_topic, topic_subject, BARRIER_SUBJECT, EXEC_SUBJECT};
 
@@ -195,21 +194,6 @@ impl Default for NatsOptions {
 
 /// A tokio runtime that shuts down without blocking, whoever drops it.
 struct RuntimeHolder(Option<tokio::runtime::Runtime>);
-
-impl RuntimeHolder {
-    fn handle(&self) -> &tokio::runtime::Handle {
-        self.0.as_ref().expect("present until dropped").handle()
-    }
-}
-
-impl Drop for RuntimeHolder {
-    fn drop(&mut self) {
-        if let Some(runtime) = self.0.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
 struct TransportInner {
     url: String,
     options: NatsOptions,
@@ -220,168 +204,12 @@ struct TransportInner {
     /// The encoder chain and bundling settings of every endpoint.
     codec: Arc<FrameCodec>,
 }
-
-impl TransportInner {
-    /// Runs a future to completion on our runtime from a plain thread.
-    fn block_on<F: Future>(&self, future: F) -> F::Output {
-        self.runtime.handle().block_on(future)
-    }
-}
-
 /// The NATS transport: opens endpoints, each with its own connection to one NATS
 /// server URL. Cheap to clone; clones share the runtime.
 #[derive(Clone)]
 pub struct NatsTransport {
     inner: Arc<TransportInner>,
 }
-
-impl std::fmt::Debug for NatsTransport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NatsTransport")
-            .field("url", &self.inner.url)
-            .finish_non_exhaustive()
-    }
-}
-
-impl NatsTransport {
-    /// A transport to the NATS server at `url` (`nats://host:port`) with default
-    /// options; fails when the server cannot be reached.
-    pub fn connect(url: &str) -> Result<NatsTransport, TransportError> {
-        NatsTransport::connect_with(url, NatsOptions::default())
-    }
-
-    /// [`NatsTransport::connect`] with options.
-    pub fn connect_with(url: &str, options: NatsOptions) -> Result<NatsTransport, TransportError> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(options.runtime_workers.max(1))
-            .thread_name("glidepath-nats")
-            .enable_all()
-            .build()
-            .map_err(|e| TransportError::Backend(format!("cannot start the NATS runtime: {e}")))?;
-        let codec = Arc::new(FrameCodec::new(options.messaging.clone())?);
-        // The JetStream path seals each envelope with the encoder chain (compression,
-        // key) but has no bundler: its acknowledgement window and per-origin counters
-        // count single envelopes. Refuse bundling rather than bypass it silently.
-        if codec.options().bundling() && options.persistence != Persistence::None {
-            return Err(TransportError::Backend(
-                "JetStream persistence cannot be combined with bundling (compression and a federation key are fine): set bundle_bytes_max to 0".into(),
-            ));
-        }
-        let inner = Arc::new(TransportInner {
-            url: url.to_string(),
-            codec,
-            options,
-            runtime: RuntimeHolder(Some(runtime)),
-            next_endpoint: AtomicU64::new(1),
-            answered: AtomicBool::new(false),
-        });
-        // Connect once now, so a wrong URL or a missing server is reported here.
-        let probe = inner.block_on(connect_client(
-            &inner.url,
-            &inner.options,
-            "glidepath-probe".into(),
-            Arc::new(Counters::default()),
-        ))?;
-        inner.block_on(async {
-            let _ = tokio::time::timeout(inner.options.request_timeout, probe.drain()).await;
-        });
-        Ok(NatsTransport { inner })
-    }
-
-    /// The NATS server URL.
-    pub fn url(&self) -> &str {
-        &self.inner.url
-    }
-
-    /// Opens an endpoint with its concrete type (for its loss counters).
-    pub fn open_endpoint(&self) -> Result<NatsEndpoint, TransportError> {
-        let inner = &self.inner;
-        let id = inner.next_endpoint.fetch_add(1, Ordering::Relaxed);
-        let counters = Arc::new(Counters::default());
-        let name = format!("glidepath-endpoint-{}-{id}", std::process::id());
-        let client = inner.block_on(connect_client(
-            &inner.url,
-            &inner.options,
-            name.clone(),
-            counters.clone(),
-        ))?;
-        let (tx, rx) = crossbeam_channel::unbounded();
-        let outgoing = Arc::new(Outgoing::new(inner.codec.clone(), client.clone(), name));
-        let window = flow::Window {
-            envelopes: inner.options.window_envelopes,
-            bytes: inner.options.window_bytes.max(1),
-        };
-        let flow =
-            (window.enabled() && inner.options.persistence == Persistence::None).then(|| {
-                flow::Flow::new(
-                    window,
-                    client.clone(),
-                    inner.codec.clone(),
-                    inner.runtime.handle().clone(),
-                )
-            });
-        let flow_stop = flow.as_ref().map(|flow| {
-            let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
-            let flow = flow.clone();
-            inner.runtime.handle().spawn(async move {
-                let mut tick = tokio::time::interval(Duration::from_millis(20));
-                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                loop {
-                    tokio::select! {
-                        biased;
-                        _ = &mut stop_rx => break,
-                        _ = tick.tick() => flow.tick().await,
-                    }
-                }
-            });
-            stop_tx
-        });
-        let timer_stop = if inner.codec.options().bundling() {
-            let (stop_tx, stop_rx) = oneshot::channel();
-            inner
-                .runtime
-                .handle()
-                .spawn(frames::run_timer(outgoing.clone(), stop_rx));
-            Some(stop_tx)
-        } else {
-            None
-        };
-        Ok(NatsEndpoint {
-            jetstream: jetstream::JetStreamEndpoint::new(
-                &client,
-                inner.runtime.handle(),
-                &inner.options,
-            ),
-            outgoing,
-            timer_stop: Mutex::new(timer_stop),
-            client,
-            transport: inner.clone(),
-            inbox: rx,
-            closed: AtomicBool::new(false),
-            state: Mutex::new(EndpointState {
-                inbox_tx: Some(tx),
-                federations: HashMap::new(),
-            }),
-            counters,
-            notified: Arc::new(Notified::default()),
-            flow,
-            flow_stop: Mutex::new(flow_stop),
-            token: flow::new_token(),
-            window,
-        })
-    }
-}
-
-impl Transport for NatsTransport {
-    fn open(&self) -> Result<Box<dyn Endpoint>, TransportError> {
-        Ok(Box::new(self.open_endpoint()?))
-    }
-
-    fn name(&self) -> &'static str {
-        "nats"
-    }
-}
-
 /// Loss and error counters of one connection.
 #[derive(Default)]
 struct Counters {
@@ -393,98 +221,12 @@ struct Counters {
     duplicates: AtomicU64,
     consumer_restarts: AtomicU64,
 }
-
-/// Opens one connection with our options; `counters` hears of slow-consumer drops.
-async fn connect_client(
-    url: &str,
-    options: &NatsOptions,
-    name: String,
-    counters: Arc<Counters>,
-) -> Result<Client, TransportError> {
-    let conn_name = name.clone();
-    ConnectOptions::new()
-        .no_echo()
-        .name(name)
-        .subscription_capacity(options.subscription_capacity)
-        .client_capacity(options.client_capacity)
-        .connection_timeout(options.connect_timeout)
-        .request_timeout(Some(options.request_timeout))
-        .event_callback(move |event| {
-            let counters = counters.clone();
-            let conn_name = conn_name.clone();
-            async move {
-                match event {
-                    Event::SlowConsumer(sid) => {
-                        counters.slow_consumer.fetch_add(1, Ordering::Relaxed);
-                        tracing::warn!(connection = %conn_name, sid, "NATS client dropped messages: slow consumer");
-                    }
-                    Event::Disconnected => {
-                        tracing::warn!(connection = %conn_name, "disconnected from the NATS server; reconnecting")
-                    }
-                    Event::Connected => {
-                        tracing::debug!(connection = %conn_name, "connected to the NATS server")
-                    }
-                    Event::ServerError(e) => {
-                        tracing::warn!(connection = %conn_name, error = %e, "NATS server error")
-                    }
-                    Event::ClientError(e) => {
-                        tracing::warn!(connection = %conn_name, error = %e, "NATS client error")
-                    }
-                    other => tracing::debug!(connection = %conn_name, event = %other, "NATS event"),
-                }
-            }
-        })
-        .connect(url)
-        .await
-        .map_err(|e| {
-            TransportError::Backend(format!(
-                "cannot connect to the NATS server at {url}: {e} (is `nats-server` running there?)"
-            ))
-        })
-}
-
-/// A round trip through the NATS server: when it returns `Ok`, the server has read
-/// everything this client sent before it.
-async fn barrier(client: &Client, timeout: Duration) -> Result<(), TransportError> {
-    match client.request(BARRIER_SUBJECT, Bytes::new()).await {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == RequestErrorKind::NoResponders => Ok(()),
-        Err(e) if e.kind() == RequestErrorKind::TimedOut => Err(TransportError::Timeout(timeout)),
-        Err(e) => Err(TransportError::Backend(format!(
-            "round trip through the NATS server failed: {e}"
-        ))),
-    }
-}
-
 /// The highest executive notification `seq` each federation's reader has delivered.
 #[derive(Default)]
 struct Notified {
     seen: Mutex<HashMap<FederationId, u64>>,
     changed: Condvar,
 }
-
-impl Notified {
-    fn record(&self, federation: FederationId, seq: u64) {
-        let mut seen = self.seen.lock();
-        let entry = seen.entry(federation).or_insert(0);
-        if seq > *entry {
-            *entry = seq;
-            self.changed.notify_all();
-        }
-    }
-
-    /// Waits until notification `seq` of `federation` was delivered; false on timeout.
-    fn wait(&self, federation: FederationId, seq: u64, deadline: Instant) -> bool {
-        let mut seen = self.seen.lock();
-        while seen.get(&federation).copied().unwrap_or(0) < seq {
-            if self.changed.wait_until(&mut seen, deadline).timed_out() {
-                return seen.get(&federation).copied().unwrap_or(0) >= seq;
-            }
-        }
-        true
-    }
-}
-
 /// One federation's wildcard subscription.
 struct FederationSubscription {
     /// The topics subscribed, as the user asked.
@@ -495,31 +237,11 @@ struct FederationSubscription {
     /// The reader task (core NATS), which says goodbye to its senders as it ends.
     task: Option<tokio::task::JoinHandle<()>>,
 }
-
-impl FederationSubscription {
-    /// Stops delivery at once; the reader task ends and drops the NATS subscription.
-    fn stop(&mut self) {
-        self.filter.write().clear();
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-
-    /// Stops, then waits (a little) for the reader task to have said goodbye.
-    async fn stop_and_wait(&mut self) {
-        self.stop();
-        if let Some(task) = self.task.take() {
-            let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
-        }
-    }
-}
-
 struct EndpointState {
     /// Cloned into every reader task; `None` once closed.
     inbox_tx: Option<Sender<Envelope>>,
     federations: HashMap<FederationId, FederationSubscription>,
 }
-
 /// An endpoint of the NATS backend: one connection to the NATS server.
 pub struct NatsEndpoint {
     client: Client,
@@ -543,388 +265,6 @@ pub struct NatsEndpoint {
     token: u64,
     window: flow::Window,
 }
-
-impl NatsEndpoint {
-    fn check_open(&self) -> Result<(), TransportError> {
-        if self.closed.load(Ordering::Acquire) {
-            Err(TransportError::Closed)
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Envelopes that never arrived, found as gaps in their senders' `seq`.
-    pub fn lost_envelopes(&self) -> u64 {
-        self.counters.lost.load(Ordering::Relaxed)
-    }
-
-    /// Sends the bundle being gathered, if any, then waits until the NATS server has
-    /// read everything this endpoint sent before (publications and subscriptions);
-    /// while the client is reconnecting, that includes reconnecting and
-    /// resubscribing. Fails with [`TransportError::Timeout`] after
-    /// [`NatsOptions::request_timeout`].
-    pub fn flush(&self) -> Result<(), TransportError> {
-        self.check_open()?;
-        let timeout = self.transport.options.request_timeout;
-        self.transport.block_on(async {
-            self.outgoing.flush().await?;
-            barrier(&self.client, timeout).await
-        })
-    }
-
-    /// With persistence, the most JetStream publications that ever waited for their
-    /// acknowledgement at once (never above [`JetStreamOptions::acks_outstanding_max`]).
-    pub fn jetstream_acks_outstanding_max(&self) -> Option<usize> {
-        self.jetstream.as_ref().map(|js| js.outstanding_max())
-    }
-
-    /// The most envelopes this endpoint ever had published but not yet acknowledged
-    /// by its slowest receiver in one federation (never above
-    /// [`NatsOptions::window_envelopes`]); 0 without flow control.
-    pub fn unacknowledged_max(&self) -> u64 {
-        self.flow
-            .as_ref()
-            .map_or(0, |f| f.unacked_max.load(Ordering::Relaxed))
-    }
-
-    /// How many times a publication waited for a receiver to acknowledge.
-    pub fn credit_waits(&self) -> u64 {
-        self.flow
-            .as_ref()
-            .map_or(0, |f| f.credit_waits.load(Ordering::Relaxed))
-    }
-
-    /// Messages this endpoint dropped because they failed authentication.
-    pub fn rejected_frames(&self) -> u64 {
-        self.counters.rejected.load(Ordering::Relaxed)
-    }
-
-    /// Sends a request to the executive. "No responders" after the executive server
-    /// has answered any endpoint of this transport means the executive server is reconnecting (after a NATS server restart,
-    /// say): then the request is repeated, backing off, until the request timeout.
-    async fn exec_request(&self, payload: Bytes) -> Result<Message, async_nats::RequestError> {
-        let deadline = tokio::time::Instant::now() + self.transport.options.request_timeout;
-        let mut backoff = Duration::from_millis(5);
-        loop {
-            let sent = match self.outgoing.sender_headers(&payload) {
-                None => self.client.request(EXEC_SUBJECT, payload.clone()).await,
-                Some(headers) => {
-                    self.client
-                        .request_with_headers(EXEC_SUBJECT, headers, payload.clone())
-                        .await
-                }
-            };
-            match sent {
-                Err(e)
-                    if e.kind() == RequestErrorKind::NoResponders
-                        && self.transport.answered.load(Ordering::Relaxed)
-                        && tokio::time::Instant::now() + backoff < deadline =>
-                {
-                    tracing::debug!("no executive server answers yet; asking again in {backoff:?}");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_millis(500));
-                }
-                Ok(message) => {
-                    self.transport.answered.store(true, Ordering::Relaxed);
-                    return Ok(message);
-                }
-                other => return other,
-            }
-        }
-    }
-
-    fn request_error(&self, e: async_nats::RequestError) -> TransportError {
-        let options = &self.transport.options;
-        match e.kind() {
-            RequestErrorKind::TimedOut => TransportError::Timeout(options.request_timeout),
-            RequestErrorKind::NoResponders => TransportError::Backend(format!(
-                "no executive server answers on `{EXEC_SUBJECT}` at {}: start one with `glidepath server --nats-url {}`",
-                self.transport.url, self.transport.url
-            )),
-            RequestErrorKind::MaxPayloadExceeded => TransportError::Backend(format!(
-                "the request exceeds the NATS server's max_payload ({} bytes); raise `max_payload` in the server's configuration",
-                self.client.server_info().max_payload
-            )),
-            _ => TransportError::Backend(format!("request to the executive failed: {e}")),
-        }
-    }
-}
-
-impl Endpoint for NatsEndpoint {
-    fn publish(
-        &self,
-        federation: FederationId,
-        topic: Topic,
-        mut envelope: Envelope,
-    ) -> Result<(), TransportError> {
-        self.check_open()?;
-        if envelope.publish_time_ns == 0 {
-            envelope.publish_time_ns = monotonic_now_ns();
-        }
-        let payload = glidepath_wire::encode_envelope(&envelope);
-        let subject = topic_subject(federation, topic);
-        if let Some(js) = &self.jetstream {
-            // The same payload as core NATS carries: a plain envelope, or a frame of
-            // the encoder chain (never a bundle: refused with persistence).
-            let payload = self.transport.codec.seal(Some(topic), payload)?;
-            return self.transport.block_on(js.publish(subject, payload));
-        }
-        if let Some(flow) = &self.flow {
-            if envelope.sender != FederateHandle::EXECUTIVE {
-                flow.admit(federation, &envelope, topic, &payload)?;
-            }
-        }
-        if !self.transport.codec.plain() {
-            // Bundling and the chain; a plain executor as below, for the same reason.
-            return futures::executor::block_on(self.outgoing.publish(subject, topic, payload));
-        }
-        // Publishing only queues a command for the connection task, which needs no
-        // runtime context: a plain executor polls it, and waits (parked) only when
-        // the client's queue is full. Cheaper than entering the runtime each time.
-        futures::executor::block_on(self.client.publish(subject, payload))
-            .map_err(|e| TransportError::Backend(format!("publish failed: {e}")))
-    }
-
-    fn subscribe(&self, federation: FederationId, topic: Topic) -> Result<(), TransportError> {
-        let mut state = self.state.lock();
-        let Some(inbox) = state.inbox_tx.clone() else {
-            return Err(TransportError::Closed);
-        };
-        if let Some(sub) = state.federations.get_mut(&federation) {
-            if sub.topics.insert(topic) {
-                sub.filter.write().insert(topic);
-            }
-            return Ok(());
-        }
-        if let Some(js) = &self.jetstream {
-            let sub = jetstream::subscribe(self, js, federation, topic, inbox)?;
-            state.federations.insert(federation, sub);
-            return Ok(());
-        }
-        let transport = &self.transport;
-        let subscriber = transport
-            .block_on(self.client.subscribe(federation_wildcard(federation)))
-            .map_err(|e| TransportError::Backend(format!("subscribe failed: {e}")))?;
-        let filter = Arc::new(RwLock::new(HashSet::from([topic])));
-        let (stop_tx, stop_rx) = oneshot::channel();
-        let receiver = self.window.enabled().then(|| {
-            flow::Receiver::new(
-                federation,
-                self.token,
-                self.window,
-                self.client.clone(),
-                transport.codec.clone(),
-            )
-        });
-        let retransmissions = match &receiver {
-            Some(r) => Some(
-                transport
-                    .block_on(self.client.subscribe(r.retx_subject()))
-                    .map_err(|e| TransportError::Backend(format!("subscribe failed: {e}")))?,
-            ),
-            None => None,
-        };
-        let task = transport.runtime.handle().spawn(read_federation(
-            Reader {
-                federation,
-                filter: filter.clone(),
-                inbox,
-                counters: self.counters.clone(),
-                notified: self.notified.clone(),
-                last_seq: HashMap::new(),
-                codec: transport.codec.clone(),
-                receiver,
-                flow: self.flow.clone(),
-            },
-            subscriber,
-            retransmissions,
-            stop_rx,
-        ));
-        let mut sub = FederationSubscription {
-            topics: HashSet::from([topic]),
-            filter,
-            stop: Some(stop_tx),
-            task: Some(task),
-        };
-        if let Err(e) = transport.block_on(barrier(&self.client, transport.options.request_timeout))
-        {
-            sub.stop();
-            return Err(e);
-        }
-        state.federations.insert(federation, sub);
-        Ok(())
-    }
-
-    fn unsubscribe(&self, federation: FederationId, topic: Topic) -> Result<(), TransportError> {
-        let mut state = self.state.lock();
-        if state.inbox_tx.is_none() {
-            return Err(TransportError::Closed);
-        }
-        let Some(sub) = state.federations.get_mut(&federation) else {
-            return Ok(());
-        };
-        if sub.topics.remove(&topic) {
-            sub.filter.write().remove(&topic);
-            if sub.topics.is_empty() {
-                if let Some(mut sub) = state.federations.remove(&federation) {
-                    sub.stop();
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn request(&self, request: ExecRequest) -> Result<ExecReply, TransportError> {
-        self.check_open()?;
-        let payload = self
-            .transport
-            .codec
-            .seal(None, Bytes::from(glidepath_wire::encode_request(&request)))?;
-        let message: Message = self
-            .transport
-            .block_on(self.exec_request(payload))
-            .map_err(|e| self.request_error(e))?;
-        let header = |name: &str| {
-            message
-                .headers
-                .as_ref()
-                .and_then(|h| h.get(name))
-                .map(|v| v.as_str().to_string())
-        };
-        if let Some(error) = header(ERROR_HEADER) {
-            return Err(TransportError::Backend(format!(
-                "the executive server could not answer: {error}"
-            )));
-        }
-        let body = self.transport.codec.open(&message.payload).map_err(|e| {
-            TransportError::Backend(format!("unreadable reply from the executive server: {e}"))
-        })?;
-        let reply = glidepath_wire::decode_reply(&body).map_err(|e| {
-            TransportError::Backend(format!("undecodable reply from the executive server: {e}"))
-        })?;
-        if let Some((federation, seq)) = header(NOTIFIED_HEADER).as_deref().and_then(parse_notified)
-        {
-            // As on inproc: the notifications this request caused are in our inbox
-            // before the reply returns, if we listen to that federation at all.
-            if self.state.lock().federations.contains_key(&federation) {
-                let deadline = Instant::now() + self.transport.options.request_timeout;
-                if !self.notified.wait(federation, seq, deadline) {
-                    tracing::warn!(
-                        federation = federation.0,
-                        seq,
-                        "executive notification did not arrive before the reply; counted as lost"
-                    );
-                }
-            }
-        }
-        Ok(reply)
-    }
-
-    fn inbox(&self) -> &Receiver<Envelope> {
-        &self.inbox
-    }
-
-    fn close(&self) {
-        self.closed.store(true, Ordering::Release);
-        let mut state = self.state.lock();
-        if state.inbox_tx.take().is_none() {
-            return;
-        }
-        let transport = self.transport.clone();
-        let client = self.client.clone();
-        let timeout = transport.options.request_timeout;
-        let mut federations: Vec<FederationSubscription> =
-            state.federations.drain().map(|(_, s)| s).collect();
-        let outgoing = self.outgoing.clone();
-        let timer_stop = self.timer_stop.lock().take();
-        let jetstream = self.jetstream.clone();
-        let flow = self.flow.clone();
-        let flow_stop = self.flow_stop.lock().take();
-        let finish = async move {
-            // With persistence: until the stream has acknowledged everything.
-            if let Some(js) = &jetstream {
-                js.drain().await;
-            }
-            // The bundle being gathered goes first; nothing new can join it (closed).
-            if let Err(e) = outgoing.flush().await {
-                tracing::warn!(error = %e, "closing a NATS endpoint: could not send the last bundle");
-            }
-            if let Some(stop) = timer_stop {
-                let _ = stop.send(());
-            }
-            // Everything published before is at the server once the round trip is back.
-            if let Err(e) = barrier(&client, timeout).await {
-                tracing::warn!(error = %e, "closing a NATS endpoint: could not confirm that the server has everything it published");
-            }
-            // Reliable over core NATS: until every receiver has acknowledged everything
-            // (retransmitting meanwhile), or the request timeout.
-            if let Some(flow) = &flow {
-                let deadline = tokio::time::Instant::now() + timeout;
-                while !flow.all_acknowledged() {
-                    if tokio::time::Instant::now() >= deadline {
-                        tracing::warn!("closing a NATS endpoint: receivers did not acknowledge everything within {timeout:?}");
-                        break;
-                    }
-                    tokio::time::sleep(Duration::from_millis(1)).await;
-                }
-                flow.close();
-            }
-            if let Some(stop) = flow_stop {
-                let _ = stop.send(());
-            }
-            for sub in &mut federations {
-                sub.stop_and_wait().await;
-            }
-            let _ = tokio::time::timeout(timeout, client.drain()).await;
-        };
-        if tokio::runtime::Handle::try_current().is_ok() {
-            // Dropped inside some async task: cannot block here, so finish in the background.
-            transport.runtime.handle().spawn(finish);
-        } else {
-            transport.block_on(finish);
-        }
-    }
-
-    fn stats(&self) -> EndpointStats {
-        EndpointStats {
-            lost_envelopes: self.counters.lost.load(Ordering::Relaxed),
-            malformed_envelopes: self.counters.malformed.load(Ordering::Relaxed)
-                + self
-                    .flow
-                    .as_ref()
-                    .map_or(0, |f| f.malformed_controls.load(Ordering::Relaxed)),
-            slow_consumer_events: self.counters.slow_consumer.load(Ordering::Relaxed),
-            rejected_frames: self.counters.rejected.load(Ordering::Relaxed),
-            best_effort_dropped: self.counters.best_effort_dropped.load(Ordering::Relaxed),
-            duplicates_dropped: self.counters.duplicates.load(Ordering::Relaxed),
-            retransmitted: self
-                .flow
-                .as_ref()
-                .map_or(0, |f| f.retransmitted.load(Ordering::Relaxed)),
-            receivers_given_up: self
-                .flow
-                .as_ref()
-                .map_or(0, |f| f.peers_given_up.load(Ordering::Relaxed)),
-            stream_consumer_restarts: self.counters.consumer_restarts.load(Ordering::Relaxed),
-        }
-    }
-
-    /// Hands the bundle being gathered to the client, without the round trip through
-    /// the server that [`NatsEndpoint::flush`] makes: the front crate calls this on
-    /// every time advance request, where a round trip would only add latency (the
-    /// client sends what it holds on its own).
-    fn flush(&self) -> Result<(), TransportError> {
-        self.check_open()?;
-        self.transport.block_on(self.outgoing.flush())
-    }
-}
-
-impl Drop for NatsEndpoint {
-    fn drop(&mut self) {
-        self.close();
-    }
-}
-
 /// What a federation's reader task needs.
 struct Reader {
     federation: FederationId,
@@ -943,190 +283,11 @@ struct Reader {
     flow: Option<Arc<flow::Flow>>,
 }
 
-impl Reader {
-    /// Takes one message: from the federation's wildcard, or (`retransmitted`) from
-    /// this endpoint's retransmission subject.
-    fn handle(&mut self, message: Message, retransmitted: bool) {
-        let topic = match &self.receiver {
-            Some(receiver) if retransmitted => receiver.retransmitted_topic(&message),
-            _ => parse_topic(self.federation, &message.subject),
-        };
-        let Some(topic) = topic else {
-            let total = self.counters.malformed.fetch_add(1, Ordering::Relaxed) + 1;
-            warn_throttled!(subject = %message.subject, total, "dropped a message on a subject that is no glidepath topic");
-            return;
-        };
-        let payload = message.payload;
-        // Plain envelopes, the common case without a key, skip the frame machinery.
-        if !self.codec.keyed() && payload.first() == Some(&glidepath_wire::MAGIC) {
-            self.handle_envelope(topic, &message.subject, payload, retransmitted);
-            return;
-        }
-        let envelopes = match self.codec.open(&payload).and_then(FrameCodec::split) {
-            Ok(envelopes) => envelopes,
-            Err(refused) => {
-                let counter = match refused {
-                    Refused::Rejected(_) => &self.counters.rejected,
-                    Refused::Malformed(_) => &self.counters.malformed,
-                };
-                let total = counter.fetch_add(1, Ordering::Relaxed) + 1;
-                warn_throttled!(subject = %message.subject, sender = frames::sender_of(message.headers.as_ref()), error = %refused, bytes = payload.len(), total, "dropped a message that failed authentication or decoding");
-                return;
-            }
-        };
-        for envelope in envelopes {
-            self.handle_envelope(topic, &message.subject, envelope, retransmitted);
-        }
-    }
-
-    fn handle_envelope(
-        &mut self,
-        topic: Topic,
-        subject: &str,
-        payload: Bytes,
-        retransmitted: bool,
-    ) {
-        // Envelopes of topics we do not want are read only as far as the header,
-        // which is enough to check their sender's sequence.
-        let wanted = self.filter.read().contains(&topic);
-        let bytes = payload.len();
-        let decoded = if wanted {
-            glidepath_wire::decode_envelope_bytes(payload.clone())
-                .map(|e| (e.sender, e.seq, Some(e)))
-        } else {
-            glidepath_wire::decode_header(&payload).map(|h| (h.sender, h.seq, None))
-        };
-        let (sender, seq, envelope) = match decoded {
-            Ok(d) => d,
-            Err(error) => {
-                let total = self.counters.malformed.fetch_add(1, Ordering::Relaxed) + 1;
-                warn_throttled!(subject, %error, bytes, total, "dropped an undecodable envelope");
-                return;
-            }
-        };
-        if sender != FederateHandle::EXECUTIVE {
-            if let Some(receiver) = &mut self.receiver {
-                let (inbox, counters) = (&self.inbox, &*self.counters);
-                let mut deliver = |e: Envelope| deliver_to(inbox, counters, e);
-                let arrival = flow::Arrival {
-                    sender,
-                    seq,
-                    bytes,
-                    retransmitted,
-                };
-                match receiver.admit(arrival, envelope, &counters.lost, &mut deliver) {
-                    flow::Admission::Accepted => {}
-                    flow::Admission::Duplicate => {
-                        counters.duplicates.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-                return;
-            }
-        }
-        match self.last_seq.entry(sender) {
-            Entry::Vacant(v) => {
-                v.insert(seq);
-            }
-            Entry::Occupied(mut o) => {
-                let last = *o.get();
-                if seq > last + 1 {
-                    let total = self
-                        .counters
-                        .lost
-                        .fetch_add(seq - last - 1, Ordering::Relaxed)
-                        + (seq - last - 1);
-                    warn_throttled!(federation = self.federation.0, %sender, seq, last, lost = seq - last - 1, total, "envelopes lost in transit");
-                }
-                if seq > last {
-                    o.insert(seq);
-                }
-            }
-        }
-        if let Some(envelope) = envelope {
-            self.deliver(envelope);
-        }
-        if sender == FederateHandle::EXECUTIVE {
-            self.notified.record(self.federation, seq);
-        }
-    }
-
-    fn deliver(&self, envelope: Envelope) {
-        deliver_to(&self.inbox, &self.counters, envelope);
-    }
-
-    /// Whether to stop reading for now: the inbox holds a reliable backlog and this
-    /// endpoint is not itself waiting for credit (see [`flow`], "Why no deadlock").
-    fn stalled(&self) -> bool {
-        self.receiver.is_some()
-            && self.inbox.len() >= flow::RELIABLE_BACKLOG_MAX
-            && !self.flow.as_ref().is_some_and(|f| f.waiting())
-    }
-
-    fn tick(&mut self) {
-        let Some(receiver) = &mut self.receiver else {
-            return;
-        };
-        let (inbox, counters) = (&self.inbox, &*self.counters);
-        receiver.tick(&counters.lost, &mut |e: Envelope| {
-            deliver_to(inbox, counters, e)
-        });
-    }
-}
-
-/// Into the inbox, unless it is best effort and the inbox is already long.
-fn deliver_to(inbox: &Sender<Envelope>, counters: &Counters, envelope: Envelope) {
-    if is_best_effort(&envelope) && inbox.len() >= BEST_EFFORT_BACKLOG_MAX {
-        // A slow subscriber sheds best-effort data; its seq was accounted for, so
-        // this is not reported as loss in transit.
-        counters.best_effort_dropped.fetch_add(1, Ordering::Relaxed);
-        return;
-    }
-    // The receiver is gone only when the endpoint is closing.
-    let _ = inbox.send(envelope);
-}
-
-/// The next message of an optional subscription; pending forever without one.
-async fn next_of(subscriber: &mut Option<Subscriber>) -> Option<Message> {
-    match subscriber {
-        Some(s) => s.next().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Moves one federation's messages from the client into the endpoint's inbox until
-/// stopped; dropping the subscriber at the end unsubscribes at the server. With flow
-/// control it also acknowledges on a timer, and stops reading while the inbox is full.
-async fn read_federation(
-    mut reader: Reader,
-    mut subscriber: Subscriber,
-    mut retransmissions: Option<Subscriber>,
-    mut stop: oneshot::Receiver<()>,
-) {
-    let mut tick = tokio::time::interval(flow::ACK_INTERVAL);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        let stalled = reader.stalled();
-        if let Some(receiver) = &mut reader.receiver {
-            receiver.busy = stalled;
-        }
-        tokio::select! {
-            biased;
-            _ = &mut stop => break,
-            _ = tick.tick(), if reader.receiver.is_some() => reader.tick(),
-            // Retransmissions first: they fill gaps that hold newer envelopes back.
-            Some(m) = next_of(&mut retransmissions), if !stalled => reader.handle(m, true),
-            message = subscriber.next(), if !stalled => match message {
-                Some(m) => reader.handle(m, false),
-                None => break,
-            },
-            _ = tokio::time::sleep(Duration::from_millis(1)), if stalled => {}
-        }
-        if let Some(receiver) = &mut reader.receiver {
-            receiver.send().await;
-        }
-    }
-    if let Some(receiver) = &mut reader.receiver {
-        receiver.goodbye();
-        receiver.send().await;
-    }
+/// Which subscription a message came through.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// The federation's wildcard (or its JetStream consumer).
+    Federation,
+    /// This endpoint's retransmission subject (reliable delivery).
+    Retransmission,
 }

@@ -14,7 +14,6 @@
 //! `Glidepath-Error` saying authentication failed, which is how a process without
 //! the key learns it cannot join. Replies and notifications are sealed with the key.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
@@ -22,9 +21,7 @@ use std::thread::{self, JoinHandle};
 use async_nats::{Client, HeaderMap, Message, RequestErrorKind, Subject};
 use bytes::Bytes;
 use futures::StreamExt;
-use glidepath_core::{
-    Body, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId, Topic,
-};
+use glidepath_core::{ExecReply, ExecRequest, ExecutiveHost, FederationId, Hosted, Topic};
 use tokio::sync::oneshot;
 
 use super::frames::{sender_of, FrameCodec, Refused};
@@ -138,8 +135,9 @@ pub fn serve_executive_with(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| {
-            TransportError::Backend(format!("cannot start the executive server's runtime: {e}"))
+        .map_err(|e| TransportError::Io {
+            what: "the executive server's runtime",
+            reason: e.to_string(),
         })?;
     let counters = Arc::new(ServerCounters::default());
     let codec = FrameCodec::new(options.messaging.clone())?;
@@ -180,8 +178,9 @@ pub fn serve_executive_with(
                 .await;
             });
         })
-        .map_err(|e| {
-            TransportError::Backend(format!("cannot start the executive server's thread: {e}"))
+        .map_err(|e| TransportError::Io {
+            what: "the executive server's thread",
+            reason: e.to_string(),
         })?;
     let mut server = ExecutiveServer {
         url: url.to_string(),
@@ -197,9 +196,10 @@ pub fn serve_executive_with(
         }
         Err(_) => {
             server.shutdown();
-            Err(TransportError::Backend(
-                "the executive server stopped while starting".into(),
-            ))
+            Err(TransportError::Io {
+                what: "the executive server",
+                reason: "its thread stopped while starting".into(),
+            })
         }
     }
 }
@@ -220,18 +220,22 @@ async fn start(
     match client.request(EXEC_SUBJECT, Bytes::new()).await {
         Err(e) if e.kind() == RequestErrorKind::NoResponders => {}
         Ok(_) => {
-            return Err(TransportError::Backend(format!(
-                "another executive server already answers on `{EXEC_SUBJECT}` at {url}"
-            )))
+            return Err(TransportError::ExecutiveAlreadyHosted {
+                url: url.to_string(),
+                subject: EXEC_SUBJECT.to_string(),
+            })
         }
         Err(e) => {
-            return Err(TransportError::Backend(format!(
-                "cannot probe for another executive server at {url}: {e}"
-            )))
+            return Err(TransportError::ConnectionFailed {
+                operation: "probing for another executive server",
+                reason: format!("{e} (at {url})"),
+            })
         }
     }
-    let subscribe_error =
-        |e: async_nats::SubscribeError| TransportError::Backend(format!("subscribe failed: {e}"));
+    let subscribe_error = |e: async_nats::SubscribeError| TransportError::ConnectionFailed {
+        operation: "subscribe",
+        reason: e.to_string(),
+    };
     let exec = client
         .subscribe(EXEC_SUBJECT)
         .await
@@ -245,9 +249,10 @@ async fn start(
         Ok(_) => {}
         Err(e) if e.kind() == RequestErrorKind::NoResponders => {}
         Err(e) => {
-            return Err(TransportError::Backend(format!(
-                "round trip through the NATS server failed: {e}"
-            )))
+            return Err(TransportError::ConnectionFailed {
+                operation: "round trip through the NATS server",
+                reason: e.to_string(),
+            })
         }
     }
     Ok((client, exec, barrier))
@@ -267,14 +272,15 @@ async fn serve(
     timeout: std::time::Duration,
     streams: Option<StreamHost>,
 ) {
-    let mut executive = Executive::new();
+    let mut executive = ExecutiveHost::new();
     if let Some(streams) = &streams {
-        executive.reserve_ids_through(streams.kept_through());
+        executive
+            .executive_mut()
+            .reserve_ids_through(streams.kept_through());
     }
     let mut host = Host {
         streams,
         executive,
-        notification_seq: HashMap::new(),
         max_payload: client.server_info().max_payload,
         codec,
     };
@@ -300,10 +306,10 @@ async fn serve(
     let _ = tokio::time::timeout(timeout, client.drain()).await;
 }
 
-/// The executive and the `seq` of each federation's last notification.
+/// The executive (numbering each federation's notifications) and what the server
+/// needs to answer and publish.
 struct Host {
-    executive: Executive,
-    notification_seq: HashMap<FederationId, u64>,
+    executive: ExecutiveHost,
     max_payload: usize,
     /// Opens requests and seals replies and notifications.
     codec: FrameCodec,
@@ -388,8 +394,15 @@ impl Host {
         client: &Client,
         request: ExecRequest,
     ) -> (ExecReply, Option<(FederationId, u64)>) {
-        let destroy = matches!(request, ExecRequest::Destroy { .. });
-        let (reply, federation, notifications) = self.executive.handle(request);
+        // Stamped when published, below.
+        let hosted = self.executive.handle(request, 0);
+        let last = hosted.last_notified();
+        let Hosted {
+            reply,
+            federation,
+            notifications,
+            ..
+        } = hosted;
         if let (Some(streams), ExecReply::Created { id }) = (&self.streams, &reply) {
             if let Err(e) = streams.ensure_stream(*id).await {
                 tracing::warn!(error = %e, federation = id.0, "the federation's messages will not be kept");
@@ -398,22 +411,9 @@ impl Host {
         let Some(federation) = federation else {
             return (reply, None);
         };
-        if destroy && matches!(reply, ExecReply::Ok) {
-            self.notification_seq.remove(&federation);
-            return (reply, None);
-        }
-        let mut last = None;
         let subject = topic_subject(federation, Topic::Federation);
-        for notification in notifications {
-            let seq = self.notification_seq.entry(federation).or_insert(0);
-            *seq += 1;
-            let envelope = Envelope {
-                sender: FederateHandle::EXECUTIVE,
-                seq: *seq,
-                publish_time_ns: monotonic_now_ns(),
-                body: Body::Exec(notification),
-            };
-            last = Some((federation, *seq));
+        for mut envelope in notifications {
+            envelope.publish_time_ns = monotonic_now_ns();
             let payload = match self.codec.seal(
                 Some(Topic::Federation),
                 glidepath_wire::encode_envelope(&envelope),

@@ -1,0 +1,146 @@
+//! `ExecutiveHost`: the [`Executive`] as every transport hosts it. It numbers each
+//! federation's notifications and wraps them in envelopes from
+//! [`FederateHandle::EXECUTIVE`]; the transport only publishes what comes out.
+//!
+//! Sans-I/O like the rest of the core: a request goes in, the reply and the envelopes
+//! to publish on the federation's [`Topic::Federation`] come out, and the caller
+//! passes the publication stamp (no clock is read here). The in-process bus, the NATS
+//! executive server and the simulator share it, so they number notifications alike.
+
+use std::collections::HashMap;
+
+use crate::exec::{ExecReply, ExecRequest, Executive};
+#[cfg(doc)]
+use crate::message::Topic;
+use crate::message::{Body, Envelope};
+use crate::types::{FederateHandle, FederationId};
+
+/// An [`Executive`] and the `seq` of each federation's last notification.
+#[derive(Default)]
+pub struct ExecutiveHost {
+    executive: Executive,
+    /// Per federation, so a receiver sees the executive's notifications of each
+    /// federation as one contiguous sequence from 1.
+    notification_seq: HashMap<FederationId, u64>,
+}
+
+/// What one request to an [`ExecutiveHost`] produced.
+#[derive(Debug)]
+pub struct Hosted {
+    /// The answer to the requester.
+    pub reply: ExecReply,
+    /// The federation the request concerned, if any.
+    pub federation: Option<FederationId>,
+    /// The notifications to publish on `federation`'s [`Topic::Federation`], in
+    /// order, before the reply is returned.
+    pub notifications: Vec<Envelope>,
+    /// True when the request destroyed `federation`: the transport may forget its
+    /// routes (its notification numbering is already forgotten).
+    pub destroyed: bool,
+}
+
+impl Hosted {
+    /// The federation and `seq` of the last notification, if the request caused any.
+    pub fn last_notified(&self) -> Option<(FederationId, u64)> {
+        let federation = self.federation?;
+        self.notifications.last().map(|e| (federation, e.seq))
+    }
+}
+
+impl ExecutiveHost {
+    /// A host with an empty executive.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The executive, for inspection.
+    pub fn executive(&self) -> &Executive {
+        &self.executive
+    }
+
+    /// The executive, for setup before requests arrive (for example reserving
+    /// federation ids that persisted streams still use).
+    pub fn executive_mut(&mut self) -> &mut Executive {
+        &mut self.executive
+    }
+
+    /// Handles one request. Each notification becomes an envelope from
+    /// [`FederateHandle::EXECUTIVE`] with the federation's next `seq` and
+    /// `publish_time_ns` as its stamp (0 lets the transport stamp it when it publishes).
+    pub fn handle(&mut self, request: ExecRequest, publish_time_ns: u64) -> Hosted {
+        let destroy = matches!(request, ExecRequest::Destroy { .. });
+        let (reply, federation, notifications) = self.executive.handle(request);
+        let destroyed = destroy && federation.is_some() && matches!(reply, ExecReply::Ok);
+        let mut envelopes = Vec::with_capacity(notifications.len());
+        if let Some(federation) = federation {
+            if destroyed {
+                self.notification_seq.remove(&federation);
+            } else {
+                let seq = self.notification_seq.entry(federation).or_insert(0);
+                for notification in notifications {
+                    *seq += 1;
+                    envelopes.push(Envelope {
+                        sender: FederateHandle::EXECUTIVE,
+                        seq: *seq,
+                        publish_time_ns,
+                        body: Body::Exec(notification),
+                    });
+                }
+            }
+        }
+        Hosted {
+            reply,
+            federation,
+            notifications: envelopes,
+            destroyed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fom::Fom;
+    use std::sync::Arc;
+
+    fn create(host: &mut ExecutiveHost, name: &str) -> FederationId {
+        let fom = Arc::new(Fom::merge(&[]).expect("the MIM alone merges"));
+        match host
+            .handle(
+                ExecRequest::Create {
+                    name: name.into(),
+                    fom,
+                },
+                0,
+            )
+            .reply
+        {
+            ExecReply::Created { id } => id,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn notifications_are_numbered_per_federation_from_one() {
+        let mut host = ExecutiveHost::new();
+        let a = create(&mut host, "a");
+        let b = create(&mut host, "b");
+        for (federation, name) in [(a, "x"), (a, "y"), (b, "z")] {
+            let hosted = host.handle(
+                ExecRequest::Join {
+                    federation,
+                    federate_name: Some(name.into()),
+                    federate_type: "t".into(),
+                },
+                7,
+            );
+            assert_eq!(hosted.federation, Some(federation));
+            assert!(hosted
+                .notifications
+                .iter()
+                .all(|e| e.sender == FederateHandle::EXECUTIVE && e.publish_time_ns == 7));
+        }
+        let seqs = |f| host.notification_seq.get(&f).copied().unwrap_or(0);
+        assert!(seqs(a) > seqs(b) && seqs(b) > 0, "{a:?} {b:?}");
+    }
+}

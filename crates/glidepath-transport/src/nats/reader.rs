@@ -1,0 +1,208 @@
+//! The receive path: one task per federation subscription (`read_federation`) takes
+//! messages off the client, opens frames and bundles, applies reliable delivery and
+//! hands envelopes to the endpoint's inbox.
+
+use std::collections::hash_map::Entry;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use async_nats::{Message, Subscriber};
+use bytes::Bytes;
+use crossbeam_channel::Sender;
+use futures::StreamExt;
+use glidepath_core::{Envelope, FederateHandle, Topic};
+use tokio::sync::oneshot;
+
+use crate::{is_best_effort, BEST_EFFORT_BACKLOG_MAX};
+
+use super::{
+    flow, frames, parse_topic, warn_throttled, Counters, FrameCodec, Reader, Refused, Via,
+};
+
+impl Reader {
+    /// Takes one message from the federation's wildcard or from this endpoint's
+    /// retransmission subject.
+    pub(super) fn handle(&mut self, message: Message, via: Via) {
+        let topic = match &self.receiver {
+            Some(receiver) if via == Via::Retransmission => receiver.retransmitted_topic(&message),
+            _ => parse_topic(self.federation, &message.subject),
+        };
+        let Some(topic) = topic else {
+            let total = self.counters.malformed.fetch_add(1, Ordering::Relaxed) + 1;
+            warn_throttled!(subject = %message.subject, total, "dropped a message on a subject that is no glidepath topic");
+            return;
+        };
+        let payload = message.payload;
+        // Plain envelopes, the common case without a key, skip the frame machinery.
+        if !self.codec.keyed() && payload.first() == Some(&glidepath_wire::MAGIC) {
+            self.handle_envelope(topic, &message.subject, payload, via);
+            return;
+        }
+        let envelopes = match self.codec.open(&payload).and_then(FrameCodec::split) {
+            Ok(envelopes) => envelopes,
+            Err(refused) => {
+                let counter = match refused {
+                    Refused::Rejected(_) => &self.counters.rejected,
+                    Refused::Malformed(_) => &self.counters.malformed,
+                };
+                let total = counter.fetch_add(1, Ordering::Relaxed) + 1;
+                warn_throttled!(subject = %message.subject, sender = frames::sender_of(message.headers.as_ref()), error = %refused, bytes = payload.len(), total, "dropped a message that failed authentication or decoding");
+                return;
+            }
+        };
+        for envelope in envelopes {
+            self.handle_envelope(topic, &message.subject, envelope, via);
+        }
+    }
+
+    pub(super) fn handle_envelope(
+        &mut self,
+        topic: Topic,
+        subject: &str,
+        payload: Bytes,
+        via: Via,
+    ) {
+        // Envelopes of topics we do not want are read only as far as the header,
+        // which is enough to check their sender's sequence.
+        let wanted = self.filter.read().contains(&topic);
+        let bytes = payload.len();
+        let decoded = if wanted {
+            glidepath_wire::decode_envelope_bytes(payload.clone())
+                .map(|e| (e.sender, e.seq, Some(e)))
+        } else {
+            glidepath_wire::decode_header(&payload).map(|h| (h.sender, h.seq, None))
+        };
+        let (sender, seq, envelope) = match decoded {
+            Ok(d) => d,
+            Err(error) => {
+                let total = self.counters.malformed.fetch_add(1, Ordering::Relaxed) + 1;
+                warn_throttled!(subject, %error, bytes, total, "dropped an undecodable envelope");
+                return;
+            }
+        };
+        if sender != FederateHandle::EXECUTIVE {
+            if let Some(receiver) = &mut self.receiver {
+                let (inbox, counters) = (&self.inbox, &*self.counters);
+                let mut deliver = |e: Envelope| deliver_to(inbox, counters, e);
+                let arrival = flow::Arrival {
+                    sender,
+                    seq,
+                    bytes,
+                    retransmitted: via == Via::Retransmission,
+                };
+                match receiver.admit(arrival, envelope, &counters.lost, &mut deliver) {
+                    flow::Admission::Accepted => {}
+                    flow::Admission::Duplicate => {
+                        counters.duplicates.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                return;
+            }
+        }
+        match self.last_seq.entry(sender) {
+            Entry::Vacant(v) => {
+                v.insert(seq);
+            }
+            Entry::Occupied(mut o) => {
+                let last = *o.get();
+                if seq > last + 1 {
+                    let total = self
+                        .counters
+                        .lost
+                        .fetch_add(seq - last - 1, Ordering::Relaxed)
+                        + (seq - last - 1);
+                    warn_throttled!(federation = self.federation.0, %sender, seq, last, lost = seq - last - 1, total, "envelopes lost in transit");
+                }
+                if seq > last {
+                    o.insert(seq);
+                }
+            }
+        }
+        if let Some(envelope) = envelope {
+            self.deliver(envelope);
+        }
+        if sender == FederateHandle::EXECUTIVE {
+            self.notified.record(self.federation, seq);
+        }
+    }
+
+    pub(super) fn deliver(&self, envelope: Envelope) {
+        deliver_to(&self.inbox, &self.counters, envelope);
+    }
+
+    /// Whether to stop reading for now: the inbox holds a reliable backlog and this
+    /// endpoint is not itself waiting for credit (see [`flow`], "Why no deadlock").
+    pub(super) fn stalled(&self) -> bool {
+        self.receiver.is_some()
+            && self.inbox.len() >= flow::RELIABLE_BACKLOG_MAX
+            && !self.flow.as_ref().is_some_and(|f| f.waiting())
+    }
+
+    pub(super) fn tick(&mut self) {
+        let Some(receiver) = &mut self.receiver else {
+            return;
+        };
+        let (inbox, counters) = (&self.inbox, &*self.counters);
+        receiver.tick(&counters.lost, &mut |e: Envelope| {
+            deliver_to(inbox, counters, e)
+        });
+    }
+}
+
+/// Into the inbox, unless it is best effort and the inbox is already long.
+pub(super) fn deliver_to(inbox: &Sender<Envelope>, counters: &Counters, envelope: Envelope) {
+    if is_best_effort(&envelope) && inbox.len() >= BEST_EFFORT_BACKLOG_MAX {
+        // A slow subscriber sheds best-effort data; its seq was accounted for, so
+        // this is not reported as loss in transit.
+        counters.best_effort_dropped.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    // The receiver is gone only when the endpoint is closing.
+    let _ = inbox.send(envelope);
+}
+
+/// The next message of an optional subscription; pending forever without one.
+pub(super) async fn next_of(subscriber: &mut Option<Subscriber>) -> Option<Message> {
+    match subscriber {
+        Some(s) => s.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Moves one federation's messages from the client into the endpoint's inbox until
+/// stopped; dropping the subscriber at the end unsubscribes at the server. With flow
+/// control it also acknowledges on a timer, and stops reading while the inbox is full.
+pub(super) async fn read_federation(
+    mut reader: Reader,
+    mut subscriber: Subscriber,
+    mut retransmissions: Option<Subscriber>,
+    mut stop: oneshot::Receiver<()>,
+) {
+    let mut tick = tokio::time::interval(flow::ACK_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let stalled = reader.stalled();
+        if let Some(receiver) = &mut reader.receiver {
+            receiver.busy = stalled;
+        }
+        tokio::select! {
+            biased;
+            _ = &mut stop => break,
+            _ = tick.tick(), if reader.receiver.is_some() => reader.tick(),
+            // Retransmissions first: they fill gaps that hold newer envelopes back.
+            Some(m) = next_of(&mut retransmissions), if !stalled => reader.handle(m, Via::Retransmission),
+            message = subscriber.next(), if !stalled => match message {
+                Some(m) => reader.handle(m, Via::Federation),
+                None => break,
+            },
+            _ = tokio::time::sleep(Duration::from_millis(1)), if stalled => {}
+        }
+        if let Some(receiver) = &mut reader.receiver {
+            receiver.send().await;
+        }
+    }
+    if let Some(receiver) = &mut reader.receiver {
+        receiver.goodbye();
+        receiver.send().await;
+    }
+}
