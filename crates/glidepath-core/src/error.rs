@@ -154,12 +154,6 @@ pub enum RtiError {
     Object(#[from] ObjectError),
     #[error(transparent)]
     Time(#[from] TimeError),
-    /// The executive answered a request with a reply of the wrong kind (the text
-    /// shows it). Built by [`LocalRti`](crate::LocalRti) and the front crate, and only
-    /// for that situation: the name is older than the typed variants below and stays
-    /// while `lrc.rs`, which builds it, is closed to this change.
-    #[error("transport failure: {0}")]
-    Transport(String),
     /// The transport, or the executive behind it, failed; match the
     /// [`TransportError`] to tell why.
     #[error("transport failure: {0}")]

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use glidepath_core::{
-    ExecReply, ExecRequest, FederationError, Fom, LocalRti, ProcessModel, RtiError,
+    ExecReply, ExecRequest, FederationError, Fom, LocalRti, ProcessModel, RtiError, TransportError,
 };
 use glidepath_transport::{Endpoint, InprocTransport, Transport};
 use parking_lot::Mutex;
@@ -239,5 +239,8 @@ impl Rti {
 }
 
 fn unexpected(reply: &ExecReply) -> RtiError {
-    RtiError::Transport(format!("unexpected reply from the executive: {reply:?}"))
+    RtiError::Link(TransportError::UnexpectedReply {
+        what: "unexpected",
+        reason: format!("{reply:?}"),
+    })
 }

@@ -1,5 +1,5 @@
 //! The front API over a transport of one's own: configuration, and transport failures
-//! that the core cannot see reaching the user as `RtiError::Transport`.
+//! that the core cannot see reaching the user as `RtiError::Link`.
 
 mod common;
 

@@ -20,6 +20,7 @@ use crate::exec::{ExecReply, ExecRequest, FederateInfo};
 use crate::message::Topic;
 use crate::message::{Advance, Body, Envelope, Regulation};
 use crate::time::state::*;
+use crate::transport_error::TransportError;
 use crate::types::{
     FederateHandle, FederationId, LogicalTime, LogicalTimeInterval, ObjectInstanceHandle,
 };
@@ -119,7 +120,10 @@ pub(crate) fn expect_ok(reply: ExecReply) -> Result<ExecReply, RtiError> {
 }
 
 pub(crate) fn unexpected(reply: &ExecReply) -> RtiError {
-    RtiError::Transport(format!("unexpected reply from the executive: {reply:?}"))
+    RtiError::Link(TransportError::UnexpectedReply {
+        what: "unexpected",
+        reason: format!("{reply:?}"),
+    })
 }
 impl LocalRti {
     /// Joins a federation execution: subscribes the federation-wide topics first (so no

@@ -277,8 +277,9 @@ impl Flow {
         let mut subscriber = self
             .runtime
             .block_on(async move { client.subscribe(subject).await })
-            .map_err(|e| {
-                TransportError::Backend(format!("cannot subscribe to acknowledgements: {e}"))
+            .map_err(|e| TransportError::ConnectionFailed {
+                operation: "subscribe to acknowledgements",
+                reason: e.to_string(),
             })?;
         let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
         let mut state = self.state.lock();
