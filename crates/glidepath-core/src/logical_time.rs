@@ -150,6 +150,7 @@ impl LogicalTime {
     }
     /// `self + interval`: exact for integers (saturating at the ends of `i64`), a
     /// double's sum for floats; infinity stays infinity.
+    #[inline]
     pub fn plus(self, interval: LogicalTimeInterval) -> LogicalTime {
         match (self.0, interval.0) {
             (Repr::Integer(a), Repr::Integer(b)) => LogicalTime(Repr::Integer(a.saturating_add(b))),
@@ -167,6 +168,7 @@ impl LogicalTime {
         }
     }
     /// The smaller of two times.
+    #[inline]
     pub fn min(self, other: LogicalTime) -> LogicalTime {
         if other < self {
             other
@@ -175,6 +177,7 @@ impl LogicalTime {
         }
     }
     /// The larger of two times.
+    #[inline]
     pub fn max(self, other: LogicalTime) -> LogicalTime {
         if other > self {
             other
@@ -215,6 +218,7 @@ fn cmp_int_float(i: i64, f: f64) -> Ordering {
     }
 }
 
+#[inline]
 fn cmp_repr(a: Repr, b: Repr) -> Ordering {
     match (a, b) {
         (Repr::Float(x), Repr::Float(y)) => x.total_cmp(&y),
@@ -225,17 +229,20 @@ fn cmp_repr(a: Repr, b: Repr) -> Ordering {
 }
 
 impl PartialEq for LogicalTime {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
 }
 impl Eq for LogicalTime {}
 impl PartialOrd for LogicalTime {
+    #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 impl Ord for LogicalTime {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         cmp_repr(self.0, other.0)
     }

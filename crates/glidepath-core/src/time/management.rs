@@ -273,14 +273,19 @@ impl LocalRti {
     /// True when `status` of federate `f` reports having processed the latest
     /// time-stamped message of every regulating peer (as far as this federate knows).
     pub(crate) fn no_message_in_flight_to(&self, f: FederateHandle, status: &TimeStatus) -> bool {
-        let seen = |k: FederateHandle| seen_in(&status.seen, k);
-        if self.time.last_tso_seq > seen(self.me) {
+        if self.time.last_tso_seq > seen_in(&status.seen, self.me) {
             return false;
         }
+        // Both `statuses` and a well-formed `seen` are sorted by handle: walk them
+        // together (this runs for every waiting peer on every evaluation). An unsorted
+        // `seen` from a foreign peer only makes entries read as 0: conservative.
+        let mut seen = status.seen.iter().peekable();
         for (k, (_, s)) in &self.time.statuses {
+            while seen.next_if(|(h, _)| h < k).is_some() {}
+            let seen_k = seen.peek().filter(|(h, _)| h == k).map_or(0, |(_, q)| *q);
             // Federates that stopped regulating or resigned count too: what they sent
             // before may still be on its way.
-            if *k != f && s.last_tso_seq > seen(*k) {
+            if *k != f && s.last_tso_seq > seen_k {
                 return false;
             }
         }
