@@ -1,0 +1,337 @@
+//! The receiving half: one [`Receiver`]'s view of every sender (order, holes,
+//! acknowledgements, NACKs, holes given up) and the [`Sink`] it delivers into.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::{Control, FlowConfig};
+
+/// Where an envelope came from: its sender and `seq`, its encoded size, and whether
+/// it came as a retransmission.
+#[derive(Clone, Copy, Debug)]
+pub struct Arrival<K> {
+    pub sender: K,
+    pub seq: u64,
+    pub bytes: usize,
+    pub retransmitted: bool,
+}
+
+/// What a receiver did with an envelope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Taken: delivered (with whatever it released from the reorder buffer), or held
+    /// until a gap below it is filled.
+    Accepted,
+    /// A duplicate (a retransmission that was not needed): drop it.
+    Duplicate,
+}
+
+/// Why a gap was given up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GiveUp {
+    /// Nothing filled it for the give-up delay.
+    Timeout,
+    /// More was held behind it than any sender's window allows.
+    Overflow,
+}
+
+/// Where a [`Receiver`] puts what it delivers, in order, and the holes it gives up.
+pub trait Sink<K, T> {
+    /// The next envelope of `sender`, in `seq` order.
+    fn deliver(&mut self, sender: K, seq: u64, item: T);
+    /// `first..=last` of `sender` will never be delivered. Called before anything the
+    /// skip releases is delivered, so whoever sees those sees the count.
+    fn lost(&mut self, sender: K, first: u64, last: u64, why: GiveUp);
+}
+
+/// Where a receiver stands with one sender.
+struct Inbound<T> {
+    /// Every `seq` up to this one was delivered (or given up).
+    delivered: u64,
+    /// Envelopes after a gap, with their sizes.
+    pending: BTreeMap<u64, (T, usize)>,
+    acked: u64,
+    bytes_since_ack: usize,
+    acked_ns: u64,
+    /// When we last heard from the sender (as of the last timeout).
+    heard_ns: u64,
+    /// Something arrived since the last timeout.
+    touched: bool,
+    nacked_ns: Option<u64>,
+    /// The highest `seq` a NACK has asked for.
+    nacked_upto: u64,
+    /// When the open gap last saw progress (it opened, or a retransmission arrived).
+    gap_progress_ns: u64,
+}
+
+impl<T> Inbound<T> {
+    /// The acknowledgement of everything delivered so far, recorded as sent at `now_ns`.
+    fn ack(&mut self, token: u64, busy: bool, now_ns: u64) -> Control {
+        self.acked = self.delivered;
+        self.bytes_since_ack = 0;
+        self.acked_ns = now_ns;
+        Control::Ack {
+            token,
+            seq: self.delivered,
+            busy,
+        }
+    }
+
+    /// Moves consecutive envelopes out of the reorder buffer.
+    fn release<K: Copy>(&mut self, sender: K, sink: &mut impl Sink<K, T>) {
+        while let Some(entry) = self.pending.first_entry() {
+            if *entry.key() != self.delivered + 1 {
+                break;
+            }
+            let (seq, (item, bytes)) = entry.remove_entry();
+            self.delivered = seq;
+            self.bytes_since_ack += bytes;
+            sink.deliver(sender, seq, item);
+        }
+        if self.pending.is_empty() {
+            self.nacked_ns = None;
+        }
+    }
+
+    /// Gives up the open gap: counts it, then releases what waits behind it.
+    fn skip_gap<K: Copy>(
+        &mut self,
+        sender: K,
+        why: GiveUp,
+        now_ns: u64,
+        sink: &mut impl Sink<K, T>,
+    ) {
+        if let Some(first) = self.pending.keys().next().copied() {
+            sink.lost(sender, self.delivered + 1, first - 1, why);
+            self.delivered = first - 1;
+            self.gap_progress_ns = now_ns;
+            self.release(sender, sink);
+        }
+    }
+
+    /// A NACK for every hole below the newest envelope held: one round trip fills
+    /// them all (the sender resends what we already hold too; those are dropped as
+    /// duplicates, cheaper than one round trip per hole).
+    fn nack(&self, token: u64) -> Control {
+        let newest = self
+            .pending
+            .keys()
+            .next_back()
+            .copied()
+            .unwrap_or(self.delivered + 2);
+        Control::Nack {
+            token,
+            first: self.delivered + 1,
+            last: newest - 1,
+        }
+    }
+}
+
+/// One reader's view of every sender it hears from, keyed by `K`, holding items `T`.
+pub struct Receiver<K, T> {
+    token: u64,
+    config: FlowConfig,
+    senders: BTreeMap<K, Inbound<T>>,
+    outbox: VecDeque<(K, Control)>,
+    busy: bool,
+}
+
+impl<K: Copy + Ord, T> Receiver<K, T> {
+    /// A receiver named `token` to its senders.
+    pub fn new(token: u64, config: FlowConfig) -> Receiver<K, T> {
+        Receiver {
+            token,
+            config,
+            senders: BTreeMap::new(),
+            outbox: VecDeque::new(),
+            busy: false,
+        }
+    }
+
+    /// The token naming this receiver.
+    pub fn token(&self) -> u64 {
+        self.token
+    }
+
+    /// Says whether the reader has stopped reading because its inbox is full; the
+    /// acknowledgements tell senders, which then do not retransmit on their own.
+    pub fn set_busy(&mut self, busy: bool) {
+        self.busy = busy;
+    }
+
+    /// Takes one envelope and hands `sink` whatever may now be delivered, in order.
+    /// The common case (the next `seq`, nothing held) allocates nothing.
+    pub fn handle_envelope(
+        &mut self,
+        now_ns: u64,
+        arrival: Arrival<K>,
+        item: T,
+        sink: &mut impl Sink<K, T>,
+    ) -> Admission {
+        let Arrival {
+            sender,
+            seq,
+            bytes,
+            retransmitted,
+        } = arrival;
+        let token = self.token;
+        let inbound = match self.senders.entry(sender) {
+            std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => {
+                // The first we hear of this sender: the stream starts here for us.
+                self.outbox.push_back((
+                    sender,
+                    Control::Ack {
+                        token,
+                        seq,
+                        busy: false,
+                    },
+                ));
+                v.insert(Inbound {
+                    delivered: seq.saturating_sub(1),
+                    pending: BTreeMap::new(),
+                    acked: seq,
+                    bytes_since_ack: 0,
+                    acked_ns: now_ns,
+                    heard_ns: now_ns,
+                    touched: false,
+                    nacked_ns: None,
+                    nacked_upto: 0,
+                    gap_progress_ns: now_ns,
+                })
+            }
+        };
+        inbound.touched = true;
+        if seq == inbound.delivered + 1 && inbound.pending.is_empty() {
+            inbound.delivered = seq;
+            inbound.bytes_since_ack += bytes;
+            sink.deliver(sender, seq, item);
+            self.ack_if_due(sender, now_ns);
+            return Admission::Accepted;
+        }
+        if seq <= inbound.delivered || inbound.pending.contains_key(&seq) {
+            return Admission::Duplicate;
+        }
+        if retransmitted || inbound.pending.is_empty() {
+            inbound.gap_progress_ns = now_ns;
+        }
+        if seq != inbound.delivered + 1 {
+            // A new hole ends just below this envelope: ask for it at once (holes
+            // asked for already are repeated by the timer).
+            let new_hole = seq - 1 > inbound.nacked_upto.max(inbound.delivered)
+                && !inbound.pending.contains_key(&(seq - 1));
+            inbound.pending.insert(seq, (item, bytes));
+            if new_hole {
+                let first = inbound.nacked_upto.max(inbound.delivered) + 1;
+                inbound.nacked_ns = Some(now_ns);
+                inbound.nacked_upto = seq - 1;
+                self.outbox.push_back((
+                    sender,
+                    Control::Nack {
+                        token,
+                        first,
+                        last: seq - 1,
+                    },
+                ));
+            }
+            if inbound.pending.len() > self.config.window.envelopes.max(1) * 2 {
+                // More held than any sender's window allows: the gap will not fill.
+                inbound.skip_gap(sender, GiveUp::Overflow, now_ns, sink);
+                self.ack_if_due(sender, now_ns);
+            }
+            return Admission::Accepted;
+        }
+        inbound.delivered = seq;
+        inbound.bytes_since_ack += bytes;
+        sink.deliver(sender, seq, item);
+        inbound.release(sender, sink);
+        self.ack_if_due(sender, now_ns);
+        Admission::Accepted
+    }
+
+    /// Queues an acknowledgement to `sender` when enough was delivered since the last
+    /// one (an eighth of a window); the timer acknowledges the rest.
+    fn ack_if_due(&mut self, sender: K, now_ns: u64) {
+        let Some(inbound) = self.senders.get_mut(&sender) else {
+            return;
+        };
+        let window = self.config.window;
+        let due = inbound.delivered.saturating_sub(inbound.acked)
+            >= (window.envelopes as u64 / 8).max(1)
+            || inbound.bytes_since_ack >= window.bytes / 8;
+        if due {
+            let ack = inbound.ack(self.token, self.busy, now_ns);
+            self.outbox.push_back((sender, ack));
+        }
+    }
+
+    /// The periodic work: acknowledgements, NACK repeats, gaps given up (counted
+    /// through `sink`, which also gets what they release).
+    pub fn handle_timeout(&mut self, now_ns: u64, sink: &mut impl Sink<K, T>) {
+        let config = self.config;
+        for inbound in self.senders.values_mut() {
+            if std::mem::take(&mut inbound.touched) {
+                inbound.heard_ns = now_ns;
+            }
+        }
+        self.senders.retain(|_, inbound| {
+            now_ns.saturating_sub(inbound.heard_ns) < config.sender_quiet_ns
+                || !inbound.pending.is_empty()
+        });
+        let (token, busy) = (self.token, self.busy);
+        for (sender, inbound) in self.senders.iter_mut() {
+            if !inbound.pending.is_empty()
+                && now_ns.saturating_sub(inbound.gap_progress_ns) >= config.gap_giveup_ns
+            {
+                inbound.skip_gap(*sender, GiveUp::Timeout, now_ns, sink);
+            }
+            if !inbound.pending.is_empty()
+                && inbound
+                    .nacked_ns
+                    .is_none_or(|at| now_ns.saturating_sub(at) >= config.nack_retry_ns)
+            {
+                inbound.nacked_ns = Some(now_ns);
+                let nack = inbound.nack(token);
+                if let Control::Nack { last, .. } = nack {
+                    inbound.nacked_upto = inbound.nacked_upto.max(last);
+                }
+                self.outbox.push_back((*sender, nack));
+            }
+            let since_ack = now_ns.saturating_sub(inbound.acked_ns);
+            let progress = inbound.delivered > inbound.acked;
+            if (progress && since_ack >= config.ack_interval_ns) || since_ack >= config.keepalive_ns
+            {
+                self.outbox
+                    .push_back((*sender, inbound.ack(token, busy, now_ns)));
+            }
+        }
+    }
+
+    /// Says goodbye to every sender heard from: they stop waiting for us.
+    pub fn goodbye(&mut self) {
+        let token = self.token;
+        let senders: Vec<K> = self.senders.keys().copied().collect();
+        self.outbox
+            .extend(senders.into_iter().map(|s| (s, Control::Bye { token })));
+    }
+
+    /// The next control message to send, with the sender it is for.
+    pub fn poll_control(&mut self) -> Option<(K, Control)> {
+        self.outbox.pop_front()
+    }
+
+    /// Up to which `seq` everything of `sender` was delivered or given up (`None`
+    /// when never heard of, or forgotten after a long silence).
+    pub fn delivered(&self, sender: K) -> Option<u64> {
+        self.senders.get(&sender).map(|i| i.delivered)
+    }
+
+    /// How many envelopes of `sender` wait behind a gap.
+    pub fn pending_len(&self, sender: K) -> usize {
+        self.senders.get(&sender).map_or(0, |i| i.pending.len())
+    }
+
+    /// How many envelopes wait behind gaps, over every sender.
+    pub fn pending_total(&self) -> usize {
+        self.senders.values().map(|i| i.pending.len()).sum()
+    }
+}
