@@ -441,7 +441,8 @@ impl Sim {
         Ok(self.out)
     }
 
-    fn deliver(&mut self, idx: usize, env: Envelope) -> Result<(), SimFailure> {
+    /// The federates and the link of federate `idx`, borrowed apart from each other.
+    pub(crate) fn link_of(&mut self, idx: usize) -> (&mut Vec<Node>, SimLink<'_>) {
         let Sim {
             nodes,
             net,
@@ -450,22 +451,27 @@ impl Sim {
             now,
             ..
         } = self;
-        let node = &mut nodes[idx];
-        let Some(lrc) = node.lrc.as_mut() else {
-            return Ok(());
-        };
-        let traced = env.clone();
-        net.greeting = matches!(
-            env.body,
-            glidepath_core::Body::Exec(glidepath_core::Notification::FederateJoined { .. })
-        );
-        let mut link = SimLink {
+        let link = SimLink {
             node: idx,
             now: *now,
             net,
             exec,
             rng,
         };
+        (nodes, link)
+    }
+
+    fn deliver(&mut self, idx: usize, env: Envelope) -> Result<(), SimFailure> {
+        let traced = env.clone();
+        let greeting = matches!(
+            env.body,
+            glidepath_core::Body::Exec(glidepath_core::Notification::FederateJoined { .. })
+        );
+        let (nodes, mut link) = self.link_of(idx);
+        let Some(lrc) = nodes[idx].lrc.as_mut() else {
+            return Ok(());
+        };
+        link.net.greeting = greeting;
         lrc.handle_envelope(&mut link, env);
         self.net.greeting = false;
         self.generation += 1;
@@ -484,21 +490,7 @@ impl Sim {
         idx: usize,
         f: impl FnOnce(&mut LocalRti, &mut SimLink) -> Result<R, RtiError>,
     ) -> Result<R, SimFailure> {
-        let Sim {
-            nodes,
-            net,
-            exec,
-            rng,
-            now,
-            ..
-        } = self;
-        let mut link = SimLink {
-            node: idx,
-            now: *now,
-            net,
-            exec,
-            rng,
-        };
+        let (nodes, mut link) = self.link_of(idx);
         let lrc = nodes[idx].lrc.as_mut().expect("joined");
         let result = f(lrc, &mut link);
         self.generation += 1;

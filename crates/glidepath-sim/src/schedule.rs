@@ -7,27 +7,13 @@ use glidepath_core::{
 };
 use rand::Rng;
 
-use crate::network::SimLink;
 use crate::{t, Kind, Phase, Profile, Sim, SimFailure, FEDERATION, T_END};
 
 impl Sim {
     pub(crate) fn act(&mut self, idx: usize) -> Result<(), SimFailure> {
         match self.nodes[idx].phase {
             Phase::Joining => {
-                let Sim {
-                    net,
-                    exec,
-                    rng,
-                    now,
-                    ..
-                } = self;
-                let mut link = SimLink {
-                    node: idx,
-                    now: *now,
-                    net,
-                    exec,
-                    rng,
-                };
+                let (_, mut link) = self.link_of(idx);
                 let joined =
                     LocalRti::join(&mut link, FEDERATION, Some(&format!("fed{idx}")), "sim");
                 let lrc = joined.map_err(|e| self.fail(format!("join failed: {e}")))?;
