@@ -281,7 +281,7 @@ fn read_outcome(path: &Path) -> Result<Result<BlockOutcome, String>, String> {
 }
 
 /// Runs one block of `layout` in this process, joined to `federation` (created by the
-/// manager of a run with [`Deployment::Processes`]), and writes its outcome to
+/// manager of a run with [`Deployment::Processes`](super::Deployment::Processes)), and writes its outcome to
 /// `outcome` for the manager to read — also when the block fails.
 pub fn run_block_process(
     layout: &Layout,

@@ -1,6 +1,6 @@
 //! The flow simulator: the NATS backend's reliable delivery (`glidepath_flow`'s
 //! [`Sender`] and [`Receiver`], the code `nats/flow.rs` drives in production) run by
-//! several senders and receivers over a faulty network ([`net`]) on a virtual clock.
+//! several senders and receivers over a faulty network (`net.rs`) on a virtual clock.
 //!
 //! Each seed draws how many senders and receivers there are (1 to 4 each), the
 //! window, how much each sender publishes and how fast, and whether a partition cuts
