@@ -104,6 +104,16 @@ fn seed_100003103_keeps_a_resigned_regulator_until_its_last_status() {
     run(&SimConfig::for_seed(100_003_103)).unwrap_or_else(|f| panic!("{f}"));
 }
 
+/// A late joiner trusted a waiting peer's conditional bound while a federate that had
+/// resigned before the late joiner arrived still had a message (time-stamped 16) in
+/// flight to that peer; granted at 16.5, the late joiner then received it in its past.
+/// A peer's bound is trusted only once it reports having processed every such
+/// federate's last status.
+#[test]
+fn seed_300082656_waits_for_what_a_departed_federate_sent() {
+    run(&SimConfig::for_seed(300_082_656)).unwrap_or_else(|f| panic!("{f}"));
+}
+
 #[test]
 fn sixteen_federates_with_many_advances() {
     let mut cfg = SimConfig::for_seed(7);

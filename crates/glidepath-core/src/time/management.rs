@@ -276,6 +276,16 @@ impl LocalRti {
         if self.time.last_tso_seq > seen_in(&status.seen, self.me) {
             return false;
         }
+        // Federates that resigned before we joined (ghosts) may still have messages in
+        // flight to `f`, and we never saw their statuses: trust `f` only once it has
+        // processed their last status (simulator seed 300082656).
+        if self
+            .ghosts
+            .iter()
+            .any(|g| *g != f && seen_in(&status.seen, *g) != u64::MAX)
+        {
+            return false;
+        }
         // Both `statuses` and a well-formed `seen` are sorted by handle: walk them
         // together (this runs for every waiting peer on every evaluation). An unsorted
         // `seen` from a foreign peer only makes entries read as 0: conservative.
@@ -363,7 +373,13 @@ impl LocalRti {
             .last_seq_from
             .iter()
             .filter(|(f, _)| **f != FederateHandle::EXECUTIVE && !self.ghosts.contains(f))
-            .map(|(f, s)| (*f, *s))
+            .map(|(f, s)| {
+                // A peer's resigned status is the last thing it sends: having processed
+                // it means having processed everything from it (`u64::MAX`, as for
+                // ghosts), which a federate that joined after it resigned relies on.
+                let done = self.time.statuses.get(f).is_some_and(|(_, st)| st.resigned);
+                (*f, if done { u64::MAX } else { *s })
+            })
             .chain(self.ghosts.iter().map(|g| (*g, u64::MAX)))
             .collect();
         // Sorted by handle, so peers look entries up by binary search (see `seen_in`).
@@ -413,6 +429,10 @@ impl LocalRti {
             return true;
         }
         new.seen.iter().any(|(k, now)| {
+            // Everything from a resigned peer, newly processed.
+            if *now == u64::MAX && self.time.published_seen.get(k) != Some(&u64::MAX) {
+                return true;
+            }
             let announced = self.time.statuses.get(k).map_or(0, |(_, s)| s.last_tso_seq);
             let before = self.time.published_seen.get(k).copied().unwrap_or(0);
             before < announced && announced <= *now
@@ -659,7 +679,9 @@ impl LocalRti {
         // time-stamped message for others to trust its conditional bound.
         if let Advance::Ner { .. } = self.time.advance {
             let published = self.time.published_seen.get(&sender).copied().unwrap_or(0);
-            if status.last_tso_seq > published {
+            // A resignation is news too: peers that joined after it count on us to
+            // say we have everything the resigned federate sent.
+            if status.last_tso_seq > published || status.resigned {
                 republish = true;
             }
         }
