@@ -225,7 +225,8 @@ impl Sim {
                 if idle
                     && self.nodes[idx].lookahead.is_some()
                     && !self.nodes[idx].regulation_on
-                    && !self.nodes[idx].regulation_pending =>
+                    && !self.nodes[idx].regulation_pending
+                    && !self.late_regulation_deadlocks(idx) =>
             {
                 let la = self.nodes[idx]
                     .lookahead
@@ -339,4 +340,20 @@ impl Sim {
 
 fn lrc_galt(lrc: Option<&LocalRti>) -> Option<LogicalTime> {
     lrc.and_then(|l| l.query_galt())
+}
+
+impl Sim {
+    /// A constrained zero-lookahead federate that becomes regulating starts just after
+    /// the constrained peers' time, and must wait for GALT to pass it. Once a
+    /// zero-lookahead regulator has finished (idle at the end, never to advance
+    /// again), that never happens: the schedule, not the RTI, would deadlock
+    /// (seed 400097025), as it would under any HLA RTI.
+    fn late_regulation_deadlocks(&self, idx: usize) -> bool {
+        self.nodes[idx].lookahead == Some(0.0)
+            && self.nodes.iter().any(|n| {
+                n.idx != idx
+                    && n.lookahead == Some(0.0)
+                    && matches!(n.phase, Phase::Finishing | Phase::Finished)
+            })
+    }
 }

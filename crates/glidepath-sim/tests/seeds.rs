@@ -114,6 +114,14 @@ fn seed_300082656_waits_for_what_a_departed_federate_sent() {
     run(&SimConfig::for_seed(300_082_656)).unwrap_or_else(|f| panic!("{f}"));
 }
 
+/// A zero-lookahead federate enabling regulation late, after a zero-lookahead
+/// regulator had finished at the end of time, would wait forever to start just after
+/// it (an application deadlock under any RTI): the schedules no longer ask for it.
+#[test]
+fn seed_400097025_does_not_schedule_a_late_regulator_behind_a_finished_one() {
+    run(&SimConfig::for_seed(400_097_025)).unwrap_or_else(|f| panic!("{f}"));
+}
+
 #[test]
 fn sixteen_federates_with_many_advances() {
     let mut cfg = SimConfig::for_seed(7);
