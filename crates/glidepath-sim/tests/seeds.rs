@@ -122,6 +122,14 @@ fn seed_400097025_does_not_schedule_a_late_regulator_behind_a_finished_one() {
     run(&SimConfig::for_seed(400_097_025)).unwrap_or_else(|f| panic!("{f}"));
 }
 
+/// A late joiner trusted a peer's conditional bound while a member that had stopped
+/// regulating, and so never greeted newcomers, still had a time-stamped message in
+/// flight to that peer. Newcomers now wait for every member's status.
+#[test]
+fn seed_500137605_waits_for_every_member_before_trusting_a_bound() {
+    run(&SimConfig::for_seed(500_137_605)).unwrap_or_else(|f| panic!("{f}"));
+}
+
 #[test]
 fn sixteen_federates_with_many_advances() {
     let mut cfg = SimConfig::for_seed(7);

@@ -154,10 +154,10 @@ impl LocalRti {
                         federate_type,
                     },
                 );
-                // The newcomer subscribed before joining; tell it where we stand.
-                if self.time.regulation != Regulation::Off {
-                    self.publish_status(link, StatusReason::Answer);
-                }
+                // The newcomer subscribed before joining; tell it where we stand. It
+                // waits for every member's status (regulating or not) before it
+                // trusts any conditional bound.
+                self.publish_status(link, StatusReason::Answer);
             }
             Notification::FederateResigned { federate } => {
                 // Not yet done with it as a regulator: this notification comes from the

@@ -171,6 +171,7 @@ impl LocalRti {
             .map(|m| m.name.clone())
             .unwrap_or_default();
         let representation = fom.time_representation;
+        let members_then: Vec<FederateHandle> = members.iter().map(|m| m.handle).collect();
         let ghosts = (1..federate.0)
             .map(FederateHandle)
             .filter(|h| !members.iter().any(|m| m.handle == *h))
@@ -210,7 +211,14 @@ impl LocalRti {
                 last_status: None,
                 last_status_seq: 0,
                 statuses: BTreeMap::new(),
-                awaited_regulators: regulators.into_iter().filter(|r| *r != federate).collect(),
+                // Every member, not only the regulators: one that stopped regulating
+                // may still have time-stamped messages in flight to a waiting peer, and
+                // only its status says how many (simulator seed 500137605).
+                awaited_regulators: members_then
+                    .into_iter()
+                    .chain(regulators)
+                    .filter(|r| *r != federate)
+                    .collect(),
                 queue: BinaryHeap::new(),
                 pending_regulation: None,
                 acked: HashSet::new(),
