@@ -175,7 +175,7 @@ impl LocalRti {
         available: bool,
     ) -> Result<(), RtiError> {
         let t = self.check_request(time.into())?;
-        let next = self.queue_head().map_or(t, |h| h.min(t));
+        let next = self.next_event(t);
         self.time.advance = Advance::Ner {
             time: t,
             next,
@@ -211,6 +211,12 @@ impl LocalRti {
         // arrive: this grant behaves like an "available" one.
         self.grant(link, grant, true);
         Ok(())
+    }
+
+    /// The earlier of `time` and the first queued time stamp: when a next message
+    /// request (or a query) for `time` would be answered.
+    pub(crate) fn next_event(&self, time: LogicalTime) -> LogicalTime {
+        self.queue_head().map_or(time, |h| h.min(time))
     }
 
     pub(crate) fn queue_head(&self) -> Option<LogicalTime> {
@@ -252,11 +258,7 @@ impl LocalRti {
                     if self.time.constrained == Constrained::On
                         && self.time.regulation == Regulation::On =>
                 {
-                    Some(
-                        self.queue_head()
-                            .map_or(time, |h| h.min(time))
-                            .plus(self.time.lookahead),
-                    )
+                    Some(self.next_event(time).plus(self.time.lookahead))
                 }
                 _ => None,
             };
@@ -344,8 +346,7 @@ impl LocalRti {
         {
             if self.time.constrained == Constrained::On {
                 let next = self
-                    .queue_head()
-                    .map_or(time, |h| h.min(time))
+                    .next_event(time)
                     .min(galt.unwrap_or_else(|| self.galt()));
                 p = p.max(next.plus(self.time.lookahead));
             }
@@ -566,7 +567,7 @@ impl LocalRti {
                     self.grant(link, time, available);
                     return;
                 }
-                let next = self.queue_head().map_or(time, |h| h.min(time));
+                let next = self.next_event(time);
                 if grant_allowed(next, available, galt) {
                     while self.queue_head().is_some_and(|h| h <= next) {
                         let Reverse(q) = self.time.queue.pop().expect("head");

@@ -93,7 +93,7 @@ impl LocalRti {
                 time, available, ..
             } => Advance::Ner {
                 time,
-                next: self.queue_head().map_or(time, |h| h.min(time)),
+                next: self.next_event(time),
                 available,
             },
             other => other,
@@ -129,11 +129,7 @@ impl LocalRti {
                 Advance::Ner {
                     time, available, ..
                 },
-            ) => grant_allowed(
-                self.queue_head().map_or(time, |h| h.min(time)),
-                available,
-                galt,
-            ),
+            ) => grant_allowed(self.next_event(time), available, galt),
             _ => false,
         }
     }
@@ -153,7 +149,7 @@ impl LocalRti {
     /// Least Incoming Time Stamp: the smaller of GALT and the earliest queued message.
     pub fn query_lits(&self) -> Option<LogicalTime> {
         let g = self.galt();
-        let l = self.queue_head().map_or(g, |h| h.min(g));
+        let l = self.next_event(g);
         (l != LogicalTime::INFINITY).then_some(l)
     }
 }
