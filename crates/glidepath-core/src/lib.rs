@@ -7,11 +7,15 @@
 //!   time-regulating federates. It answers [`ExecRequest`]s and emits [`Notification`]s.
 //! - [`LocalRti`] is one federate's local RTI component: its declarations, the object
 //!   instances it knows, its time state (GALT, the time-stamp-order queue) and the
-//!   callbacks waiting for it. User calls and incoming [`Envelope`]s go in; envelopes
-//!   to publish, transport subscriptions and [`Callback`]s come out.
+//!   callbacks waiting for it. User calls and incoming [`Envelope`]s go in; what to
+//!   publish and subscribe comes out as [`Output`]s in an outbox
+//!   ([`LocalRti::take_outputs`]), callbacks as [`Callback`]s
+//!   ([`LocalRti::poll_callback`]).
 //!
-//! Both talk to the outside only through the [`Link`] trait, which a transport (in
-//! production) or the deterministic simulator (in tests) implements.
+//! Whoever drives a `LocalRti` carries its outputs out: a transport (in production)
+//! or the deterministic simulator (in tests). The one effect a call waits for, a
+//! request to the executive, goes through the [`Link`] trait, which first carries out
+//! what was queued before it.
 
 mod callback;
 mod error;
@@ -33,7 +37,7 @@ pub use glidepath_fom::{
     TransportationType,
 };
 pub use host::{ExecutiveHost, Hosted};
-pub use local_rti::{Link, LocalRti, LocalStats};
+pub use local_rti::{Link, LocalRti, LocalStats, Output};
 pub use message::*;
 pub use time::{galt_bound, RegulatorView, TimeSnapshot};
 pub use transport_error::TransportError;

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use glidepath_core::{
     Callback, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId, Link,
-    LocalRti, RtiError, Topic,
+    LocalRti, Output, RtiError, Topic,
 };
 use glidepath_sim::sim_fom;
 
@@ -20,6 +20,7 @@ struct Net {
     inbox: Vec<VecDeque<Envelope>>,
     exec_seq: u64,
     envelopes: u64,
+    spare: Vec<Output>,
 }
 
 struct L<'a> {
@@ -41,24 +42,53 @@ impl L<'_> {
     }
 }
 
-impl Link for L<'_> {
-    fn publish(&mut self, fed: FederationId, topic: Topic, env: Envelope) {
-        let me = self.me;
-        self.send(me, fed, topic, env);
-    }
-    fn subscribe(&mut self, fed: FederationId, topic: Topic) {
-        self.net
-            .subs
-            .entry((fed, topic))
-            .or_default()
-            .insert(self.me);
-    }
-    fn unsubscribe(&mut self, fed: FederationId, topic: Topic) {
-        if let Some(s) = self.net.subs.get_mut(&(fed, topic)) {
-            s.remove(&self.me);
+impl L<'_> {
+    /// Carries out what a federate queued, in order.
+    fn carry_out(&mut self, queued: &mut Vec<Output>) {
+        for output in queued.drain(..) {
+            match output {
+                Output::Publish {
+                    federation,
+                    topic,
+                    envelope,
+                } => {
+                    let me = self.me;
+                    self.send(me, federation, topic, envelope);
+                }
+                Output::Subscribe { federation, topic } => {
+                    self.net
+                        .subs
+                        .entry((federation, topic))
+                        .or_default()
+                        .insert(self.me);
+                }
+                Output::Unsubscribe { federation, topic } => {
+                    if let Some(s) = self.net.subs.get_mut(&(federation, topic)) {
+                        s.remove(&self.me);
+                    }
+                }
+            }
         }
     }
-    fn request(&mut self, req: ExecRequest) -> Result<ExecReply, RtiError> {
+
+    /// Carries out what `fed` queued, reusing the network's buffer.
+    fn flush(&mut self, fed: &mut LocalRti) -> bool {
+        let mut queued = std::mem::take(&mut self.net.spare);
+        fed.take_outputs(&mut queued);
+        let any = !queued.is_empty();
+        self.carry_out(&mut queued);
+        self.net.spare = queued;
+        any
+    }
+}
+
+impl Link for L<'_> {
+    fn request(
+        &mut self,
+        queued: &mut Vec<Output>,
+        req: ExecRequest,
+    ) -> Result<ExecReply, RtiError> {
+        self.carry_out(queued);
         let (reply, fed, notes) = self.exec.handle(req);
         if let Some(fed) = fed {
             for n in notes {
@@ -105,14 +135,18 @@ fn main() {
             net: &mut net,
             exec: &mut exec,
         };
-        feds.push(LocalRti::join(&mut l, "bench", Some(&format!("f{i}")), "bench").expect("join"));
+        let mut fed =
+            LocalRti::join(&mut l, "bench", Some(&format!("f{i}")), "bench").expect("join");
+        l.flush(&mut fed);
+        feds.push(fed);
     }
     let drain = |feds: &mut Vec<LocalRti>, net: &mut Net, exec: &mut Executive| loop {
         let mut moved = false;
         for (i, fed) in feds.iter_mut().enumerate() {
+            moved |= L { me: i, net, exec }.flush(fed);
             while let Some(env) = net.inbox[i].pop_front() {
-                let mut l = L { me: i, net, exec };
-                fed.handle_envelope(&mut l, env);
+                fed.handle_envelope(env);
+                L { me: i, net, exec }.flush(fed);
                 moved = true;
             }
         }
@@ -131,13 +165,8 @@ fn main() {
             .expect("regulation");
         drain(&mut feds, &mut net, &mut exec);
     }
-    for (i, fed) in feds.iter_mut().enumerate() {
-        let mut l = L {
-            me: i,
-            net: &mut net,
-            exec: &mut exec,
-        };
-        fed.enable_time_constrained(&mut l).expect("constrained");
+    for fed in feds.iter_mut() {
+        fed.enable_time_constrained().expect("constrained");
     }
     drain(&mut feds, &mut net, &mut exec);
     for f in feds.iter_mut() {
@@ -154,12 +183,11 @@ fn main() {
                 exec: &mut exec,
             };
             if ner {
-                fed.next_message_request(&mut l, step as f64, false)
-                    .expect("NER");
+                fed.next_message_request(step as f64, false).expect("NER");
             } else {
-                fed.time_advance_request(&mut l, step as f64, false)
-                    .expect("TAR");
+                fed.time_advance_request(step as f64, false).expect("TAR");
             }
+            l.flush(fed);
         }
         drain(&mut feds, &mut net, &mut exec);
         for f in feds.iter_mut() {

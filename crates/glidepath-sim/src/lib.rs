@@ -472,7 +472,8 @@ impl Sim {
             return Ok(());
         };
         link.net.greeting = greeting;
-        lrc.handle_envelope(&mut link, env);
+        lrc.handle_envelope(env);
+        link.flush(lrc);
         self.net.greeting = false;
         self.generation += 1;
         self.trace.push(
@@ -493,6 +494,7 @@ impl Sim {
         let (nodes, mut link) = self.link_of(idx);
         let lrc = nodes[idx].lrc.as_mut().expect("joined");
         let result = f(lrc, &mut link);
+        link.flush(lrc);
         self.generation += 1;
         result.map_err(|e| self.fail(format!("federate {idx}: unexpected error: {e}")))
     }

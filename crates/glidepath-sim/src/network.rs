@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
 use glidepath_core::{
     Body, Envelope, ExecReply, ExecRequest, ExecutiveHost, FederateHandle, FederationId, Link,
-    RtiError, TimeStatus, Topic,
+    LocalRti, Output, RtiError, TimeStatus, Topic,
 };
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -58,6 +58,8 @@ pub(crate) struct Network {
     /// A status sent again with nothing new in it (see [`Network::watch_status`]).
     pub(crate) storm: Option<String>,
     pub(crate) statuses: u64,
+    /// The buffer a federate's outputs are carried out of ([`SimLink::flush`]).
+    pub(crate) spare: Vec<Output>,
 }
 
 impl Network {
@@ -142,24 +144,50 @@ pub(crate) struct SimLink<'a> {
     pub(crate) rng: &'a mut ChaCha8Rng,
 }
 
-impl Link for SimLink<'_> {
-    fn publish(&mut self, federation: FederationId, topic: Topic, envelope: Envelope) {
-        self.net
-            .send(self.rng, self.now, self.node, federation, topic, envelope);
-    }
-    fn subscribe(&mut self, federation: FederationId, topic: Topic) {
-        self.net
-            .subscribers
-            .entry((federation, topic))
-            .or_default()
-            .insert(self.node);
-    }
-    fn unsubscribe(&mut self, federation: FederationId, topic: Topic) {
-        if let Some(s) = self.net.subscribers.get_mut(&(federation, topic)) {
-            s.remove(&self.node);
+impl SimLink<'_> {
+    /// Carries out what the federate queued, in order.
+    pub(crate) fn carry_out(&mut self, queued: &mut Vec<Output>) {
+        for output in queued.drain(..) {
+            match output {
+                Output::Publish {
+                    federation,
+                    topic,
+                    envelope,
+                } => self
+                    .net
+                    .send(self.rng, self.now, self.node, federation, topic, envelope),
+                Output::Subscribe { federation, topic } => {
+                    self.net
+                        .subscribers
+                        .entry((federation, topic))
+                        .or_default()
+                        .insert(self.node);
+                }
+                Output::Unsubscribe { federation, topic } => {
+                    if let Some(s) = self.net.subscribers.get_mut(&(federation, topic)) {
+                        s.remove(&self.node);
+                    }
+                }
+            }
         }
     }
-    fn request(&mut self, request: ExecRequest) -> Result<ExecReply, RtiError> {
+
+    /// Carries out everything `lrc` queued (one buffer reused across calls).
+    pub(crate) fn flush(&mut self, lrc: &mut LocalRti) {
+        let mut queued = std::mem::take(&mut self.net.spare);
+        lrc.take_outputs(&mut queued);
+        self.carry_out(&mut queued);
+        self.net.spare = queued;
+    }
+}
+
+impl Link for SimLink<'_> {
+    fn request(
+        &mut self,
+        queued: &mut Vec<Output>,
+        request: ExecRequest,
+    ) -> Result<ExecReply, RtiError> {
+        self.carry_out(queued);
         let hosted = self.exec.handle(request, self.now);
         if let Some(fed) = hosted.federation {
             for env in hosted.notifications {

@@ -14,8 +14,11 @@ impl Sim {
         match self.nodes[idx].phase {
             Phase::Joining => {
                 let (_, mut link) = self.link_of(idx);
-                let joined =
+                let mut joined =
                     LocalRti::join(&mut link, FEDERATION, Some(&format!("fed{idx}")), "sim");
+                if let Ok(lrc) = joined.as_mut() {
+                    link.flush(lrc);
+                }
                 let lrc = joined.map_err(|e| self.fail(format!("join failed: {e}")))?;
                 self.nodes[idx].lrc = Some(lrc);
                 self.nodes[idx].phase = Phase::Setup;
@@ -89,7 +92,7 @@ impl Sim {
                 self.nodes[idx].pub_interactions.push(class);
             }
             if self.rng.gen_bool(0.5) {
-                self.link_call(idx, |l, k| l.subscribe_interaction_class(k, class))?;
+                self.link_call(idx, |l, _| l.subscribe_interaction_class(class))?;
                 self.nodes[idx].sub_interactions.insert(class);
             }
         }
@@ -101,7 +104,7 @@ impl Sim {
             self.nodes[idx].regulation_pending = true;
         }
         if self.nodes[idx].constrained_wanted {
-            self.link_call(idx, |l, k| l.enable_time_constrained(k))?;
+            self.link_call(idx, |l, _| l.enable_time_constrained())?;
             self.nodes[idx].constrained_pending = true;
         }
         self.nodes[idx].setup_performed = true;
@@ -150,14 +153,8 @@ impl Sim {
                     .collect();
                 let time = self.tso_time(idx);
                 if !values.is_empty() && (time.is_some() || !self.nodes[idx].regulation_on) {
-                    self.link_call(idx, |l, k| {
-                        l.update_attribute_values(
-                            k,
-                            instance,
-                            values,
-                            Bytes::from_static(b"u"),
-                            time,
-                        )
+                    self.link_call(idx, |l, _| {
+                        l.update_attribute_values(instance, values, Bytes::from_static(b"u"), time)
                     })?;
                     self.log(format!("{idx} updates {instance} at {time:?}"));
                 }
@@ -176,8 +173,8 @@ impl Sim {
                     .collect();
                 let time = self.tso_time(idx);
                 if time.is_some() || !self.nodes[idx].regulation_on {
-                    self.link_call(idx, |l, k| {
-                        l.send_interaction(k, class, values, Bytes::from_static(b"i"), time)
+                    self.link_call(idx, |l, _| {
+                        l.send_interaction(class, values, Bytes::from_static(b"i"), time)
                     })?;
                     self.log(format!("{idx} sends interaction {class} at {time:?}"));
                 }
@@ -208,8 +205,8 @@ impl Sim {
                 let classes: Vec<ObjectClassHandle> =
                     self.nodes[idx].subscribed.keys().copied().collect();
                 let class = classes[self.rng.gen_range(0..classes.len())];
-                self.link_call(idx, |l, k| {
-                    l.request_class_attribute_value_update(k, class, &[], Bytes::new())
+                self.link_call(idx, |l, _| {
+                    l.request_class_attribute_value_update(class, &[], Bytes::new())
                 })?;
             }
             58..=59
@@ -218,7 +215,7 @@ impl Sim {
                     && self.nodes[idx].lookahead.is_some_and(|l| l > 0.0) =>
             {
                 let la = [1.0, 2.0, 4.0, 6.0][self.rng.gen_range(0..4)] * self.grid;
-                self.link_call(idx, |l, k| l.modify_lookahead(k, la))?;
+                self.link_call(idx, |l, _| l.modify_lookahead(la))?;
                 self.log(format!("{idx} lookahead -> {la}"));
             }
             60..=63
@@ -243,7 +240,7 @@ impl Sim {
                 self.log(format!("{idx} disables regulation"));
             }
             65 if idle && self.nodes[idx].constrained_on => {
-                self.link_call(idx, |l, k| l.disable_time_constrained(k))?;
+                self.link_call(idx, |l, _| l.disable_time_constrained())?;
                 self.nodes[idx].constrained_on = false;
                 self.log(format!("{idx} disables constrained"));
             }
@@ -253,7 +250,7 @@ impl Sim {
                     && !self.nodes[idx].constrained_on
                     && !self.nodes[idx].constrained_pending =>
             {
-                self.link_call(idx, |l, k| l.enable_time_constrained(k))?;
+                self.link_call(idx, |l, _| l.enable_time_constrained())?;
                 self.nodes[idx].constrained_pending = true;
                 self.log(format!("{idx} enables constrained while running"));
             }
@@ -314,13 +311,13 @@ impl Sim {
             "{idx} requests {kind:?} {time} available={available}"
         ));
         match kind {
-            Kind::Tar => self.link_call(idx, |l, k| {
-                l.time_advance_request(k, time.as_f64(), available)
-            })?,
-            Kind::Ner => self.link_call(idx, |l, k| {
-                l.next_message_request(k, time.as_f64(), available)
-            })?,
-            Kind::Fqr => self.link_call(idx, |l, k| l.flush_queue_request(k, time.as_f64()))?,
+            Kind::Tar => {
+                self.link_call(idx, |l, _| l.time_advance_request(time.as_f64(), available))?
+            }
+            Kind::Ner => {
+                self.link_call(idx, |l, _| l.next_message_request(time.as_f64(), available))?
+            }
+            Kind::Fqr => self.link_call(idx, |l, _| l.flush_queue_request(time.as_f64()))?,
         }
         if !finishing {
             self.wake(idx, 1_000, 200_000);

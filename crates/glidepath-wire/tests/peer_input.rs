@@ -12,7 +12,8 @@ use common::arb_envelope;
 use common::fom::test_fom;
 use glidepath_core::{
     AttributeHandle, Envelope, ExecReply, ExecRequest, Executive, FederationId,
-    InteractionClassHandle, Link, LocalRti, ObjectClassHandle, ResignAction, RtiError, Topic,
+    InteractionClassHandle, Link, LocalRti, ObjectClassHandle, Output, ResignAction, RtiError,
+    Topic,
 };
 use proptest::prelude::*;
 
@@ -23,17 +24,36 @@ struct Loopback {
     sent: VecDeque<Envelope>,
 }
 
+impl Loopback {
+    /// Carries out what the federate queued, in order.
+    fn carry_out(&mut self, queued: &mut Vec<Output>) {
+        for output in queued.drain(..) {
+            match output {
+                Output::Publish { envelope, .. } => self.sent.push_back(envelope),
+                Output::Subscribe { federation, topic } => {
+                    self.subs.entry((federation, topic)).or_default().insert(0);
+                }
+                Output::Unsubscribe { federation, topic } => {
+                    self.subs.remove(&(federation, topic));
+                }
+            }
+        }
+    }
+
+    fn flush(&mut self, f: &mut LocalRti) {
+        let mut queued = Vec::new();
+        f.take_outputs(&mut queued);
+        self.carry_out(&mut queued);
+    }
+}
+
 impl Link for Loopback {
-    fn publish(&mut self, _: FederationId, _: Topic, envelope: Envelope) {
-        self.sent.push_back(envelope);
-    }
-    fn subscribe(&mut self, federation: FederationId, topic: Topic) {
-        self.subs.entry((federation, topic)).or_default().insert(0);
-    }
-    fn unsubscribe(&mut self, federation: FederationId, topic: Topic) {
-        self.subs.remove(&(federation, topic));
-    }
-    fn request(&mut self, request: ExecRequest) -> Result<ExecReply, RtiError> {
+    fn request(
+        &mut self,
+        queued: &mut Vec<Output>,
+        request: ExecRequest,
+    ) -> Result<ExecReply, RtiError> {
+        self.carry_out(queued);
         Ok(self.exec.handle(request).0)
     }
 }
@@ -55,29 +75,31 @@ fn victim() -> (LocalRti, Loopback) {
             .unwrap();
     }
     for c in &fom.interaction_classes {
-        f.subscribe_interaction_class(&mut link, c.handle).unwrap();
+        f.subscribe_interaction_class(c.handle).unwrap();
         f.publish_interaction_class(c.handle).unwrap();
     }
     f.register_object_instance(&mut link, ObjectClassHandle(1), None)
         .unwrap();
     f.enable_time_regulation(&mut link, 1.0).unwrap();
-    f.enable_time_constrained(&mut link).unwrap();
-    f.next_message_request(&mut link, 5.0, false).unwrap();
+    f.enable_time_constrained().unwrap();
+    f.next_message_request(5.0, false).unwrap();
+    link.flush(&mut f);
     (f, link)
 }
 
 fn still_works(f: &mut LocalRti, link: &mut Loopback) {
     while f.poll_callback().is_some() {}
-    f.send_interaction(link, InteractionClassHandle(3), vec![], Bytes::new(), None)
+    f.send_interaction(InteractionClassHandle(3), vec![], Bytes::new(), None)
         .unwrap();
     let _ = f.update_attribute_values(
-        link,
         glidepath_core::ObjectInstanceHandle(1),
         vec![(AttributeHandle(2), Bytes::from_static(b"x"))],
         Bytes::new(),
         None,
     );
     f.resign(link, ResignAction::DeleteObjects).unwrap();
+    link.flush(f);
+    assert!(f.is_resigned() && !f.has_outputs());
 }
 
 proptest! {
@@ -87,7 +109,8 @@ proptest! {
     fn random_envelopes_never_break_a_federate(envelopes in proptest::collection::vec(arb_envelope(), 1..40)) {
         let (mut f, mut link) = victim();
         for env in envelopes {
-            f.handle_envelope(&mut link, env);
+            f.handle_envelope(env);
+            link.flush(&mut f);
             while f.poll_callback().is_some() {}
         }
         still_works(&mut f, &mut link);
@@ -102,7 +125,8 @@ proptest! {
             framed.extend_from_slice(&bytes);
             for candidate in [&bytes[..], &framed[..]] {
                 if let Ok(env) = glidepath_wire::decode_envelope(candidate) {
-                    f.handle_envelope(&mut link, env);
+                    f.handle_envelope(env);
+                    link.flush(&mut f);
                 }
             }
         }

@@ -28,7 +28,7 @@ use glidepath_transport::Endpoint;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::ambassador::FederateAmbassador;
-use crate::link::{EndpointLink, LinkFailure};
+use crate::link::{EndpointLink, LinkFailure, Outbound};
 
 /// How many envelopes the RTI thread feeds to the core under one lock.
 const ENVELOPE_BATCH: usize = 256;
@@ -125,7 +125,8 @@ impl std::str::FromStr for WaitStrategy {
 pub(crate) struct Shared {
     pub(crate) rti: Mutex<LocalRti>,
     pub(crate) endpoint: Box<dyn Endpoint>,
-    pub(crate) failure: LinkFailure,
+    /// The way out: outputs in order, and transport failures.
+    pub(crate) outbound: Outbound,
     pub(crate) process_model: ProcessModel,
     wait: WaitStrategy,
     /// Evoked model: an evoker is waiting on the inbox now (spinning or blocked).
@@ -157,7 +158,7 @@ impl Shared {
     /// thread's wake channel (for [`spawn_rti_thread`]).
     pub(crate) fn new(
         endpoint: Box<dyn Endpoint>,
-        failure: LinkFailure,
+        outbound: Outbound,
         rti: LocalRti,
         process_model: ProcessModel,
         wait: WaitStrategy,
@@ -171,7 +172,7 @@ impl Shared {
             fom: rti.fom().clone(),
             rti: Mutex::new(rti),
             endpoint,
-            failure,
+            outbound,
             process_model,
             wait,
             evoker_waiting: AtomicBool::new(false),
@@ -198,8 +199,23 @@ impl Shared {
     pub(crate) fn link(&self) -> EndpointLink<'_> {
         EndpointLink {
             endpoint: &*self.endpoint,
-            failure: &self.failure,
+            outbound: &self.outbound,
         }
+    }
+
+    /// Carries out what the core queued, letting go of its lock (see
+    /// [`Outbound::send`]); a failure is returned.
+    pub(crate) fn send(&self, rti: MutexGuard<'_, LocalRti>) -> Result<(), RtiError> {
+        self.outbound.send(&*self.endpoint, rti)
+    }
+
+    /// As [`Shared::send`] where no caller waits: a failure is kept for the next call.
+    fn send_or_record(&self, rti: MutexGuard<'_, LocalRti>) {
+        self.outbound.send_or_record(&*self.endpoint, rti);
+    }
+
+    pub(crate) fn failure(&self) -> &LinkFailure {
+        &self.outbound.failure
     }
 
     pub(crate) fn stopped(&self) -> bool {
@@ -216,28 +232,33 @@ impl Shared {
         }
     }
 
-    /// Runs one user call against the core: reports a transport failure recorded
-    /// since the last call (or during this one), and hands on queued callbacks.
+    /// Runs one user call against the core and carries out what it queued: reports a
+    /// transport failure the RTI thread met since the last call, or the one this
+    /// call's outputs met, and hands on queued callbacks.
     pub(crate) fn call<R>(
         &self,
         f: impl FnOnce(&mut LocalRti, &mut EndpointLink<'_>) -> Result<R, RtiError>,
     ) -> Result<R, RtiError> {
-        let (result, queued) = {
-            let mut rti = self.rti.lock();
-            if let Some(e) = self.failure.take() {
-                return Err(e);
-            }
-            let result = f(&mut rti, &mut self.link());
-            let result = match self.failure.take() {
-                Some(e) => Err(e),
-                None => result,
-            };
-            (result, rti.pending_callbacks() > 0)
-        };
+        let mut rti = self.rti.lock();
+        if let Some(e) = self.failure().take() {
+            return Err(e);
+        }
+        let result = f(&mut rti, &mut self.link());
+        let queued = rti.pending_callbacks() > 0;
+        let sent = self.send(rti);
         if queued {
             self.callbacks_queued();
         }
-        result
+        match (result, sent) {
+            (Ok(r), Ok(())) => Ok(r),
+            (Ok(_), Err(e)) => Err(e),
+            (Err(e), Ok(())) => Err(e),
+            (Err(e), Err(lost)) => {
+                // The call's own error wins; the transport's waits for the next call.
+                self.failure().keep("sending the RTI's messages", lost);
+                Err(e)
+            }
+        }
     }
 
     /// Reads the core without going through the transport.
@@ -253,12 +274,11 @@ impl Shared {
     /// could let a later envelope of the same sender overtake it.
     fn drain_inbox(&self, rti: &mut LocalRti) -> Drained {
         let inbox = self.endpoint.inbox();
-        let mut link = self.link();
         let mut drained = Drained::Empty;
         for _ in 0..ENVELOPE_BATCH {
             match inbox.try_recv() {
                 Ok(env) => {
-                    rti.handle_envelope(&mut link, env);
+                    rti.handle_envelope(env);
                     drained = Drained::Some;
                 }
                 Err(crossbeam_channel::TryRecvError::Empty) => break,
@@ -274,7 +294,9 @@ impl Shared {
         let (drained, queued) = {
             let mut rti = self.rti.lock();
             let drained = self.drain_inbox(&mut rti);
-            (drained, rti.pending_callbacks())
+            let queued = rti.pending_callbacks();
+            self.send_or_record(rti);
+            (drained, queued)
         };
         if queued > 0 && drained == Drained::Some && self.process_model == ProcessModel::Evoked {
             self.wake_evoker();
@@ -356,8 +378,10 @@ impl Shared {
                     return Some(cb);
                 }
                 let drained = self.drain_inbox(&mut rti);
-                if let Some(cb) = rti.poll_callback() {
-                    return Some(cb);
+                let found = rti.poll_callback();
+                self.send_or_record(rti);
+                if found.is_some() {
+                    return found;
                 }
                 match drained {
                     Drained::Closed => return None,
@@ -398,8 +422,10 @@ impl Shared {
                         return Some(cb);
                     }
                     let drained = self.drain_inbox(&mut rti);
-                    if let Some(cb) = rti.poll_callback() {
-                        return Some(cb);
+                    let found = rti.poll_callback();
+                    self.send_or_record(rti);
+                    if found.is_some() {
+                        return found;
                     }
                     if drained == Drained::Closed {
                         return None;
@@ -452,7 +478,7 @@ struct RtiThreadExit<'a>(&'a Shared);
 impl Drop for RtiThreadExit<'_> {
     fn drop(&mut self) {
         if thread::panicking() {
-            self.0.failure.record_panic();
+            self.0.failure().record_panic();
         }
         self.0.stopped.store(true, Ordering::Release);
         self.0.wake_evoker();

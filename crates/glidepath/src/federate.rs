@@ -23,7 +23,7 @@ use parking_lot::Mutex;
 use crate::ambassador::FederateAmbassador;
 use crate::delivery::{self, Shared, WaitStrategy};
 use crate::error::{NameError, NameKind};
-use crate::link::LinkFailure;
+use crate::link::Outbound;
 
 /// How a federate joins a federation execution.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -140,6 +140,7 @@ impl Drop for Inner {
             if !rti.is_resigned() {
                 // Nobody is left to hear about a failure here.
                 let _ = rti.resign(&mut self.shared.link(), ResignAction::DeleteObjects);
+                let _ = self.shared.send(rti);
             }
         }
         self.shutdown();
@@ -188,13 +189,13 @@ impl Federate {
     /// Starts the RTI thread for a freshly joined core.
     pub(crate) fn start(
         endpoint: Box<dyn Endpoint>,
-        failure: LinkFailure,
+        outbound: Outbound,
         rti: LocalRti,
         process_model: ProcessModel,
         wait: WaitStrategy,
         ambassador: Option<Box<dyn FederateAmbassador + Send>>,
     ) -> Result<Federate, RtiError> {
-        let (shared, wake) = Shared::new(endpoint, failure, rti, process_model, wait);
+        let (shared, wake) = Shared::new(endpoint, outbound, rti, process_model, wait);
         let spawned = delivery::spawn_rti_thread(shared.clone(), wake, ambassador);
         match spawned {
             Ok(handle) => {
@@ -211,10 +212,9 @@ impl Federate {
                 Ok(Federate { inner })
             }
             Err(e) => {
-                let _ = shared
-                    .rti
-                    .lock()
-                    .resign(&mut shared.link(), ResignAction::DeleteObjects);
+                let mut rti = shared.rti.lock();
+                let _ = rti.resign(&mut shared.link(), ResignAction::DeleteObjects);
+                let _ = shared.send(rti);
                 shared.endpoint.close();
                 Err(RtiError::RtiThreadNotStarted(e.to_string()))
             }
@@ -429,8 +429,7 @@ impl Federate {
     }
     /// Stops subscribing `class`.
     pub fn unsubscribe_object_class(&self, class: ObjectClassHandle) -> Result<(), RtiError> {
-        self.shared()
-            .call(|r, l| r.unsubscribe_object_class(l, class))
+        self.shared().call(|r, _| r.unsubscribe_object_class(class))
     }
     /// Publishes an interaction class.
     pub fn publish_interaction_class(&self, class: InteractionClassHandle) -> Result<(), RtiError> {
@@ -451,7 +450,7 @@ impl Federate {
         class: InteractionClassHandle,
     ) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.subscribe_interaction_class(l, class))
+            .call(|r, _| r.subscribe_interaction_class(class))
     }
     /// Stops subscribing an interaction class.
     pub fn unsubscribe_interaction_class(
@@ -459,7 +458,7 @@ impl Federate {
         class: InteractionClassHandle,
     ) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.unsubscribe_interaction_class(l, class))
+            .call(|r, _| r.unsubscribe_interaction_class(class))
     }
 
     // ----- object management --------------------------------------------------------
@@ -501,7 +500,7 @@ impl Federate {
     ) -> Result<(), RtiError> {
         let (values, tag) = (values.into_iter().collect(), tag.into());
         self.shared()
-            .call(|r, l| r.update_attribute_values(l, instance, values, tag, None))
+            .call(|r, _| r.update_attribute_values(instance, values, tag, None))
     }
     /// Updates attributes with a time stamp: attributes the FOM orders by time stamp
     /// travel in time-stamp order when this federate is regulating (the time must then
@@ -516,7 +515,7 @@ impl Federate {
         let time = logical_time(time)?;
         let (values, tag) = (values.into_iter().collect(), tag.into());
         self.shared()
-            .call(|r, l| r.update_attribute_values(l, instance, values, tag, Some(time)))
+            .call(|r, _| r.update_attribute_values(instance, values, tag, Some(time)))
     }
     /// Sends an interaction of a published class, in receive order.
     pub fn send_interaction(
@@ -527,7 +526,7 @@ impl Federate {
     ) -> Result<(), RtiError> {
         let (values, tag) = (parameters.into_iter().collect(), tag.into());
         self.shared()
-            .call(|r, l| r.send_interaction(l, class, values, tag, None))
+            .call(|r, _| r.send_interaction(class, values, tag, None))
     }
     /// Sends an interaction with a time stamp (time-stamp order when the FOM says so
     /// and this federate is regulating).
@@ -541,7 +540,7 @@ impl Federate {
         let time = logical_time(time)?;
         let (values, tag) = (parameters.into_iter().collect(), tag.into());
         self.shared()
-            .call(|r, l| r.send_interaction(l, class, values, tag, Some(time)))
+            .call(|r, _| r.send_interaction(class, values, tag, Some(time)))
     }
     /// Deletes an owned instance; subscribers get `remove_object_instance`.
     pub fn delete_object_instance(
@@ -586,7 +585,7 @@ impl Federate {
     ) -> Result<(), RtiError> {
         let tag = tag.into();
         self.shared()
-            .call(|r, l| r.request_class_attribute_value_update(l, class, attributes, tag))
+            .call(|r, _| r.request_class_attribute_value_update(class, attributes, tag))
     }
 
     // ----- time management ----------------------------------------------------------
@@ -604,22 +603,22 @@ impl Federate {
     }
     /// Asks to become time-constrained; enabled by the `time_constrained_enabled` callback.
     pub fn enable_time_constrained(&self) -> Result<(), RtiError> {
-        self.shared().call(|r, l| r.enable_time_constrained(l))
+        self.shared().call(|r, _| r.enable_time_constrained())
     }
     /// Stops being constrained; queued time-stamped messages arrive in receive order.
     pub fn disable_time_constrained(&self) -> Result<(), RtiError> {
-        self.shared().call(|r, l| r.disable_time_constrained(l))
+        self.shared().call(|r, _| r.disable_time_constrained())
     }
     /// Changes the lookahead of a regulating federate.
     pub fn modify_lookahead(&self, lookahead: impl IntoLogicalTime) -> Result<(), RtiError> {
         let lookahead = lookahead.into_time_value();
-        self.shared().call(|r, l| r.modify_lookahead(l, lookahead))
+        self.shared().call(|r, _| r.modify_lookahead(lookahead))
     }
     /// Time advance request (TAR): granted exactly at `time` once no earlier
     /// time-stamped message can arrive; messages up to and including `time` first.
     pub fn time_advance_request(&self, time: impl IntoLogicalTime) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.time_advance_request(l, time.into_time_value(), false))?;
+            .call(|r, _| r.time_advance_request(time.into_time_value(), false))?;
         self.flush()
     }
     /// Time advance request available (TARA): like TAR, but granted when messages at
@@ -629,14 +628,14 @@ impl Federate {
         time: impl IntoLogicalTime,
     ) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.time_advance_request(l, time.into_time_value(), true))?;
+            .call(|r, _| r.time_advance_request(time.into_time_value(), true))?;
         self.flush()
     }
     /// Next message request (NER): granted at the earlier of `time` and the next
     /// time-stamped message, after delivering the messages at that time.
     pub fn next_message_request(&self, time: impl IntoLogicalTime) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.next_message_request(l, time.into_time_value(), false))?;
+            .call(|r, _| r.next_message_request(time.into_time_value(), false))?;
         self.flush()
     }
     /// Next message request available (NERA): NER that may grant while messages at
@@ -646,14 +645,14 @@ impl Federate {
         time: impl IntoLogicalTime,
     ) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.next_message_request(l, time.into_time_value(), true))?;
+            .call(|r, _| r.next_message_request(time.into_time_value(), true))?;
         self.flush()
     }
     /// Flush queue request (FQR): delivers every queued time-stamped message now and
     /// grants at the earliest of `time`, GALT and the first delivered time stamp.
     pub fn flush_queue_request(&self, time: impl IntoLogicalTime) -> Result<(), RtiError> {
         self.shared()
-            .call(|r, l| r.flush_queue_request(l, time.into_time_value()))?;
+            .call(|r, _| r.flush_queue_request(time.into_time_value()))?;
         self.flush()
     }
     /// Greatest Available Logical Time, `None` when no other federate regulates.
@@ -774,22 +773,21 @@ impl Federate {
     pub fn stats(&self) -> LocalStats {
         self.shared().read(|r| r.stats().clone())
     }
-    /// The transport failure recorded since the federate's last call, reported (and
-    /// cleared) as that call would have reported it; `Ok` when there is none. Every
-    /// other call reports such a failure this way, but waiting for callbacks
-    /// (`next_callback`, `evoke_callback`) does not, so a loop that only waits should
-    /// ask here: a federate whose messages can no longer be sent then fails at once,
-    /// instead of waiting for answers that cannot come.
+    /// The transport failure the RTI thread met since the federate's last call (its
+    /// own statuses and answers, which no call waits for), reported and cleared as
+    /// that call would have; `Ok` when there is none. Waiting for callbacks does not
+    /// report it, so a loop that only waits should ask here: a federate that can no
+    /// longer send then fails at once instead of waiting for answers that cannot come.
     pub fn check_transport(&self) -> Result<(), RtiError> {
-        match self.shared().failure.take() {
+        match self.shared().failure().take() {
             Some(e) => Err(e),
             None => Ok(()),
         }
     }
     /// How many transport operations have failed since the federate joined (each
-    /// also made the next call return [`RtiError::Link`]).
+    /// made the call that sent it, or the next call, return [`RtiError::Link`]).
     pub fn transport_failures(&self) -> u64 {
-        self.shared().failure.count()
+        self.shared().failure().count()
     }
     /// What the federate's transport endpoint counted as lost or malformed (always
     /// zero on `inproc`; on `nats`, gaps in senders' sequence numbers and envelopes

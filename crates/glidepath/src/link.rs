@@ -1,36 +1,51 @@
-//! The bridge from the core's [`Link`] to a transport [`Endpoint`].
+//! Where the core's outputs meet a transport [`Endpoint`].
 //!
-//! `Link::publish` and `Link::subscribe` cannot fail in the core's eyes (it has no
-//! I/O), so a transport error there is recorded in a [`LinkFailure`] and surfaced by
-//! the federate's next user call instead of being lost.
+//! The core queues what it publishes and subscribes ([`Output`]); the thread that
+//! called it carries the outputs out here, after the call, outside the core's lock.
+//! One sender's envelopes must reach every receiver in the order the core queued them,
+//! across topics, although two threads (a user thread and the RTI thread) call the
+//! same core: the outputs are taken under the core's lock and the [`Outbound`] lock is
+//! taken *before* the core's lock is let go, so whoever took outputs first sends them
+//! first. A transport error is returned by the call whose outputs failed; one met by
+//! the RTI thread, which has no caller, is kept in a [`LinkFailure`] for the user's
+//! next call.
 
+use std::ops::DerefMut;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use glidepath_core::{Envelope, ExecReply, ExecRequest, FederationId, Link, RtiError, Topic};
+use glidepath_core::{ExecReply, ExecRequest, Link, LocalRti, Output, RtiError};
 use glidepath_transport::{Endpoint, TransportError};
 use parking_lot::Mutex;
 
-/// Transport failures seen where the core could not be told.
+/// Failures no call could be told of (met by the RTI thread), and the count of every
+/// transport failure.
 #[derive(Default)]
 pub(crate) struct LinkFailure {
     last: Mutex<Option<RtiError>>,
-    /// Whether `last` holds something: every user call looks, twice, so the common
-    /// answer (nothing) must not take a lock.
+    /// Whether `last` holds something: every user call looks, so the common answer
+    /// (nothing) must not take a lock.
     pending: AtomicBool,
     count: AtomicU64,
 }
 
 impl LinkFailure {
-    fn record(&self, what: &str, error: RtiError) {
+    /// Counts a failure that the call which met it returns.
+    fn count_returned(&self) {
         self.count.fetch_add(1, Ordering::Relaxed);
-        tracing::warn!(%error, "transport {what} failed; the federate's next call reports it");
+    }
+
+    /// Keeps a failure (already counted) that nobody could be told of, for the
+    /// user's next call.
+    pub(crate) fn keep(&self, what: &str, error: RtiError) {
+        tracing::warn!(%error, "{what} failed; the federate's next call reports it");
         *self.last.lock() = Some(error);
         self.pending.store(true, Ordering::Release);
     }
 
     /// Records that the RTI thread ended because an ambassador callback panicked.
     pub(crate) fn record_panic(&self) {
-        self.record("callback delivery", RtiError::CallbackPanicked);
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.keep("callback delivery", RtiError::CallbackPanicked);
     }
 
     /// The failure not yet reported to the user, as an [`RtiError`]; clears it.
@@ -42,7 +57,7 @@ impl LinkFailure {
         self.last.lock().take()
     }
 
-    /// How many failures were recorded since the federate joined.
+    /// How many transport operations failed since the federate joined.
     pub(crate) fn count(&self) -> u64 {
         self.count.load(Ordering::Relaxed)
     }
@@ -53,32 +68,91 @@ pub(crate) fn transport_error(error: TransportError) -> RtiError {
     RtiError::Link(error)
 }
 
-/// A [`Link`] over an endpoint, made afresh for each call into the core.
+/// One federate's way out to its endpoint: the lock that keeps its senders in order,
+/// holding the buffer outputs are carried out of (reused, so sending allocates
+/// nothing in the steady state), and the failures met.
+#[derive(Default)]
+pub(crate) struct Outbound {
+    queue: Mutex<Vec<Output>>,
+    pub(crate) failure: LinkFailure,
+}
+
+impl Outbound {
+    /// Carries out what `rti` queued and lets go of its lock: the outputs are taken
+    /// and this federate's send lock is held before the core's lock is released, so
+    /// they go out after every output taken earlier and before every later one. The
+    /// first failure is returned; every output is tried.
+    pub(crate) fn send(
+        &self,
+        endpoint: &dyn Endpoint,
+        mut rti: impl DerefMut<Target = LocalRti>,
+    ) -> Result<(), RtiError> {
+        if !rti.has_outputs() {
+            return Ok(());
+        }
+        let mut queue = self.queue.lock();
+        rti.take_outputs(&mut queue);
+        drop(rti);
+        self.carry_out(endpoint, &mut queue)
+    }
+
+    /// As [`Outbound::send`], for a thread no caller waits on: a failure is kept for
+    /// the user's next call.
+    pub(crate) fn send_or_record(
+        &self,
+        endpoint: &dyn Endpoint,
+        rti: impl DerefMut<Target = LocalRti>,
+    ) {
+        if let Err(e) = self.send(endpoint, rti) {
+            self.failure.keep("sending the RTI's messages", e);
+        }
+    }
+
+    /// Carries out `outputs` in order, emptying it.
+    fn carry_out(
+        &self,
+        endpoint: &dyn Endpoint,
+        outputs: &mut Vec<Output>,
+    ) -> Result<(), RtiError> {
+        let mut first = None;
+        for output in outputs.drain(..) {
+            let done = match output {
+                Output::Publish {
+                    federation,
+                    topic,
+                    envelope,
+                } => endpoint.publish(federation, topic, envelope),
+                Output::Subscribe { federation, topic } => endpoint.subscribe(federation, topic),
+                Output::Unsubscribe { federation, topic } => {
+                    endpoint.unsubscribe(federation, topic)
+                }
+            };
+            if let Err(e) = done {
+                self.failure.count_returned();
+                first.get_or_insert(transport_error(e));
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+/// The core's way to the executive over an endpoint, made afresh for each call.
 pub(crate) struct EndpointLink<'a> {
     pub(crate) endpoint: &'a dyn Endpoint,
-    pub(crate) failure: &'a LinkFailure,
+    pub(crate) outbound: &'a Outbound,
 }
 
 impl Link for EndpointLink<'_> {
-    fn publish(&mut self, federation: FederationId, topic: Topic, envelope: Envelope) {
-        if let Err(e) = self.endpoint.publish(federation, topic, envelope) {
-            self.failure.record("publish", e.into());
+    fn request(
+        &mut self,
+        queued: &mut Vec<Output>,
+        request: ExecRequest,
+    ) -> Result<ExecReply, RtiError> {
+        if !queued.is_empty() {
+            // After whatever another thread took from the core before this call.
+            let _in_order = self.outbound.queue.lock();
+            self.outbound.carry_out(self.endpoint, queued)?;
         }
-    }
-
-    fn subscribe(&mut self, federation: FederationId, topic: Topic) {
-        if let Err(e) = self.endpoint.subscribe(federation, topic) {
-            self.failure.record("subscribe", e.into());
-        }
-    }
-
-    fn unsubscribe(&mut self, federation: FederationId, topic: Topic) {
-        if let Err(e) = self.endpoint.unsubscribe(federation, topic) {
-            self.failure.record("unsubscribe", e.into());
-        }
-    }
-
-    fn request(&mut self, request: ExecRequest) -> Result<ExecReply, RtiError> {
         self.endpoint.request(request).map_err(transport_error)
     }
 }

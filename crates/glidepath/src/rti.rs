@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 use crate::ambassador::FederateAmbassador;
 use crate::config::{ConfigError, RtiConfig, TransportKind};
 use crate::federate::{Federate, JoinOptions};
-use crate::link::{transport_error, EndpointLink, LinkFailure};
+use crate::link::{transport_error, EndpointLink, Outbound};
 
 /// A connection to the run-time infrastructure over one transport.
 ///
@@ -197,19 +197,16 @@ impl Rti {
         ambassador: Option<Box<dyn FederateAmbassador + Send>>,
     ) -> Result<Federate, RtiError> {
         let endpoint = self.inner.transport.open().map_err(transport_error)?;
-        let failure = LinkFailure::default();
-        let joined = {
-            let mut link = EndpointLink {
+        let outbound = Outbound::default();
+        let joined = LocalRti::join(
+            &mut EndpointLink {
                 endpoint: &*endpoint,
-                failure: &failure,
-            };
-            LocalRti::join(
-                &mut link,
-                federation,
-                options.federate_name.as_deref(),
-                &options.federate_type,
-            )
-        };
+                outbound: &outbound,
+            },
+            federation,
+            options.federate_name.as_deref(),
+            &options.federate_type,
+        );
         let mut rti = match joined {
             Ok(rti) => rti,
             Err(e) => {
@@ -217,19 +214,20 @@ impl Rti {
                 return Err(e);
             }
         };
-        // A subscription that failed during the join would leave the federate deaf.
-        if let Some(e) = failure.take() {
+        // The federate's own topic: a subscription that failed would leave it deaf.
+        if let Err(e) = outbound.send(&*endpoint, &mut rti) {
             let mut link = EndpointLink {
                 endpoint: &*endpoint,
-                failure: &failure,
+                outbound: &outbound,
             };
             let _ = rti.resign(&mut link, glidepath_core::ResignAction::DeleteObjects);
+            let _ = outbound.send(&*endpoint, &mut rti);
             endpoint.close();
             return Err(e);
         }
         Federate::start(
             endpoint,
-            failure,
+            outbound,
             rti,
             process_model,
             options.wait,

@@ -72,16 +72,19 @@ impl LocalRti {
             self.subscribed_attributes
                 .insert(class, attributes.iter().copied().collect());
         }
-        self.sync_topics(link);
+        self.sync_topics();
         if attributes.is_empty() {
             return Ok(());
         }
         let classes = self.fom.object_class_and_descendants(class);
-        let reply = expect_ok(link.request(ExecRequest::ListInstances {
-            federation: self.federation,
-            federate: self.me,
-            classes,
-        })?)?;
+        let reply = expect_ok(link.request(
+            &mut self.outbox,
+            ExecRequest::ListInstances {
+                federation: self.federation,
+                federate: self.me,
+                classes,
+            },
+        )?)?;
         let ExecReply::Instances(list) = reply else {
             return Err(unexpected(&reply));
         };
@@ -95,15 +98,11 @@ impl LocalRti {
 
     /// Stops subscribing `class`. Known instances stay known but reflect nothing more
     /// unless another subscription covers them.
-    pub fn unsubscribe_object_class(
-        &mut self,
-        link: &mut impl Link,
-        class: ObjectClassHandle,
-    ) -> Result<(), RtiError> {
+    pub fn unsubscribe_object_class(&mut self, class: ObjectClassHandle) -> Result<(), RtiError> {
         self.live()?;
         self.check_class_attributes(class, &[])?;
         self.subscribed_attributes.remove(&class);
-        self.sync_topics(link);
+        self.sync_topics();
         Ok(())
     }
 
@@ -136,7 +135,6 @@ impl LocalRti {
     /// Subscribes an interaction class (and, through the hierarchy, its subclasses).
     pub fn subscribe_interaction_class(
         &mut self,
-        link: &mut impl Link,
         class: InteractionClassHandle,
     ) -> Result<(), RtiError> {
         self.live()?;
@@ -144,14 +142,13 @@ impl LocalRti {
             .interaction_class(class)
             .ok_or(DeclarationError::InteractionClassNotDefined(class))?;
         self.subscribed_interactions.insert(class);
-        self.sync_topics(link);
+        self.sync_topics();
         Ok(())
     }
 
     /// Stops subscribing an interaction class.
     pub fn unsubscribe_interaction_class(
         &mut self,
-        link: &mut impl Link,
         class: InteractionClassHandle,
     ) -> Result<(), RtiError> {
         self.live()?;
@@ -159,13 +156,13 @@ impl LocalRti {
             .interaction_class(class)
             .ok_or(DeclarationError::InteractionClassNotDefined(class))?;
         self.subscribed_interactions.remove(&class);
-        self.sync_topics(link);
+        self.sync_topics();
         Ok(())
     }
 
     /// Brings the transport's subscriptions in line with the declarations: a class topic
     /// is needed when the class or one of its ancestors is subscribed.
-    pub(crate) fn sync_topics(&mut self, link: &mut impl Link) {
+    pub(crate) fn sync_topics(&mut self) {
         let mut want = BTreeSet::new();
         for class in self.subscribed_attributes.keys() {
             for c in self.fom.object_class_and_descendants(*class) {
@@ -178,10 +175,16 @@ impl LocalRti {
             }
         }
         for t in want.difference(&self.data_topics) {
-            link.subscribe(self.federation, *t);
+            self.outbox.push(Output::Subscribe {
+                federation: self.federation,
+                topic: *t,
+            });
         }
         for t in self.data_topics.difference(&want) {
-            link.unsubscribe(self.federation, *t);
+            self.outbox.push(Output::Unsubscribe {
+                federation: self.federation,
+                topic: *t,
+            });
         }
         self.data_topics = want;
     }

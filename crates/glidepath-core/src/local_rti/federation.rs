@@ -18,9 +18,12 @@ impl LocalRti {
     /// Lists the federation's members as the executive knows them.
     pub fn list_federates(&mut self, link: &mut impl Link) -> Result<Vec<FederateInfo>, RtiError> {
         self.live()?;
-        match expect_ok(link.request(ExecRequest::ListFederates {
-            federation: self.federation,
-        })?)? {
+        match expect_ok(link.request(
+            &mut self.outbox,
+            ExecRequest::ListFederates {
+                federation: self.federation,
+            },
+        )?)? {
             ExecReply::Federates(list) => Ok(list),
             other => Err(unexpected(&other)),
         }
@@ -30,18 +33,20 @@ impl LocalRti {
     /// tells every peer that nothing more will come from this federate.
     pub fn resign(&mut self, link: &mut impl Link, action: ResignAction) -> Result<(), RtiError> {
         self.live()?;
-        let reply = expect_ok(link.request(ExecRequest::Resign {
-            federation: self.federation,
-            federate: self.me,
-            action,
-        })?)?;
+        let reply = expect_ok(link.request(
+            &mut self.outbox,
+            ExecRequest::Resign {
+                federation: self.federation,
+                federate: self.me,
+                action,
+            },
+        )?)?;
         let ExecReply::Resigned { delete } = reply else {
             return Err(unexpected(&reply));
         };
         for info in delete {
             self.owned.remove(&info.instance);
             self.send(
-                link,
                 Topic::ObjectClass(info.class),
                 Body::Delete {
                     instance: info.instance,
@@ -53,14 +58,26 @@ impl LocalRti {
             );
         }
         self.owned.clear();
-        self.publish_status(link, StatusReason::Resign);
+        self.publish_status(StatusReason::Resign);
         self.resigned = true;
         for topic in std::mem::take(&mut self.data_topics) {
-            link.unsubscribe(self.federation, topic);
+            self.outbox.push(Output::Unsubscribe {
+                federation: self.federation,
+                topic,
+            });
         }
-        link.unsubscribe(self.federation, Topic::Federate(self.me));
-        link.unsubscribe(self.federation, Topic::Time);
-        link.unsubscribe(self.federation, Topic::Federation);
+        self.outbox.push(Output::Unsubscribe {
+            federation: self.federation,
+            topic: Topic::Federate(self.me),
+        });
+        self.outbox.push(Output::Unsubscribe {
+            federation: self.federation,
+            topic: Topic::Time,
+        });
+        self.outbox.push(Output::Unsubscribe {
+            federation: self.federation,
+            topic: Topic::Federation,
+        });
         Ok(())
     }
 
@@ -73,13 +90,16 @@ impl LocalRti {
         set: Option<Vec<FederateHandle>>,
     ) -> Result<(), RtiError> {
         self.live()?;
-        let reply = link.request(ExecRequest::RegisterSyncPoint {
-            federation: self.federation,
-            federate: self.me,
-            label: label.to_string(),
-            tag,
-            set,
-        })?;
+        let reply = link.request(
+            &mut self.outbox,
+            ExecRequest::RegisterSyncPoint {
+                federation: self.federation,
+                federate: self.me,
+                label: label.to_string(),
+                tag,
+                set,
+            },
+        )?;
         match expect_ok(reply)? {
             ExecReply::SyncPointRegistered {
                 label,
@@ -111,12 +131,15 @@ impl LocalRti {
                 FederationError::SynchronizationPointLabelNotAnnounced(label.to_string()).into(),
             );
         }
-        expect_ok(link.request(ExecRequest::AchieveSyncPoint {
-            federation: self.federation,
-            federate: self.me,
-            label: label.to_string(),
-            success,
-        })?)?;
+        expect_ok(link.request(
+            &mut self.outbox,
+            ExecRequest::AchieveSyncPoint {
+                federation: self.federation,
+                federate: self.me,
+                label: label.to_string(),
+                success,
+            },
+        )?)?;
         Ok(())
     }
 }

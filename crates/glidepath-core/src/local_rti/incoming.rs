@@ -16,7 +16,7 @@ impl LocalRti {
     // ----- incoming messages -----------------------------------------------------------
 
     /// Processes one envelope from the transport, then advances time management.
-    pub fn handle_envelope(&mut self, link: &mut impl Link, env: Envelope) {
+    pub fn handle_envelope(&mut self, env: Envelope) {
         if self.resigned || env.sender == self.me {
             return;
         }
@@ -45,8 +45,8 @@ impl LocalRti {
         }
         let mut republish = false;
         match body {
-            Body::TimeStatus(status) => republish = self.handle_status(link, sender, seq, status),
-            Body::Exec(n) => self.handle_notification(link, n),
+            Body::TimeStatus(status) => republish = self.handle_status(sender, seq, status),
+            Body::Exec(n) => self.handle_notification(n),
             Body::Register {
                 instance,
                 class,
@@ -121,9 +121,9 @@ impl LocalRti {
             && self.time.regulation == Regulation::On
             && self.time.constrained == Constrained::On
         {
-            self.publish_status(link, StatusReason::Changed);
+            self.publish_status(StatusReason::Changed);
         }
-        self.evaluate(link);
+        self.evaluate();
     }
 
     pub(crate) fn peer_error(&mut self, e: PeerError) {
@@ -136,7 +136,7 @@ impl LocalRti {
         self.stats.last_peer_error = Some(e);
     }
 
-    pub(crate) fn handle_notification(&mut self, link: &mut impl Link, n: Notification) {
+    pub(crate) fn handle_notification(&mut self, n: Notification) {
         match n {
             Notification::FederateJoined {
                 federate,
@@ -157,7 +157,7 @@ impl LocalRti {
                 // The newcomer subscribed before joining; tell it where we stand. It
                 // waits for every member's status (regulating or not) before it
                 // trusts any conditional bound.
-                self.publish_status(link, StatusReason::Answer);
+                self.publish_status(StatusReason::Answer);
             }
             Notification::FederateResigned { federate } => {
                 // Not yet done with it as a regulator: this notification comes from the

@@ -1,5 +1,6 @@
 //! The local RTI component: one federate's declarations, known objects, time state and
-//! pending callbacks, driven through a [`Link`].
+//! pending callbacks, driven by calls and
+//! incoming envelopes, emitting what the transport must do into an outbox.
 //!
 //! One type, [`LocalRti`], whose methods are cut along the HLA services: this file
 //! holds the type, joining and sending; `federation`, `declaration` and `object` the
@@ -26,22 +27,48 @@ use crate::types::{
 };
 use crate::{AttributeHandle, Fom, InteractionClassHandle, ObjectClassHandle};
 
-/// How the services reach the rest of the federation: a transport in production, the
-/// simulated network in tests.
+/// What the core asks of the transport, in the order it must be done.
 ///
-/// Contract: envelopes published by one sender reach each subscribed receiver in
-/// publication order, across all topics; a sender does not receive its own envelopes;
-/// `request` is answered by the [`crate::Executive`] hosting the federation, and
-/// notifications it causes are published before the reply returns.
-pub trait Link {
+/// Every call and every incoming envelope appends to the core's outbox; whoever
+/// drives the core takes the outputs ([`LocalRti::take_outputs`]) and carries them
+/// out in order, outside any lock the core is kept under. The order is the
+/// transport contract's: one sender's envelopes reach each receiver in the order
+/// they were queued, across all topics.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Output {
     /// Publish an envelope on a topic of a federation.
-    fn publish(&mut self, federation: FederationId, topic: Topic, envelope: Envelope);
+    Publish {
+        federation: FederationId,
+        topic: Topic,
+        envelope: Envelope,
+    },
     /// Start receiving a topic of a federation.
-    fn subscribe(&mut self, federation: FederationId, topic: Topic);
+    Subscribe {
+        federation: FederationId,
+        topic: Topic,
+    },
     /// Stop receiving a topic of a federation.
-    fn unsubscribe(&mut self, federation: FederationId, topic: Topic);
-    /// Ask the executive; blocks until it answers.
-    fn request(&mut self, request: ExecRequest) -> Result<ExecReply, RtiError>;
+    Unsubscribe {
+        federation: FederationId,
+        topic: Topic,
+    },
+}
+
+/// The way to the executive: the only effect a core call waits for.
+///
+/// Contract: `request` first carries out `queued` in order, emptying it (so the
+/// executive, and every peer, sees what the federate did before it asked), then asks
+/// the [`crate::Executive`] hosting the federation and blocks until it answers;
+/// notifications the request causes are published before the reply returns. Envelopes
+/// published by one sender reach each subscribed receiver in publication order,
+/// across all topics, and a sender does not receive its own envelopes.
+pub trait Link {
+    /// Carries out `queued`, then asks the executive.
+    fn request(
+        &mut self,
+        queued: &mut Vec<Output>,
+        request: ExecRequest,
+    ) -> Result<ExecReply, RtiError>;
 }
 
 /// Counters a federate can read to see what went wrong without anything crashing.
@@ -73,8 +100,10 @@ pub(crate) struct OwnedInstance {
     pub(crate) name: String,
 }
 
-/// One federate's local RTI component. No I/O: every effect goes through the [`Link`]
-/// passed to each call, and callbacks wait in a queue read with [`LocalRti::poll_callback`].
+/// One federate's local RTI component. No I/O and no clock: what it publishes and
+/// subscribes waits in an outbox read with [`LocalRti::take_outputs`], callbacks in a
+/// queue read with [`LocalRti::poll_callback`], and only the calls that must ask the
+/// executive take a [`Link`].
 pub struct LocalRti {
     pub(crate) federation: FederationId,
     pub(crate) federation_name: String,
@@ -101,6 +130,8 @@ pub struct LocalRti {
     pub(crate) time: TimeState,
     pub(crate) callbacks: VecDeque<Callback>,
     pub(crate) stats: LocalStats,
+    /// What the transport must do next, in order ([`LocalRti::take_outputs`]).
+    pub(crate) outbox: Vec<Output>,
 }
 
 /// The seq a status reports having processed from `k` (0 if none). Statuses publish
@@ -134,27 +165,34 @@ impl LocalRti {
         federate_name: Option<&str>,
         federate_type: &str,
     ) -> Result<LocalRti, RtiError> {
-        let (federation, _) = match expect_ok(link.request(ExecRequest::Lookup {
-            name: federation_name.to_string(),
-        })?)? {
+        let mut outbox = Vec::new();
+        let (federation, _) = match expect_ok(link.request(
+            &mut outbox,
+            ExecRequest::Lookup {
+                name: federation_name.to_string(),
+            },
+        )?)? {
             ExecReply::Found { id, fom } => (id, fom),
             other => return Err(unexpected(&other)),
         };
-        link.subscribe(federation, Topic::Federation);
-        link.subscribe(federation, Topic::Time);
-        let reply = link.request(ExecRequest::Join {
+        outbox.push(Output::Subscribe {
             federation,
-            federate_name: federate_name.map(str::to_string),
-            federate_type: federate_type.to_string(),
+            topic: Topic::Federation,
         });
-        let reply = match reply.and_then(expect_ok) {
-            Ok(r) => r,
-            Err(e) => {
-                link.unsubscribe(federation, Topic::Federation);
-                link.unsubscribe(federation, Topic::Time);
-                return Err(e);
-            }
-        };
+        outbox.push(Output::Subscribe {
+            federation,
+            topic: Topic::Time,
+        });
+        let reply = link.request(
+            &mut outbox,
+            ExecRequest::Join {
+                federation,
+                federate_name: federate_name.map(str::to_string),
+                federate_type: federate_type.to_string(),
+            },
+        );
+        // On failure the caller closes its endpoint, which ends the two subscriptions.
+        let reply = reply.and_then(expect_ok)?;
         let ExecReply::Joined {
             federate,
             fom,
@@ -164,7 +202,10 @@ impl LocalRti {
         else {
             return Err(unexpected(&reply));
         };
-        link.subscribe(federation, Topic::Federate(federate));
+        outbox.push(Output::Subscribe {
+            federation,
+            topic: Topic::Federate(federate),
+        });
         let name = members
             .iter()
             .find(|m| m.handle == federate)
@@ -225,6 +266,7 @@ impl LocalRti {
             },
             callbacks: VecDeque::new(),
             stats: LocalStats::default(),
+            outbox,
         })
     }
 
@@ -266,6 +308,20 @@ impl LocalRti {
     pub fn pending_callbacks(&self) -> usize {
         self.callbacks.len()
     }
+    /// True when the transport has something to do ([`LocalRti::take_outputs`]).
+    pub fn has_outputs(&self) -> bool {
+        !self.outbox.is_empty()
+    }
+    /// Moves what the transport must do, in order, to the end of `into`. Cheap when
+    /// `into` is empty: the two buffers swap, so a driver that keeps one buffer
+    /// allocates nothing in the steady state.
+    pub fn take_outputs(&mut self, into: &mut Vec<Output>) {
+        if into.is_empty() {
+            std::mem::swap(&mut self.outbox, into);
+        } else {
+            into.append(&mut self.outbox);
+        }
+    }
     /// True once resigned.
     pub fn is_resigned(&self) -> bool {
         self.resigned
@@ -279,21 +335,21 @@ impl LocalRti {
         }
     }
 
-    pub(crate) fn send(&mut self, link: &mut impl Link, topic: Topic, body: Body) -> u64 {
+    pub(crate) fn send(&mut self, topic: Topic, body: Body) -> u64 {
         self.seq += 1;
         if body.tso_time().is_some() {
             self.time.last_tso_seq = self.seq;
         }
-        link.publish(
-            self.federation,
+        self.outbox.push(Output::Publish {
+            federation: self.federation,
             topic,
-            Envelope {
+            envelope: Envelope {
                 sender: self.me,
                 seq: self.seq,
                 publish_time_ns: 0,
                 body,
             },
-        );
+        });
         self.seq
     }
 }

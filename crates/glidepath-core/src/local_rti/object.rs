@@ -27,11 +27,14 @@ impl LocalRti {
         name: &str,
     ) -> Result<(), RtiError> {
         self.live()?;
-        let reply = expect_ok(link.request(ExecRequest::ReserveName {
-            federation: self.federation,
-            federate: self.me,
-            name: name.to_string(),
-        })?)?;
+        let reply = expect_ok(link.request(
+            &mut self.outbox,
+            ExecRequest::ReserveName {
+                federation: self.federation,
+                federate: self.me,
+                name: name.to_string(),
+            },
+        )?)?;
         match reply {
             ExecReply::NameReserved {
                 name,
@@ -57,11 +60,14 @@ impl LocalRti {
         name: &str,
     ) -> Result<(), RtiError> {
         self.live()?;
-        expect_ok(link.request(ExecRequest::ReleaseName {
-            federation: self.federation,
-            federate: self.me,
-            name: name.to_string(),
-        })?)?;
+        expect_ok(link.request(
+            &mut self.outbox,
+            ExecRequest::ReleaseName {
+                federation: self.federation,
+                federate: self.me,
+                name: name.to_string(),
+            },
+        )?)?;
         Ok(())
     }
 
@@ -80,12 +86,15 @@ impl LocalRti {
         if !self.published_attributes.contains_key(&class) {
             return Err(ObjectError::ObjectClassNotPublished(class).into());
         }
-        let reply = expect_ok(link.request(ExecRequest::RegisterInstance {
-            federation: self.federation,
-            federate: self.me,
-            class,
-            name: name.map(str::to_string),
-        })?)?;
+        let reply = expect_ok(link.request(
+            &mut self.outbox,
+            ExecRequest::RegisterInstance {
+                federation: self.federation,
+                federate: self.me,
+                class,
+                name: name.map(str::to_string),
+            },
+        )?)?;
         let ExecReply::Registered { instance, name } = reply else {
             return Err(unexpected(&reply));
         };
@@ -97,7 +106,6 @@ impl LocalRti {
             },
         );
         self.send(
-            link,
             Topic::ObjectClass(class),
             Body::Register {
                 instance,
@@ -181,7 +189,6 @@ impl LocalRti {
     /// by the order and transportation the FOM gives each attribute.
     pub fn update_attribute_values(
         &mut self,
-        link: &mut impl Link,
         instance: ObjectInstanceHandle,
         values: Vec<(AttributeHandle, Bytes)>,
         tag: Bytes,
@@ -225,7 +232,6 @@ impl LocalRti {
         }
         for ((order, transport), vals) in groups {
             self.send(
-                link,
                 Topic::ObjectClass(class),
                 Body::Update {
                     instance,
@@ -238,14 +244,13 @@ impl LocalRti {
                 },
             );
         }
-        self.announce_if_owed(link);
+        self.announce_if_owed();
         Ok(())
     }
 
     /// Sends an interaction of a published class.
     pub fn send_interaction(
         &mut self,
-        link: &mut impl Link,
         class: InteractionClassHandle,
         values: Vec<(ParameterHandle, Bytes)>,
         tag: Bytes,
@@ -271,7 +276,6 @@ impl LocalRti {
         }
         let order = self.sent_order(c.order, time)?;
         self.send(
-            link,
             Topic::InteractionClass(class),
             Body::Interaction {
                 class,
@@ -282,7 +286,7 @@ impl LocalRti {
                 time,
             },
         );
-        self.announce_if_owed(link);
+        self.announce_if_owed();
         Ok(())
     }
 
@@ -304,14 +308,16 @@ impl LocalRti {
             None => return Err(ObjectError::ObjectInstanceNotKnown(instance).into()),
         };
         let order = self.sent_order(OrderType::TimeStamp, time)?;
-        expect_ok(link.request(ExecRequest::DeleteInstance {
-            federation: self.federation,
-            federate: self.me,
-            instance,
-        })?)?;
+        expect_ok(link.request(
+            &mut self.outbox,
+            ExecRequest::DeleteInstance {
+                federation: self.federation,
+                federate: self.me,
+                instance,
+            },
+        )?)?;
         self.owned.remove(&instance);
         self.send(
-            link,
             Topic::ObjectClass(class),
             Body::Delete {
                 instance,
@@ -321,7 +327,7 @@ impl LocalRti {
                 time,
             },
         );
-        self.announce_if_owed(link);
+        self.announce_if_owed();
         Ok(())
     }
 
@@ -340,11 +346,14 @@ impl LocalRti {
             .ok_or(ObjectError::ObjectInstanceNotKnown(instance))?
             .known_class;
         self.check_class_attributes(class, attributes)?;
-        let reply = expect_ok(link.request(ExecRequest::ListInstances {
-            federation: self.federation,
-            federate: self.me,
-            classes: self.fom.object_class_and_descendants(class),
-        })?)?;
+        let reply = expect_ok(link.request(
+            &mut self.outbox,
+            ExecRequest::ListInstances {
+                federation: self.federation,
+                federate: self.me,
+                classes: self.fom.object_class_and_descendants(class),
+            },
+        )?)?;
         let ExecReply::Instances(list) = reply else {
             return Err(unexpected(&reply));
         };
@@ -357,7 +366,6 @@ impl LocalRti {
             return Ok(());
         };
         self.send(
-            link,
             Topic::Federate(owner),
             Body::RequestUpdate {
                 instance: Some(instance),
@@ -372,7 +380,6 @@ impl LocalRti {
     /// Asks the owners of every instance of `class` (and subclasses) to provide values.
     pub fn request_class_attribute_value_update(
         &mut self,
-        link: &mut impl Link,
         class: ObjectClassHandle,
         attributes: &[AttributeHandle],
         tag: Bytes,
@@ -380,7 +387,6 @@ impl LocalRti {
         self.live()?;
         self.check_class_attributes(class, attributes)?;
         self.send(
-            link,
             Topic::Federation,
             Body::RequestUpdate {
                 instance: None,

@@ -35,22 +35,25 @@ impl LocalRti {
         if self.time.advance != Advance::Idle {
             return Err(TimeError::InTimeAdvancingState.into());
         }
-        let reply = expect_ok(link.request(ExecRequest::EnableRegulation {
-            federation: self.federation,
-            federate: self.me,
-        })?)?;
+        let reply = expect_ok(link.request(
+            &mut self.outbox,
+            ExecRequest::EnableRegulation {
+                federation: self.federation,
+                federate: self.me,
+            },
+        )?)?;
         let ExecReply::RegulationEnabling { ack_from } = reply else {
             return Err(unexpected(&reply));
         };
         self.time.lookahead = lookahead;
         self.time.regulation = Regulation::Pending;
-        let status_seq = self.publish_status(link, StatusReason::Answer);
+        let status_seq = self.publish_status(StatusReason::Answer);
         self.time.pending_regulation = Some(PendingRegulation {
             status_seq,
             waiting: ack_from.into_iter().collect(),
             earliest: self.time.logical_time,
         });
-        self.evaluate(link);
+        self.evaluate();
         Ok(())
     }
 
@@ -62,17 +65,20 @@ impl LocalRti {
         }
         self.time.regulation = Regulation::Off;
         self.time.promise_floor = LogicalTime::NEG_INFINITY;
-        self.publish_status(link, StatusReason::Changed);
-        expect_ok(link.request(ExecRequest::DisableRegulation {
-            federation: self.federation,
-            federate: self.me,
-        })?)?;
+        self.publish_status(StatusReason::Changed);
+        expect_ok(link.request(
+            &mut self.outbox,
+            ExecRequest::DisableRegulation {
+                federation: self.federation,
+                federate: self.me,
+            },
+        )?)?;
         Ok(())
     }
 
     /// Asks to become time-constrained; granted by `TimeConstrainedEnabled` once GALT
     /// has reached the federate's logical time.
-    pub fn enable_time_constrained(&mut self, link: &mut impl Link) -> Result<(), RtiError> {
+    pub fn enable_time_constrained(&mut self) -> Result<(), RtiError> {
         self.live()?;
         match self.time.constrained {
             Constrained::On => return Err(TimeError::TimeConstrainedAlreadyEnabled.into()),
@@ -83,12 +89,12 @@ impl LocalRti {
             return Err(TimeError::InTimeAdvancingState.into());
         }
         self.time.constrained = Constrained::Pending;
-        self.evaluate(link);
+        self.evaluate();
         Ok(())
     }
 
     /// Stops being constrained: queued time-stamped messages are delivered in receive order.
-    pub fn disable_time_constrained(&mut self, link: &mut impl Link) -> Result<(), RtiError> {
+    pub fn disable_time_constrained(&mut self) -> Result<(), RtiError> {
         self.live()?;
         if self.time.constrained != Constrained::On {
             return Err(TimeError::TimeConstrainedIsNotEnabled.into());
@@ -104,26 +110,22 @@ impl LocalRti {
             );
         }
         if self.time.regulation != Regulation::Off {
-            self.publish_status(link, StatusReason::Changed);
+            self.publish_status(StatusReason::Changed);
         }
         Ok(())
     }
 
     /// Changes lookahead. Promises already made stand, so a smaller lookahead takes
     /// effect only as logical time moves on.
-    pub fn modify_lookahead(
-        &mut self,
-        link: &mut impl Link,
-        lookahead: impl Into<TimeValue>,
-    ) -> Result<(), RtiError> {
+    pub fn modify_lookahead(&mut self, lookahead: impl Into<TimeValue>) -> Result<(), RtiError> {
         self.live()?;
         let la = self.requested_lookahead(lookahead.into())?;
         if self.time.regulation != Regulation::On {
             return Err(TimeError::TimeRegulationIsNotEnabled.into());
         }
         self.time.lookahead = la;
-        self.publish_status(link, StatusReason::Changed);
-        self.evaluate(link);
+        self.publish_status(StatusReason::Changed);
+        self.evaluate();
         Ok(())
     }
 
@@ -153,16 +155,15 @@ impl LocalRti {
     /// earlier time-stamped message can arrive.
     pub fn time_advance_request(
         &mut self,
-        link: &mut impl Link,
         time: impl Into<TimeValue>,
         available: bool,
     ) -> Result<(), RtiError> {
         let t = self.check_request(time.into())?;
         self.time.advance = Advance::Tar { time: t, available };
         if self.time.regulation == Regulation::On {
-            self.publish_status(link, StatusReason::Changed);
+            self.publish_status(StatusReason::Changed);
         }
-        self.evaluate(link);
+        self.evaluate();
         Ok(())
     }
 
@@ -170,7 +171,6 @@ impl LocalRti {
     /// next time-stamped message.
     pub fn next_message_request(
         &mut self,
-        link: &mut impl Link,
         time: impl Into<TimeValue>,
         available: bool,
     ) -> Result<(), RtiError> {
@@ -182,19 +182,15 @@ impl LocalRti {
             available,
         };
         if self.time.regulation == Regulation::On {
-            self.publish_status(link, StatusReason::Changed);
+            self.publish_status(StatusReason::Changed);
         }
-        self.evaluate(link);
+        self.evaluate();
         Ok(())
     }
 
     /// Flush queue request: deliver every queued time-stamped message now and grant at
     /// the earliest of `time`, GALT and the first delivered time stamp.
-    pub fn flush_queue_request(
-        &mut self,
-        link: &mut impl Link,
-        time: impl Into<TimeValue>,
-    ) -> Result<(), RtiError> {
+    pub fn flush_queue_request(&mut self, time: impl Into<TimeValue>) -> Result<(), RtiError> {
         let t = self.check_request(time.into())?;
         let mut grant = t;
         if self.time.constrained == Constrained::On {
@@ -209,7 +205,7 @@ impl LocalRti {
         let grant = grant.max(self.time.logical_time);
         // GALT may equal the grant, so messages at exactly the grant time can still
         // arrive: this grant behaves like an "available" one.
-        self.grant(link, grant, true);
+        self.grant(grant, true);
         Ok(())
     }
 
@@ -356,14 +352,13 @@ impl LocalRti {
 
     /// Publishes this federate's time status for `reason`; returns the seq of the status
     /// that stands (the previous one when nothing new was worth sending).
-    pub(crate) fn publish_status(&mut self, link: &mut impl Link, reason: StatusReason) -> u64 {
-        self.publish_status_given(link, reason, None)
+    pub(crate) fn publish_status(&mut self, reason: StatusReason) -> u64 {
+        self.publish_status_given(reason, None)
     }
 
     /// [`Self::publish_status`] with GALT already computed by the caller.
     pub(crate) fn publish_status_given(
         &mut self,
-        link: &mut impl Link,
         reason: StatusReason,
         galt: Option<LogicalTime>,
     ) -> u64 {
@@ -411,7 +406,7 @@ impl LocalRti {
         self.time.published_seen = status.seen.iter().copied().collect();
         self.time.announced_tso_seq = self.time.last_tso_seq;
         self.time.last_status = Some(status.clone());
-        let seq = self.send(link, Topic::Time, Body::TimeStatus(status));
+        let seq = self.send(Topic::Time, Body::TimeStatus(status));
         self.time.last_status_seq = seq;
         seq
     }
@@ -461,7 +456,7 @@ impl LocalRti {
     /// wait) are announced by nobody, and a peer not subscribed to them never sees a
     /// newer seq from us. Both would wait for the other forever (simulator seed
     /// 5007226): so while we wait on GALT and such a peer exists, we announce.
-    pub(crate) fn announce_if_owed(&mut self, link: &mut impl Link) {
+    pub(crate) fn announce_if_owed(&mut self) {
         let (last, announced) = (self.time.last_tso_seq, self.time.announced_tso_seq);
         if last <= announced || self.resigned || !self.waits_on_galt() {
             return;
@@ -477,11 +472,11 @@ impl LocalRti {
                 && seen >= announced
         });
         if owed {
-            self.publish_status(link, StatusReason::Changed);
+            self.publish_status(StatusReason::Changed);
         }
     }
 
-    pub(crate) fn grant(&mut self, link: &mut impl Link, time: LogicalTime, available: bool) {
+    pub(crate) fn grant(&mut self, time: LogicalTime, available: bool) {
         self.time.logical_time = time;
         self.time.last_grant_available = available;
         self.time.advance = Advance::Idle;
@@ -491,23 +486,23 @@ impl LocalRti {
         // is already what the grant implies: peers learn nothing new, so nothing is
         // sent. Grants that raise the promise (next message, flush) are published.
         if self.time.regulation == Regulation::On && self.promise() > self.time.promise_floor {
-            self.publish_status(link, StatusReason::Changed);
+            self.publish_status(StatusReason::Changed);
         }
     }
 
     /// Moves time management forward as far as the held statuses allow: enables
     /// pending modes, delivers what is safe and grants what can be granted; then, if
     /// still waiting, announces what peers must know for us to move later.
-    pub(crate) fn evaluate(&mut self, link: &mut impl Link) {
+    pub(crate) fn evaluate(&mut self) {
         if self.resigned {
             return;
         }
-        self.evaluate_grants(link);
-        self.announce_if_owed(link);
+        self.evaluate_grants();
+        self.announce_if_owed();
     }
 
-    pub(crate) fn evaluate_grants(&mut self, link: &mut impl Link) {
-        self.try_complete_regulation(link);
+    pub(crate) fn evaluate_grants(&mut self) {
+        self.try_complete_regulation();
         if !self.waits_on_galt() {
             // Nothing here depends on GALT (its computation is the costly part of
             // handling an envelope): grant an unconstrained request at once.
@@ -517,7 +512,7 @@ impl LocalRti {
             } = self.time.advance
             {
                 if self.time.constrained == Constrained::Off {
-                    self.grant(link, time, available);
+                    self.grant(time, available);
                 }
             }
             return;
@@ -532,7 +527,7 @@ impl LocalRti {
                 time: self.time.logical_time,
             });
             if self.time.regulation != Regulation::Off {
-                self.publish_status(link, StatusReason::Changed);
+                self.publish_status(StatusReason::Changed);
             }
         }
         let constrained = self.time.constrained == Constrained::On;
@@ -540,7 +535,7 @@ impl LocalRti {
             Advance::Idle => {}
             Advance::Tar { time, available } => {
                 if !constrained {
-                    self.grant(link, time, available);
+                    self.grant(time, available);
                     return;
                 }
                 // Deliver what is already safe, then grant when the request is.
@@ -557,14 +552,14 @@ impl LocalRti {
                         let Reverse(q) = self.time.queue.pop().expect("head");
                         self.deliver_tso(q);
                     }
-                    self.grant(link, time, available);
+                    self.grant(time, available);
                 }
             }
             Advance::Ner {
                 time, available, ..
             } => {
                 if !constrained {
-                    self.grant(link, time, available);
+                    self.grant(time, available);
                     return;
                 }
                 let next = self.next_event(time);
@@ -573,18 +568,18 @@ impl LocalRti {
                         let Reverse(q) = self.time.queue.pop().expect("head");
                         self.deliver_tso(q);
                     }
-                    self.grant(link, next, available);
+                    self.grant(next, available);
                 } else if self.time.regulation == Regulation::On
                     && self.promise_given(Some(galt)) > self.time.promise_floor
                 {
                     // GALT moved: a higher unconditional promise lets peers move too.
-                    self.publish_status_given(link, StatusReason::Changed, Some(galt));
+                    self.publish_status_given(StatusReason::Changed, Some(galt));
                 }
             }
         }
     }
 
-    pub(crate) fn try_complete_regulation(&mut self, link: &mut impl Link) {
+    pub(crate) fn try_complete_regulation(&mut self) {
         let Some(p) = &mut self.time.pending_regulation else {
             return;
         };
@@ -629,7 +624,7 @@ impl LocalRti {
         if earliest > before {
             // We will start no earlier than this: promise it now, so regulators behind
             // us are not held back by our old time.
-            self.publish_status(link, StatusReason::Changed);
+            self.publish_status(StatusReason::Changed);
         }
         if waiting {
             return;
@@ -651,7 +646,7 @@ impl LocalRti {
         self.time.pending_regulation = None;
         self.time.logical_time = lt;
         self.time.regulation = Regulation::On;
-        self.publish_status(link, StatusReason::Changed);
+        self.publish_status(StatusReason::Changed);
         self.callbacks
             .push_back(Callback::TimeRegulationEnabled { time: lt });
     }
@@ -659,7 +654,6 @@ impl LocalRti {
     /// Returns true when our own status should be republished.
     pub(crate) fn handle_status(
         &mut self,
-        link: &mut impl Link,
         sender: FederateHandle,
         seq: u64,
         status: TimeStatus,
@@ -673,7 +667,7 @@ impl LocalRti {
         } else if self.time.acked.insert(sender) {
             self.time.statuses.insert(sender, (seq, status.clone()));
             self.time.awaited_regulators.remove(&sender);
-            self.publish_status(link, StatusReason::Answer);
+            self.publish_status(StatusReason::Answer);
             return false;
         }
         // A waiting federate's published `seen` must cover every regulator's latest

@@ -47,8 +47,9 @@
 //! # Why no deadlock
 //!
 //! Two federates that publish to each other while neither drains its inbox (say,
-//! each user thread blocked in `publish` holding its federate's lock) would wait for
-//! each other forever if both readers stopped at the bound. So a reader never stops
+//! each user thread blocked in `publish` waiting for credit, and its RTI thread,
+//! having drained a batch, waiting behind it to send the statuses that batch caused)
+//! would wait for each other forever if both readers stopped at the bound. So a reader never stops
 //! while its own endpoint is waiting for credit: the waiting endpoint keeps
 //! accepting, the other side gets its acknowledgements and moves on. Memory grows
 //! past the bound only in that case, and only by what the other side sends while
