@@ -7,7 +7,6 @@
 //! `cargo bench -p glidepath-core --bench galt -- --warm-up-time 1 --measurement-time 3`
 //! (`scripts/microbench.sh` runs every micro-benchmark; results in `docs/microbenchmarks.md`).
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,9 +14,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use glidepath_core::fom::Fom;
+use glidepath_core::instant::InstantNetwork;
 use glidepath_core::{
-    galt_bound, Body, Envelope, ExecReply, ExecRequest, Executive, FederateHandle, FederationId,
-    Link, LocalRti, LogicalTime, LogicalTimeInterval, Output, RegulatorView, RtiError, Topic,
+    galt_bound, Body, Envelope, ExecRequest, FederateHandle, LocalRti, LogicalTime,
+    LogicalTimeInterval, RegulatorView,
 };
 
 const SIZES: [usize; 3] = [2, 8, 32];
@@ -56,97 +56,6 @@ fn bench_galt_bound(c: &mut Criterion) {
 }
 
 // ---------------------------------------------------------------------------------
-// A federation of LocalRtis on an instant in-memory network (as the simulator and
-// `glidepath-sim/examples/core_timeadv.rs` do), to bench one federate's intake.
-
-#[derive(Default)]
-struct Net {
-    subs: BTreeMap<(FederationId, Topic), BTreeSet<usize>>,
-    inbox: Vec<VecDeque<Envelope>>,
-    exec_seq: u64,
-}
-
-struct L<'a> {
-    me: usize,
-    net: &'a mut Net,
-    exec: &'a mut Executive,
-}
-
-impl L<'_> {
-    fn send(&mut self, from: usize, fed: FederationId, topic: Topic, env: Envelope) {
-        if let Some(s) = self.net.subs.get(&(fed, topic)) {
-            for &to in s {
-                if to != from {
-                    self.net.inbox[to].push_back(env.clone());
-                }
-            }
-        }
-    }
-}
-
-impl L<'_> {
-    /// Carries out what a federate queued, in order.
-    fn carry_out(&mut self, queued: &mut Vec<Output>) {
-        for output in queued.drain(..) {
-            match output {
-                Output::Publish {
-                    federation,
-                    topic,
-                    envelope,
-                } => {
-                    let me = self.me;
-                    self.send(me, federation, topic, envelope);
-                }
-                Output::Subscribe { federation, topic } => {
-                    self.net
-                        .subs
-                        .entry((federation, topic))
-                        .or_default()
-                        .insert(self.me);
-                }
-                Output::Unsubscribe { federation, topic } => {
-                    if let Some(s) = self.net.subs.get_mut(&(federation, topic)) {
-                        s.remove(&self.me);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Carries out what `fed` queued.
-    fn flush(&mut self, fed: &mut LocalRti) -> bool {
-        let mut queued = Vec::new();
-        fed.take_outputs(&mut queued);
-        let any = !queued.is_empty();
-        self.carry_out(&mut queued);
-        any
-    }
-}
-
-impl Link for L<'_> {
-    fn request(
-        &mut self,
-        queued: &mut Vec<Output>,
-        req: ExecRequest,
-    ) -> Result<ExecReply, RtiError> {
-        self.carry_out(queued);
-        let (reply, fed, notes) = self.exec.handle(req);
-        if let Some(fed) = fed {
-            for n in notes {
-                self.net.exec_seq += 1;
-                let env = Envelope {
-                    sender: FederateHandle::EXECUTIVE,
-                    seq: self.net.exec_seq,
-                    publish_time_ns: 0,
-                    body: Body::Exec(n),
-                };
-                self.send(usize::MAX, fed, Topic::Federation, env);
-            }
-        }
-        Ok(reply)
-    }
-}
-
 /// The benched federate (the last of `n`) and two envelopes it receives in steady
 /// state: a receive-order update of an instance it discovered, and a peer's unchanged
 /// time status. Every federate regulates (lookahead 1) and is constrained; federate 0
@@ -169,96 +78,53 @@ fn scenario(n: usize) -> Scenario {
     let callsign = fom
         .attribute_by_name(aircraft, "callsign")
         .expect("callsign");
-    let mut exec = Executive::new();
-    exec.handle(ExecRequest::Create {
-        name: "bench".into(),
-        fom: Arc::new(fom),
-    });
-    let mut net = Net {
-        inbox: vec![VecDeque::new(); n],
-        ..Net::default()
-    };
-    let mut feds: Vec<LocalRti> = Vec::new();
-    for i in 0..n {
-        let mut l = L {
-            me: i,
-            net: &mut net,
-            exec: &mut exec,
-        };
-        let mut fed =
-            LocalRti::join(&mut l, "bench", Some(&format!("f{i}")), "bench").expect("join");
-        l.flush(&mut fed);
-        feds.push(fed);
-    }
+    let mut net = InstantNetwork::new();
+    net.host.handle(
+        ExecRequest::Create {
+            name: "bench".into(),
+            fom: Arc::new(fom),
+        },
+        0,
+    );
+    let mut feds: Vec<LocalRti> = (0..n)
+        .map(|i| net.join(i, "bench", &format!("f{i}")).expect("join"))
+        .collect();
     let mut log: Vec<Envelope> = Vec::new();
     let me = n - 1;
-    let drain = |feds: &mut Vec<LocalRti>,
-                 net: &mut Net,
-                 exec: &mut Executive,
-                 log: &mut Vec<Envelope>| loop {
-        let mut moved = false;
-        for (i, fed) in feds.iter_mut().enumerate() {
-            moved |= L { me: i, net, exec }.flush(fed);
-            while let Some(env) = net.inbox[i].pop_front() {
-                if i == me {
-                    log.push(env.clone());
-                }
-                fed.handle_envelope(env);
-                L { me: i, net, exec }.flush(fed);
-                moved = true;
+    // Runs the federation until nothing moves, keeping what the benched one got.
+    let drain = |net: &mut InstantNetwork, feds: &mut Vec<LocalRti>, log: &mut Vec<Envelope>| {
+        net.drain(feds, |to, env| {
+            if to == me {
+                log.push(env.clone());
             }
+        });
+        for fed in feds.iter_mut() {
             while fed.poll_callback().is_some() {}
-        }
-        if !moved {
-            break;
         }
     };
     for i in 0..n {
-        let mut l = L {
-            me: i,
-            net: &mut net,
-            exec: &mut exec,
-        };
         feds[i]
-            .enable_time_regulation(&mut l, 1.0)
+            .enable_time_regulation(&mut net.link(i), 1.0)
             .expect("regulation");
-        drain(&mut feds, &mut net, &mut exec, &mut log);
+        drain(&mut net, &mut feds, &mut log);
     }
     for fed in feds.iter_mut() {
         fed.enable_time_constrained().expect("constrained");
     }
-    drain(&mut feds, &mut net, &mut exec, &mut log);
-    {
-        let mut l = L {
-            me,
-            net: &mut net,
-            exec: &mut exec,
-        };
-        feds[me]
-            .subscribe_object_class_attributes(&mut l, aircraft, &[callsign])
-            .expect("subscribe");
-        let mut l = L {
-            me: 0,
-            net: &mut net,
-            exec: &mut exec,
-        };
-        feds[0]
-            .publish_object_class_attributes(aircraft, &[callsign])
-            .expect("publish");
-        feds[0]
-            .register_object_instance(&mut l, aircraft, None)
-            .expect("register");
-    }
-    drain(&mut feds, &mut net, &mut exec, &mut log);
+    drain(&mut net, &mut feds, &mut log);
+    feds[me]
+        .subscribe_object_class_attributes(&mut net.link(me), aircraft, &[callsign])
+        .expect("subscribe");
+    feds[0]
+        .publish_object_class_attributes(aircraft, &[callsign])
+        .expect("publish");
+    feds[0]
+        .register_object_instance(&mut net.link(0), aircraft, None)
+        .expect("register");
+    drain(&mut net, &mut feds, &mut log);
     for i in 1..n {
-        let mut l = L {
-            me: i,
-            net: &mut net,
-            exec: &mut exec,
-        };
         feds[i].next_message_request(1000.0, false).expect("nmr");
-        l.flush(&mut feds[i]);
-        drain(&mut feds, &mut net, &mut exec, &mut log);
+        drain(&mut net, &mut feds, &mut log);
     }
     let instance = log
         .iter()
@@ -267,23 +133,15 @@ fn scenario(n: usize) -> Scenario {
             _ => None,
         })
         .expect("the registration arrived");
-    {
-        let mut l = L {
-            me: 0,
-            net: &mut net,
-            exec: &mut exec,
-        };
-        feds[0]
-            .update_attribute_values(
-                instance,
-                vec![(callsign, Bytes::from_static(b"SWA1234"))],
-                Bytes::new(),
-                None,
-            )
-            .expect("update");
-        l.flush(&mut feds[0]);
-    }
-    drain(&mut feds, &mut net, &mut exec, &mut log);
+    feds[0]
+        .update_attribute_values(
+            instance,
+            vec![(callsign, Bytes::from_static(b"SWA1234"))],
+            Bytes::new(),
+            None,
+        )
+        .expect("update");
+    drain(&mut net, &mut feds, &mut log);
     assert!(
         feds.iter().skip(1).all(LocalRti::is_advancing),
         "nobody may be granted in the benched state"

@@ -21,6 +21,7 @@ mod callback;
 mod error;
 mod exec;
 mod host;
+pub mod instant;
 mod local_rti;
 mod logical_time;
 mod message;
