@@ -92,7 +92,7 @@ pub enum Body {
         tag: Bytes,
     },
     /// The sender's time status.
-    TimeStatus(TimeStatus),
+    TimeStatus(Arc<TimeStatus>),
     /// A notification from the federation execution.
     Exec(Notification),
 }

@@ -111,7 +111,7 @@ fn time_status(peers: u32) -> Envelope {
         sender: FederateHandle(1),
         seq: 5_000,
         publish_time_ns: 1_700_000_000_000_000_000,
-        body: Body::TimeStatus(TimeStatus {
+        body: Body::TimeStatus(std::sync::Arc::new(TimeStatus {
             regulation: Regulation::On,
             constrained: true,
             logical_time: t(100.0),
@@ -130,7 +130,7 @@ fn time_status(peers: u32) -> Envelope {
                 .collect::<Vec<_>>()
                 .into(),
             resigned: false,
-        }),
+        })),
     }
 }
 

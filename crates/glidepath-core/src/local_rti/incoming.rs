@@ -45,7 +45,9 @@ impl LocalRti {
         }
         let mut republish = false;
         match body {
-            Body::TimeStatus(status) => republish = self.handle_status(sender, seq, status),
+            Body::TimeStatus(status) => {
+                republish = self.handle_status(sender, seq, Arc::unwrap_or_clone(status))
+            }
             Body::Exec(n) => self.handle_notification(n),
             Body::Register {
                 instance,

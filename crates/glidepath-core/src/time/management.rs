@@ -3,6 +3,7 @@
 //! time statuses and grants. See ARCHITECTURE.md "Time management without LBTS rounds".
 
 use std::cmp::Reverse;
+use std::sync::Arc;
 
 use crate::callback::Callback;
 use crate::error::{RtiError, TimeError};
@@ -405,6 +406,7 @@ impl LocalRti {
         }
         self.time.published_seen = status.seen.iter().copied().collect();
         self.time.announced_tso_seq = self.time.last_tso_seq;
+        let status = Arc::new(status);
         self.time.last_status = Some(status.clone());
         let seq = self.send(Topic::Time, Body::TimeStatus(status));
         self.time.last_status_seq = seq;

@@ -3,6 +3,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::message::TimeStatus;
 use crate::message::{Advance, Body, Regulation};
@@ -85,7 +86,7 @@ pub(crate) struct TimeState {
     /// `seen` as published in our last status.
     pub(crate) published_seen: HashMap<FederateHandle, u64>,
     /// Our last published status, so one that promises nothing new is not sent again.
-    pub(crate) last_status: Option<TimeStatus>,
+    pub(crate) last_status: Option<Arc<TimeStatus>>,
     /// `seq` of `last_status`.
     pub(crate) last_status_seq: u64,
     /// Latest status of every peer (seq, status).

@@ -368,7 +368,7 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
                 seen.push((r.federate("seen federate")?, r.varint("seen seq")?));
             }
             let resigned = r.bool("resigned")?;
-            Body::TimeStatus(TimeStatus {
+            Body::TimeStatus(Arc::new(TimeStatus {
                 regulation,
                 constrained,
                 logical_time,
@@ -380,7 +380,7 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
                 last_tso_seq,
                 seen: seen.into(),
                 resigned,
-            })
+            }))
         }
         BodyKind::FederateJoined => Body::Exec(Notification::FederateJoined {
             federate: r.federate("federate")?,

@@ -169,12 +169,12 @@ pub fn samples() -> Vec<Envelope> {
                 tag: Bytes::new(),
             },
         ),
-        env(6, 11, Body::TimeStatus(status.clone())),
+        env(6, 11, Body::TimeStatus(Arc::new(status.clone()))),
         // An HLAinteger64Time federation's status: every time exact, beyond 2^53.
         env(
             6,
             12,
-            Body::TimeStatus(TimeStatus {
+            Body::TimeStatus(Arc::new(TimeStatus {
                 logical_time: LogicalTime::from_i64((1 << 60) + 1),
                 lookahead: LogicalTimeInterval::from_i64(3).unwrap(),
                 delivered_up_to: LogicalTime::from_i64(i64::MIN),
@@ -184,12 +184,12 @@ pub fn samples() -> Vec<Envelope> {
                     available: false,
                 },
                 ..status.clone()
-            }),
+            })),
         ),
         env(
             6,
             12,
-            Body::TimeStatus(TimeStatus {
+            Body::TimeStatus(Arc::new(TimeStatus {
                 regulation: Regulation::On,
                 constrained: false,
                 advance: Advance::Tar {
@@ -200,17 +200,17 @@ pub fn samples() -> Vec<Envelope> {
                 resigned: true,
                 lookahead: LogicalTimeInterval::ZERO,
                 ..status.clone()
-            }),
+            })),
         ),
         env(
             6,
             13,
-            Body::TimeStatus(TimeStatus {
+            Body::TimeStatus(Arc::new(TimeStatus {
                 regulation: Regulation::Off,
                 advance: Advance::Idle,
                 last_grant_available: false,
                 ..status
-            }),
+            })),
         ),
         env(
             u32::MAX,
@@ -488,7 +488,7 @@ pub fn arb_body() -> impl Strategy<Value = Body> {
                     tag,
                 }
             }),
-        arb_time_status().prop_map(Body::TimeStatus),
+        arb_time_status().prop_map(|s| Body::TimeStatus(Arc::new(s))),
         arb_notification().prop_map(Body::Exec),
     ]
 }
