@@ -38,9 +38,10 @@ mod xml;
 
 pub use error::{FomError, FomErrorKind};
 pub use location::SourceLocation;
-pub use mim::MIM_DATA_TYPE_COUNT;
+pub use mim::{MIM_DATA_TYPE_COUNT, STANDARD_MIM_XML};
 pub use model::*;
 pub use parse::{
     FomModule, Located, ModuleAttribute, ModuleDataType, ModuleDimension, ModuleInteractionClass,
-    ModuleObjectClass, ModuleParameter, ModuleTime, ModuleTransportation,
+    ModuleObjectClass, ModuleParameter, ModuleSwitch, ModuleTime, ModuleTransportation,
+    ModuleUpdateRate,
 };

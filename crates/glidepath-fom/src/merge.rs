@@ -41,7 +41,7 @@ use crate::mim::standard_mim;
 use crate::model::{
     DataType, DimensionHandle, Fom, OrderType, TimeRepresentation, TransportationType,
 };
-use crate::parse::FomModule;
+use crate::parse::{FomModule, ReferenceKind};
 
 impl Fom {
     /// Merges the built-in MIM and then `modules`, in order, into one FOM, and
@@ -51,8 +51,7 @@ impl Fom {
     /// Errors name the file and position of the offending element; when two
     /// modules disagree, that is the element in the later module.
     pub fn merge(modules: &[FomModule]) -> Result<Fom, FomError> {
-        let mim = standard_mim();
-        let all: Vec<&FomModule> = std::iter::once(&mim).chain(modules).collect();
+        let all: Vec<&FomModule> = std::iter::once(standard_mim()).chain(modules).collect();
         let mut merger = Merger::default();
         for (index, module) in all.iter().enumerate() {
             merger.merge_tables(index, module)?;
@@ -143,6 +142,16 @@ struct PendingTypeReference<'m> {
     name: String,
     referenced_by: String,
     origin: Origin<'m>,
+    kind: ReferenceKind,
+}
+
+/// A variant record alternative whose enumerators must belong to the
+/// discriminant's enumeration, checked once every module's types are known.
+struct PendingAlternative<'m> {
+    enumeration: String,
+    enumerators: String,
+    referenced_by: String,
+    origin: Origin<'m>,
 }
 
 /// The explicit settings of an interaction class, from whichever module gave them first.
@@ -156,6 +165,10 @@ struct InteractionSettings<'m> {
 #[derive(Default)]
 struct Merger<'m> {
     fom: Fom,
+    /// Per object class: the declaration of the module that first declared it.
+    object_class_origins: Vec<Origin<'m>>,
+    /// Per interaction class: the declaration of the module that first declared it.
+    interaction_class_origins: Vec<Origin<'m>>,
     attribute_origins: Vec<Origin<'m>>,
     /// Per attribute: the transportation name as first written, for messages.
     attribute_transportation_names: Vec<String>,
@@ -165,6 +178,9 @@ struct Merger<'m> {
     dimension_origins: HashMap<String, (DimensionHandle, Option<u64>, Origin<'m>)>,
     transportations: HashMap<String, (Option<bool>, Origin<'m>)>,
     pending_type_references: Vec<PendingTypeReference<'m>>,
+    pending_alternatives: Vec<PendingAlternative<'m>>,
+    update_rate_origins: HashMap<String, (f64, Origin<'m>)>,
+    switch_origins: HashMap<String, (String, Origin<'m>)>,
     /// The time representation and the first module element that named it.
     time: Option<(TimeRepresentation, &'m str, Origin<'m>)>,
 }

@@ -6,12 +6,13 @@ use std::collections::HashMap;
 
 use crate::error::{FomError, FomErrorKind};
 use crate::location::{LineIndex, SourceLocation};
-use crate::model::{DataType, Endian, OrderType, TimeRepresentation};
+use crate::model::{DataType, Endian, OrderType, TimeRepresentation, VariantAlternative};
 use crate::xml::Element;
 
 use super::{
     FomModule, Located, ModuleAttribute, ModuleDataType, ModuleDimension, ModuleInteractionClass,
-    ModuleObjectClass, ModuleParameter, ModuleTime, ModuleTransportation, TypeReference,
+    ModuleObjectClass, ModuleParameter, ModuleSwitch, ModuleTime, ModuleTransportation,
+    ModuleUpdateRate, ReferenceKind, TypeReference,
 };
 
 /// Interprets an element tree as an OMT module, turning offsets into positions.
@@ -65,11 +66,23 @@ impl ModuleReader<'_> {
         })
     }
 
-    fn located_string(&self, element: &Element, name: &str) -> Option<Located<String>> {
-        self.field(element, name).map(|f| Located {
-            value: f.text.to_owned(),
-            location: f.location,
-        })
+    /// An optional property: `None` when absent, an error when present but empty
+    /// (the schemas' names are non-empty), else its trimmed text.
+    fn optional(&self, element: &Element, name: &str) -> Result<Option<Located<String>>, FomError> {
+        let (text, location) = if let Some(child) = element.child(name) {
+            (child.trimmed_text(), self.loc(child))
+        } else if let Some(text) = element.attribute(name) {
+            (text.trim(), self.loc(element))
+        } else {
+            return Ok(None);
+        };
+        if text.is_empty() {
+            return Err(self.error(location, FomErrorKind::empty(name, &element.name)));
+        }
+        Ok(Some(Located {
+            value: text.to_owned(),
+            location,
+        }))
     }
 
     pub(super) fn module(&self, name: &str, root: &Element) -> Result<FomModule, FomError> {
@@ -79,6 +92,18 @@ impl ModuleReader<'_> {
                 FomErrorKind::UnexpectedElement {
                     expected: "objectModel".into(),
                     found: root.name.clone(),
+                },
+            ));
+        }
+        // The 1516-2000 DTD fixes this attribute on the root; 1516-2010 has none.
+        if root.attribute("DTDversion").is_some() {
+            return Err(self.error(
+                self.loc(root),
+                FomErrorKind::UnsupportedFormat {
+                    format: "IEEE 1516-2000 OMT (DTDversion 1516.2)".into(),
+                    hint: "convert it to the IEEE 1516-2010 OMT format (an OMT editor such as \
+                           Pitch Visual OMT or the MAK FOM Editor can), then load it again"
+                        .into(),
                 },
             ));
         }
@@ -148,6 +173,20 @@ impl ModuleReader<'_> {
             }
         }
 
+        let mut update_rates = Vec::new();
+        if let Some(table) = root.child("updateRates") {
+            let mut seen = HashMap::new();
+            for element in table.children_named("updateRate") {
+                let rate = self.update_rate(element)?;
+                self.check_unique(&mut seen, "update rate", &rate.name, rate.location)?;
+                update_rates.push(rate);
+            }
+        }
+        let switches = match root.child("switches") {
+            Some(table) => self.switches(table)?,
+            None => Vec::new(),
+        };
+
         let mut time = ModuleTime::default();
         if let Some(section) = root.child("time") {
             let data_type = |child: &str| {
@@ -183,7 +222,101 @@ impl ModuleReader<'_> {
             transportations,
             data_types,
             time,
+            update_rates,
+            switches,
         })
+    }
+
+    fn update_rate(&self, element: &Element) -> Result<ModuleUpdateRate, FomError> {
+        let name = self.required(element, "name")?.text.to_owned();
+        let rate = self.required(element, "rate")?;
+        let rate_hz = rate
+            .text
+            .parse::<f64>()
+            .ok()
+            .filter(|r| r.is_finite() && *r >= 0.0)
+            .ok_or_else(|| {
+                self.error(
+                    rate.location,
+                    FomErrorKind::invalid(
+                        "rate",
+                        rate.text,
+                        "a non-negative number of updates per second",
+                    ),
+                )
+            })?;
+        Ok(ModuleUpdateRate {
+            name,
+            location: self.loc(element),
+            rate_hz,
+        })
+    }
+
+    /// `<switches>`: each child is one switch, set by `isEnabled="true|false"`
+    /// (`automaticResignAction` by `resignAction="..."`).
+    fn switches(&self, table: &Element) -> Result<Vec<ModuleSwitch>, FomError> {
+        const RESIGN_ACTIONS: [&str; 6] = [
+            "UnconditionallyDivestAttributes",
+            "DeleteObjects",
+            "CancelPendingOwnershipAcquisitions",
+            "DeleteObjectsThenDivest",
+            "CancelThenDeleteThenDivest",
+            "NoAction",
+        ];
+        let mut switches = Vec::new();
+        let mut seen = HashMap::new();
+        for element in &table.children {
+            let location = self.loc(element);
+            let value = if element.name == "automaticResignAction" {
+                let action = element.attribute("resignAction").map(str::trim);
+                match action {
+                    Some(a) if RESIGN_ACTIONS.contains(&a) => a.to_owned(),
+                    Some(a) => {
+                        return Err(self.error(
+                            location,
+                            FomErrorKind::invalid(
+                                "automaticResignAction",
+                                a,
+                                &format!("one of {}", RESIGN_ACTIONS.join(", ")),
+                            ),
+                        ))
+                    }
+                    None => {
+                        return Err(self.error(
+                            location,
+                            FomErrorKind::missing("resignAction", "automaticResignAction"),
+                        ))
+                    }
+                }
+            } else {
+                match element.attribute("isEnabled").map(str::trim) {
+                    Some("true") => "true".to_owned(),
+                    Some("false") => "false".to_owned(),
+                    Some(other) => {
+                        return Err(self.error(
+                            location,
+                            FomErrorKind::invalid(
+                                &element.name,
+                                other,
+                                "isEnabled=\"true\" or \"false\"",
+                            ),
+                        ))
+                    }
+                    None => {
+                        return Err(
+                            self.error(location, FomErrorKind::missing("isEnabled", &element.name))
+                        )
+                    }
+                }
+            };
+            self.check_unique(&mut seen, "switch", &element.name, location)?;
+            switches.push(ModuleSwitch {
+                name: element.name.clone(),
+                location,
+                value,
+            });
+        }
+        Ok(switches)
     }
 
     /// Records `name` as declared at `location`, failing if it already was.
@@ -207,7 +340,8 @@ impl ModuleReader<'_> {
         Ok(())
     }
 
-    /// The single root class of a class table, which must carry the standard root name.
+    /// The single root class of a class table, which must carry the standard root
+    /// name; any other class at the top level is outside the tree.
     fn class_root<T>(
         &self,
         table: &Element,
@@ -215,32 +349,31 @@ impl ModuleReader<'_> {
         root_name: &str,
         read: impl Fn(&Element) -> Result<(T, SourceLocation), FomError>,
     ) -> Result<Option<T>, FomError> {
-        let mut roots = table.children_named(tag);
-        let Some(first) = roots.next() else {
-            return Ok(None);
-        };
-        if let Some(second) = roots.next() {
-            return Err(self.error(
-                self.loc(second),
-                FomErrorKind::DuplicateName {
-                    what: tag.into(),
-                    name: root_name.into(),
-                    first: self.at(self.loc(first)),
-                },
-            ));
+        let mut root = None;
+        for class in table.children_named(tag) {
+            let name = self.required(class, "name")?;
+            if name.text != root_name || root.is_some() {
+                let kind = if name.text == root_name {
+                    FomErrorKind::DuplicateName {
+                        what: tag.into(),
+                        name: root_name.into(),
+                        first: self.at(self.loc(root.expect("checked above"))),
+                    }
+                } else {
+                    FomErrorKind::OutsideRoot {
+                        tag: tag.into(),
+                        name: name.text.into(),
+                        root: root_name.into(),
+                    }
+                };
+                return Err(self.error(name.location, kind));
+            }
+            root = Some(class);
         }
-        let name = self.required(first, "name")?;
-        if name.text != root_name {
-            return Err(self.error(
-                name.location,
-                FomErrorKind::invalid(
-                    "name",
-                    name.text,
-                    &format!("{root_name}, the root of every {tag} tree"),
-                ),
-            ));
+        match root {
+            Some(class) => read(class).map(|(class, _)| Some(class)),
+            None => Ok(None),
         }
-        read(first).map(|(class, _)| Some(class))
     }
 
     fn object_class(
@@ -290,8 +423,8 @@ impl ModuleReader<'_> {
         Ok(ModuleAttribute {
             name: self.required(element, "name")?.text.to_owned(),
             location: self.loc(element),
-            data_type: self.located_string(element, "dataType"),
-            transportation: self.located_string(element, "transportation"),
+            data_type: self.optional(element, "dataType")?,
+            transportation: self.optional(element, "transportation")?,
             order: self.order(element)?,
             dimensions: self.dimension_list(element),
         })
@@ -310,7 +443,7 @@ impl ModuleReader<'_> {
             let parameter = ModuleParameter {
                 name: self.required(p, "name")?.text.to_owned(),
                 location: self.loc(p),
-                data_type: self.located_string(p, "dataType"),
+                data_type: self.optional(p, "dataType")?,
             };
             self.check_unique(
                 &mut seen,
@@ -336,7 +469,7 @@ impl ModuleReader<'_> {
         let class = ModuleInteractionClass {
             name,
             location,
-            transportation: self.located_string(element, "transportation"),
+            transportation: self.optional(element, "transportation")?,
             order: self.order(element)?,
             dimensions: self.dimension_list(element),
             parameters,
@@ -346,10 +479,10 @@ impl ModuleReader<'_> {
     }
 
     fn order(&self, element: &Element) -> Result<Option<Located<OrderType>>, FomError> {
-        let Some(field) = self.field(element, "order") else {
+        let Some(field) = self.optional(element, "order")? else {
             return Ok(None);
         };
-        let value = match field.text {
+        let value = match field.value.as_str() {
             "Receive" => OrderType::Receive,
             "TimeStamp" => OrderType::TimeStamp,
             other => {
@@ -394,22 +527,17 @@ impl ModuleReader<'_> {
 
     fn dimension(&self, element: &Element) -> Result<ModuleDimension, FomError> {
         let name = self.required(element, "name")?.text.to_owned();
-        let data_type = self.required(element, "dataType")?.text.to_owned();
-        let upper_bound = match self.field(element, "upperBound") {
-            Some(f) => Some(f.text.parse::<u64>().map_err(|_| {
+        let data_type = self.optional(element, "dataType")?.map(|t| t.value);
+        // The 1516-2010 schemas make the bound optional; without one the RTI
+        // chooses it (as the standard does for the MIM's HLAfederate).
+        let upper_bound = match self.optional(element, "upperBound")? {
+            Some(f) => Some(f.value.parse::<u64>().map_err(|_| {
                 self.error(
                     f.location,
-                    FomErrorKind::invalid("upperBound", f.text, "a non-negative integer"),
+                    FomErrorKind::invalid("upperBound", &f.value, "a non-negative integer"),
                 )
             })?),
-            // The standard leaves only the federate dimension's bound to the RTI.
-            None if name == "HLAfederate" => None,
-            None => {
-                return Err(self.error(
-                    self.loc(element),
-                    FomErrorKind::missing("upperBound", "dimension"),
-                ))
-            }
+            None => None,
         };
         Ok(ModuleDimension {
             name,
@@ -441,15 +569,22 @@ impl ModuleReader<'_> {
 
     /// One entry of a data type table; `None` for elements that are not data types
     /// (tool-specific extensions), which are skipped like other unknown content.
+    ///
+    /// Every value the schema constrains is checked here (sizes, endianness,
+    /// cardinalities, enumerator values); what needs the other tables (a
+    /// representation being basic, an alternative's enumerator existing) is checked
+    /// when the modules are merged.
     fn data_type(&self, element: &Element) -> Result<Option<ModuleDataType>, FomError> {
         let location = self.loc(element);
         let name = || self.required(element, "name").map(|f| f.text.to_owned());
         let mut references = Vec::new();
-        let mut refer = |field: &Field<'_>, referenced_by: String| {
+        let mut alternative_enumerators = Vec::new();
+        let mut refer = |field: &Field<'_>, referenced_by: String, kind: ReferenceKind| {
             references.push(TypeReference {
                 name: field.text.to_owned(),
                 referenced_by,
                 location: field.location,
+                kind,
             });
         };
 
@@ -483,7 +618,11 @@ impl ModuleReader<'_> {
             "simpleData" => {
                 let name = name()?;
                 let representation = self.required(element, "representation")?;
-                refer(&representation, format!("simple data type {name}"));
+                refer(
+                    &representation,
+                    format!("simple data type {name}"),
+                    ReferenceKind::BasicRepresentation,
+                );
                 DataType::Simple {
                     name,
                     representation: representation.text.to_owned(),
@@ -492,31 +631,15 @@ impl ModuleReader<'_> {
             "enumeratedData" => {
                 let name = name()?;
                 let representation = self.required(element, "representation")?;
-                refer(&representation, format!("enumerated data type {name}"));
+                refer(
+                    &representation,
+                    format!("enumerated data type {name}"),
+                    ReferenceKind::BasicRepresentation,
+                );
                 let mut enumerators = Vec::new();
                 for e in element.children_named("enumerator") {
                     let enumerator = self.required(e, "name")?.text.to_owned();
-                    let mut values: Vec<String> = e
-                        .children_named("value")
-                        .map(|v| v.trimmed_text().to_owned())
-                        .filter(|v| !v.is_empty())
-                        .collect();
-                    if values.is_empty() {
-                        // The older layout: values="1" or values="1, 2".
-                        if let Some(text) = e.attribute("values") {
-                            values = text
-                                .split(',')
-                                .map(|v| v.trim().to_owned())
-                                .filter(|v| !v.is_empty())
-                                .collect();
-                        }
-                    }
-                    if values.is_empty() {
-                        return Err(
-                            self.error(self.loc(e), FomErrorKind::missing("value", "enumerator"))
-                        );
-                    }
-                    enumerators.push((enumerator, values));
+                    enumerators.push((enumerator, self.enumerator_values(e)?));
                 }
                 if enumerators.is_empty() {
                     return Err(self.error(
@@ -533,13 +656,28 @@ impl ModuleReader<'_> {
             "arrayData" => {
                 let name = name()?;
                 let element_type = self.required(element, "dataType")?;
-                refer(&element_type, format!("array data type {name}"));
-                let cardinality = self.required(element, "cardinality")?.text.to_owned();
+                refer(
+                    &element_type,
+                    format!("array data type {name}"),
+                    ReferenceKind::Any,
+                );
+                let cardinality = self.required(element, "cardinality")?;
+                if !is_cardinality(cardinality.text) {
+                    return Err(self.error(
+                        cardinality.location,
+                        FomErrorKind::invalid(
+                            "cardinality",
+                            cardinality.text,
+                            "Dynamic, a non-negative integer, or a range [lower..upper], \
+                             one per dimension separated by commas",
+                        ),
+                    ));
+                }
                 let encoding = self.required(element, "encoding")?.text.to_owned();
                 DataType::Array {
                     name,
                     element: element_type.text.to_owned(),
-                    cardinality,
+                    cardinality: cardinality.text.to_owned(),
                     encoding,
                 }
             }
@@ -553,6 +691,7 @@ impl ModuleReader<'_> {
                     refer(
                         &field_type,
                         format!("field {field_name} of fixed record {name}"),
+                        ReferenceKind::Any,
                     );
                     fields.push((field_name, field_type.text.to_owned()));
                 }
@@ -569,25 +708,40 @@ impl ModuleReader<'_> {
                 refer(
                     &discriminant_type,
                     format!("discriminant of variant record {name}"),
+                    ReferenceKind::Enumeration,
                 );
                 let encoding = self.required(element, "encoding")?.text.to_owned();
                 let mut alternatives = Vec::new();
-                for a in element.children_named("alternative") {
-                    let enumerator = self.required(a, "enumerator")?.text.to_owned();
-                    let alternative_name = self.required(a, "name")?.text.to_owned();
-                    let alternative_type = self.required(a, "dataType")?;
+                for (index, a) in element.children_named("alternative").enumerate() {
+                    let enumerator = self.required(a, "enumerator")?;
+                    // The schema makes an alternative's name and data type optional.
+                    let alternative_name = self.optional(a, "name")?.map(|n| n.value);
+                    let label = match &alternative_name {
+                        Some(n) => format!("alternative {n} of variant record {name}"),
+                        None => format!("alternative {} of variant record {name}", index + 1),
+                    };
+                    let alternative_type = self.optional(a, "dataType")?;
                     // `NA` marks an alternative that carries no data.
-                    if alternative_type.text != "NA" {
+                    let data_type = alternative_type.filter(|t| t.value != "NA");
+                    if let Some(t) = &data_type {
                         refer(
-                            &alternative_type,
-                            format!("alternative {alternative_name} of variant record {name}"),
+                            &Field {
+                                text: &t.value,
+                                location: t.location,
+                            },
+                            label.clone(),
+                            ReferenceKind::Any,
                         );
                     }
-                    alternatives.push((
-                        enumerator,
-                        alternative_name,
-                        alternative_type.text.to_owned(),
-                    ));
+                    alternative_enumerators.push(Located {
+                        value: enumerator.text.to_owned(),
+                        location: enumerator.location,
+                    });
+                    alternatives.push(VariantAlternative {
+                        enumerators: enumerator.text.to_owned(),
+                        name: alternative_name,
+                        data_type: data_type.map(|t| t.value),
+                    });
                 }
                 DataType::VariantRecord {
                     name,
@@ -603,6 +757,86 @@ impl ModuleReader<'_> {
             definition,
             location,
             references,
+            alternative_enumerators,
         }))
+    }
+
+    /// An enumerator's `<value>`s (or the older `values="1, 2"`), each an integer.
+    fn enumerator_values(&self, e: &Element) -> Result<Vec<String>, FomError> {
+        let mut values: Vec<(&str, SourceLocation)> = Vec::new();
+        for v in e.children_named("value") {
+            if v.trimmed_text().is_empty() {
+                return Err(self.error(self.loc(v), FomErrorKind::empty("value", "enumerator")));
+            }
+            values.push((v.trimmed_text(), self.loc(v)));
+        }
+        if values.is_empty() {
+            if let Some(text) = e.attribute("values") {
+                values = text
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|v| !v.is_empty())
+                    .map(|v| (v, self.loc(e)))
+                    .collect();
+            }
+        }
+        if values.is_empty() {
+            return Err(self.error(self.loc(e), FomErrorKind::missing("value", "enumerator")));
+        }
+        for (value, location) in &values {
+            if value.parse::<i64>().is_err() {
+                return Err(self.error(
+                    *location,
+                    FomErrorKind::invalid("value", value, "an integer"),
+                ));
+            }
+        }
+        Ok(values.into_iter().map(|(v, _)| v.to_owned()).collect())
+    }
+}
+
+/// True for the schema's cardinality pattern: comma-separated dimensions, each
+/// `Dynamic`, a non-negative integer, or a range `[lower..upper]` of them (white
+/// space around the parts is tolerated, as OMT tools write it).
+fn is_cardinality(text: &str) -> bool {
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    text.split(',').map(str::trim).all(|dimension| {
+        if dimension == "Dynamic" || number(dimension) {
+            return true;
+        }
+        let Some(range) = dimension
+            .strip_prefix('[')
+            .and_then(|d| d.strip_suffix(']'))
+        else {
+            return false;
+        };
+        match range.split_once("..") {
+            Some((lower, upper)) => number(lower.trim()) && number(upper.trim()),
+            None => false,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_cardinality;
+
+    #[test]
+    fn cardinality_follows_the_schema_pattern() {
+        for ok in [
+            "Dynamic",
+            "0",
+            "12",
+            "[1..4]",
+            "[1 .. 4]",
+            "4,[1..4],Dynamic",
+        ] {
+            assert!(is_cardinality(ok), "{ok}");
+        }
+        for bad in [
+            "", "-1", "abc", "1.5", "[1..]", "[..4]", "[1-4]", "4,,2", "dynamic",
+        ] {
+            assert!(!is_cardinality(bad), "{bad}");
+        }
     }
 }
