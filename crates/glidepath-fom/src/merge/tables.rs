@@ -22,7 +22,16 @@ impl<'m> Merger<'m> {
         for (name, location) in m.time.time_stamp.iter().chain(&m.time.lookahead) {
             let here = origin(*location);
             let Some(representation) = TimeRepresentation::from_type_name(name) else {
-                continue; // refused by the parser already
+                // A time type of the module's own (the restaurant example's
+                // `TimeType`) must be declared, but selects no representation:
+                // glidepath's time is HLAfloat64Time or HLAinteger64Time.
+                self.pending_type_references.push(PendingTypeReference {
+                    name: name.clone(),
+                    referenced_by: "the <time> section".into(),
+                    origin: here,
+                    kind: ReferenceKind::Any,
+                });
+                continue;
             };
             match &self.time {
                 None => self.time = Some((representation, name, here)),

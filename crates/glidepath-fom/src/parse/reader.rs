@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use crate::error::{FomError, FomErrorKind};
 use crate::location::{LineIndex, SourceLocation};
-use crate::model::{DataType, Endian, OrderType, TimeRepresentation, VariantAlternative};
+use crate::model::{DataType, Endian, OrderType, VariantAlternative};
 use crate::xml::Element;
 
 use super::{
@@ -197,19 +197,6 @@ impl ModuleReader<'_> {
             };
             time.time_stamp = data_type("timeStamp");
             time.lookahead = data_type("lookahead");
-            for (name, location) in time.time_stamp.iter().chain(&time.lookahead) {
-                if TimeRepresentation::from_type_name(name).is_none() {
-                    return Err(self.error(
-                        *location,
-                        FomErrorKind::invalid(
-                            "dataType",
-                            name,
-                            "a time representation glidepath supports: HLAfloat64Time or \
-                             HLAinteger64Time (HLAfloat64Interval or HLAinteger64Interval for lookahead)",
-                        ),
-                    ));
-                }
-            }
         }
 
         Ok(FomModule {
@@ -804,9 +791,16 @@ fn is_cardinality(text: &str) -> bool {
         if dimension == "Dynamic" || number(dimension) {
             return true;
         }
+        // The schema writes a range `[2..5]`; Portico's own test FOM writes
+        // `(2..5)` for the same range, which is accepted too.
         let Some(range) = dimension
             .strip_prefix('[')
             .and_then(|d| d.strip_suffix(']'))
+            .or_else(|| {
+                dimension
+                    .strip_prefix('(')
+                    .and_then(|d| d.strip_suffix(')'))
+            })
         else {
             return false;
         };
