@@ -86,7 +86,7 @@ pub enum FomErrorKind {
         /// What the file has.
         found: String,
     },
-    /// A required child element (or, in the older layout, XML attribute) is absent or empty.
+    /// A required child element (or, in the older layout, XML attribute) is absent.
     #[error("<{parent}> has no <{element}>")]
     MissingElement {
         /// The element that is missing, e.g. `name` or `dataType`.
@@ -94,8 +94,9 @@ pub enum FomErrorKind {
         /// The element that should contain it, e.g. `attribute`.
         parent: String,
     },
-    /// An optional element is present but empty, where the schema requires a name.
-    #[error("<{parent}> has an empty <{element}>: give a value or leave the element out")]
+    /// An element is present but empty, where the schema requires a value (every
+    /// name and reference in the OMT is a non-empty identifier).
+    #[error("<{parent}> has an empty <{element}>")]
     EmptyElement {
         /// The empty element, e.g. `dataType`.
         element: String,

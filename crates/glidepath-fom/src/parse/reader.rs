@@ -57,13 +57,23 @@ impl ModuleReader<'_> {
         })
     }
 
+    /// A required property: an error at the element when it is absent, at the
+    /// property when it is present but empty.
     fn required<'e>(&self, element: &'e Element, name: &str) -> Result<Field<'e>, FomError> {
-        self.field(element, name).ok_or_else(|| {
-            self.error(
+        if let Some(field) = self.field(element, name) {
+            return Ok(field);
+        }
+        let (location, kind) = match element.child(name) {
+            Some(empty) => (self.loc(empty), FomErrorKind::empty(name, &element.name)),
+            None if element.attribute(name).is_some() => {
+                (self.loc(element), FomErrorKind::empty(name, &element.name))
+            }
+            None => (
                 self.loc(element),
                 FomErrorKind::missing(name, &element.name),
-            )
-        })
+            ),
+        };
+        Err(self.error(location, kind))
     }
 
     /// An optional property: `None` when absent, an error when present but empty
