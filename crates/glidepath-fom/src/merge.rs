@@ -1,33 +1,21 @@
 //! Merging parsed modules (after the built-in MIM) into one validated [`Fom`],
 //! following the IEEE 1516-2010 rules for modular FOMs.
 //!
-//! The rules, as applied here:
-//! - A class is identified by its qualified name. The same name in several
-//!   modules is the same class; a module that extends a class declares the path
-//!   to it from the root (scaffolding), and may add attributes or parameters.
-//! - An attribute or parameter may be declared by several modules only if every
-//!   declaration agrees (data type, transportation, order, dimensions); a
-//!   declaration that gives only the name is a reference and always agrees. The
-//!   same name may not appear twice along one class hierarchy (in a class and in
-//!   one of its ancestors or descendants).
-//! - Data types, dimensions and transportation types with the same name must
-//!   have identical definitions.
-//! - Every data type named by an attribute, parameter, array, record or variant
-//!   must be declared by some module or the MIM; every dimension named by an
-//!   attribute or interaction class must be declared by some module.
+//! The rules applied are written down in the crate documentation (`lib.rs`,
+//! "Merge rules").
 //!
 //! Handles are assigned in the order things are first met: the MIM, then the
 //! modules in the order given, each depth-first in document order. The same
 //! module list therefore yields the same handles in every process.
 //!
-//! Data types, dimensions and transportation tables of all modules are gathered
-//! before any class is merged, so a module may use what a later module declares
-//! (the restaurant example's food module relies on a dimension type from the
-//! drinks module); errors still point at the element that is wrong.
+//! Data types, dimensions and the other tables of all modules are gathered
+//! before any class is merged, so a module may use a data type or dimension
+//! that a later module declares; errors still point at the element that is
+//! wrong.
 //!
 //! Here: the entry points and the merger's state; `merge/tables.rs` gathers the
-//! transportation tables, data types and dimensions, `merge/classes.rs` merges the
-//! class trees.
+//! tables (transportation types, data types, dimensions, update rates, switches)
+//! and checks references, `merge/classes.rs` merges the class trees.
 
 mod classes;
 mod tables;

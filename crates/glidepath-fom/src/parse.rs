@@ -1,18 +1,33 @@
 //! Reading one IEEE 1516-2010 OMT XML module into a [`FomModule`]: the class trees,
-//! dimensions, transportation table and data types it declares, each with its
-//! position in the file.
+//! dimensions, transportation, update rate and switches tables and data types it
+//! declares, each with its position in the file.
 //!
 //! A module on its own is not a FOM: it may extend classes and use data types that
 //! other modules declare. So this step checks only what one file can show (well
-//! formed XML, required elements present, values from the allowed sets, no
-//! duplicate siblings); references across modules are checked by
+//! formed XML, required elements present and not empty, values from the allowed
+//! sets, no duplicate siblings); references across modules are checked by
 //! [`crate::Fom::merge`].
 //!
-//! Two layouts are accepted for every property: the 1516-2010 one, where it is a
-//! child element (`<name>Aircraft</name>`, which may carry `notes="..."`), and the
-//! older one, where it is an XML attribute (`<objectClass name="Aircraft">`). Tables
-//! the RTI does not use (model identification, notes, semantics, switches, time,
-//! tags, synchronizations, update rates, ...) are skipped.
+//! What is required follows the 1516.2-2010 schemas: a module states
+//! `xsi:schemaLocation` for the DIF schema, which makes everything but names
+//! optional for classes, attributes, parameters and dimensions. So `<dataType>`
+//! may be left out of an attribute, parameter or dimension (the data type is then
+//! unknown), `<transportation>` and `<order>` of an attribute (reliable and
+//! receive order are used) or of an interaction class (its parent's are used),
+//! and `<upperBound>` of a dimension (the RTI chooses it). Data types follow the
+//! OMT schema, which requires their definitions to be complete except for a
+//! variant alternative's `<name>` and `<dataType>`. An element that is present
+//! must not be empty. Values are checked against the schemas' patterns: sizes,
+//! cardinalities (`Dynamic`, `N`, `[L..U]`, comma-separated per dimension),
+//! integer enumerator values, `Receive`/`TimeStamp`, `Big`/`Little`, `Yes`/`No`,
+//! switch settings and rates.
+//!
+//! Two layouts are read for every property: the 1516-2010 one, where it is a
+//! child element (`<name>Aircraft</name>`, which may carry `notes="..."`), and
+//! the attribute one (`<objectClass name="Aircraft">`) some tools write. A
+//! module in the older IEEE 1516-2000 format (its root carries `DTDversion`) is
+//! refused as such. Tables the RTI does not use (model identification, notes,
+//! semantics, tags, synchronizations, ...) are skipped.
 //!
 //! Here: what a module holds (the `Module*` types); `parse/reader.rs` is the parser
 //! that reads the element tree into them.

@@ -128,7 +128,11 @@ fn rpr_modules_merge_into_sisos_monolithic_rpr_fom() {
             .object_classes
             .iter()
             .map(|c| c.qualified_name.clone())
-            .chain(f.interaction_classes.iter().map(|c| c.qualified_name.clone()))
+            .chain(
+                f.interaction_classes
+                    .iter()
+                    .map(|c| c.qualified_name.clone()),
+            )
             .collect();
         names.sort();
         names
@@ -193,7 +197,10 @@ fn rpr_modules_merge_into_sisos_monolithic_rpr_fom() {
 #[test]
 fn rpr_minefield_before_its_synthetic_environment_dependency_is_refused() {
     let mut modules = RPR;
-    let se = modules.iter().position(|m| m.starts_with("RPR-SE")).unwrap();
+    let se = modules
+        .iter()
+        .position(|m| m.starts_with("RPR-SE"))
+        .unwrap();
     modules.swap(se, se + 1);
     let e = load(&paths("rpr", &modules)).unwrap_err();
     assert!(e.file.ends_with("RPR-SE_v2.0.xml"), "{e}");
@@ -256,7 +263,9 @@ fn restaurant_example_merges_in_dependency_order() {
         other => panic!("WaiterValue is {other:?}"),
     }
     assert!(fom.object_class_by_name("Food.Drink.Soda").is_some());
-    assert!(fom.object_class_by_name("Food.Appetizers.Soup.ClamChowder.Manhattan").is_some());
+    assert!(fom
+        .object_class_by_name("Food.Appetizers.Soup.ClamChowder.Manhattan")
+        .is_some());
 }
 
 #[path = "corpus/openrti.rs"]

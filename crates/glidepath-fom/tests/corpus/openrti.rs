@@ -229,7 +229,9 @@ fn parsed(name: &str) -> FomModule {
 
 fn own_names(fom: &Fom, class: &str, object: bool) -> Vec<String> {
     if object {
-        let c = fom.object_class_by_name(class).unwrap_or_else(|| panic!("{class}"));
+        let c = fom
+            .object_class_by_name(class)
+            .unwrap_or_else(|| panic!("{class}"));
         fom.object_classes[c.index()]
             .own_attributes
             .iter()
@@ -251,20 +253,35 @@ fn own_names(fom: &Fom, class: &str, object: bool) -> Vec<String> {
 fn openrti_each_module_defines_what_its_test_expects() {
     let files = std::fs::read_dir(third_party("openrti"))
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "xml"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "xml")
+        })
         .count();
     assert_eq!(files, MODULES.len());
     for module in &MODULES {
-        let fom = Fom::merge(&[parsed(module.name)])
-            .unwrap_or_else(|e| panic!("{}: {e}", module.name));
+        let fom =
+            Fom::merge(&[parsed(module.name)]).unwrap_or_else(|e| panic!("{}: {e}", module.name));
         for (class, attributes) in module.object_classes {
             assert_eq!(own_names(&fom, class, true), *attributes, "{}", module.name);
         }
         for (class, parameters) in module.interaction_classes {
-            assert_eq!(own_names(&fom, class, false), *parameters, "{}", module.name);
+            assert_eq!(
+                own_names(&fom, class, false),
+                *parameters,
+                "{}",
+                module.name
+            );
         }
         for dimension in module.dimensions {
-            assert!(fom.dimension_by_name(dimension).is_some(), "{}", module.name);
+            assert!(
+                fom.dimension_by_name(dimension).is_some(),
+                "{}",
+                module.name
+            );
         }
         let rates: Vec<&str> = fom.update_rates.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(rates, module.update_rates, "{}", module.name);

@@ -65,7 +65,10 @@ const DATA_TYPE_MODULES: [(&str, Expect); 52] = [
         UnknownType("DoesNotExist"),
     ),
     ("enumeratedRepresentationEmpty.xml", Empty("representation")),
-    ("enumeratedRepresentationMissing.xml", Missing("representation")),
+    (
+        "enumeratedRepresentationMissing.xml",
+        Missing("representation"),
+    ),
     ("enumeratedRepresentationNotABasicType.xml", NotBasic),
     (
         "fixedRecordFieldDatatypeDoesntExist.xml",
@@ -90,13 +93,19 @@ const DATA_TYPE_MODULES: [(&str, Expect); 52] = [
         "variantRecordAlternativeDatatypeDoesntExist.xml",
         UnknownType("DoesNotExist"),
     ),
-    ("variantRecordAlternativeDatatypeEmpty.xml", Empty("dataType")),
+    (
+        "variantRecordAlternativeDatatypeEmpty.xml",
+        Empty("dataType"),
+    ),
     ("variantRecordAlternativeDatatypeMissing.xml", Accepted),
     (
         "variantRecordAlternativeEnumeratorDoesntExist.xml",
         UnknownEnumerator("DoesNotExist"),
     ),
-    ("variantRecordAlternativeEnumeratorEmpty.xml", Empty("enumerator")),
+    (
+        "variantRecordAlternativeEnumeratorEmpty.xml",
+        Empty("enumerator"),
+    ),
     (
         "variantRecordAlternativeEnumeratorMissing.xml",
         Missing("enumerator"),
