@@ -2,6 +2,9 @@
 //! modules that merges and a pair that must not (the rules are written down in
 //! the crate's `merge` module documentation).
 
+// Helpers return the crate's own `Result<Fom, FomError>`; the crate allows its
+// size for the reason given in its lib.rs.
+#![allow(clippy::result_large_err)]
 mod support;
 
 use glidepath_fom::{Fom, FomError, FomErrorKind, FomModule, UpdateRate, STANDARD_MIM_XML};
