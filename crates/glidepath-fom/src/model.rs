@@ -307,21 +307,22 @@ impl DataType {
 ///
 /// `modules` counts the modules given to [`Fom::merge`], not the built-in MIM;
 /// every other count covers the whole merged FOM, MIM included: the two root
-/// classes, `HLAprivilegeToDeleteObject`, and the MIM's
+/// classes and `HLAprivilegeToDeleteObject`, the MOM's classes, attributes,
+/// parameters and two dimensions, and the MIM's
 /// [`MIM_DATA_TYPE_COUNT`](crate::MIM_DATA_TYPE_COUNT) data types.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FomSummary {
     /// Modules merged, not counting the MIM.
     pub modules: usize,
-    /// Object classes, `HLAobjectRoot` included.
+    /// Object classes, `HLAobjectRoot` and the MOM's included.
     pub object_classes: usize,
-    /// Attributes, `HLAprivilegeToDeleteObject` included.
+    /// Attributes, `HLAprivilegeToDeleteObject` and the MOM's included.
     pub attributes: usize,
-    /// Interaction classes, `HLAinteractionRoot` included.
+    /// Interaction classes, `HLAinteractionRoot` and the MOM's included.
     pub interaction_classes: usize,
-    /// Parameters.
+    /// Parameters, the MOM's included.
     pub parameters: usize,
-    /// Dimensions.
+    /// Dimensions, the MIM's `HLAfederate` and `HLAserviceGroup` included.
     pub dimensions: usize,
     /// Data types, the MIM's included.
     pub data_types: usize,

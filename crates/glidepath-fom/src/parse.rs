@@ -194,8 +194,8 @@ pub struct ModuleDimension {
     /// federation does not load (the standard's own restaurant example does), and
     /// the RTI never encodes it.
     pub data_type: Option<String>,
-    /// `<upperBound>`. `None` only for the MIM's `HLAfederate`, whose bound the
-    /// standard leaves to the RTI.
+    /// `<upperBound>`; `None` when the module gives none (the MIM's
+    /// `HLAfederate`, for one), which leaves the bound to the RTI.
     pub upper_bound: Option<u64>,
 }
 
