@@ -142,6 +142,11 @@ enum FomCommand {
         /// Module files, merged in the order given.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+        /// Also print the merged FOM as a tree: classes, attributes with their data
+        /// type, order and transportation, parameters, dimensions, update rates and
+        /// switches.
+        #[arg(long, short)]
+        verbose: bool,
     },
 }
 
@@ -240,8 +245,8 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Fom {
-            command: FomCommand::Check { files },
-        } => fom_check(&files),
+            command: FomCommand::Check { files, verbose },
+        } => fom_check(&files, verbose),
         Command::Demo(args) => demo_options(args).and_then(|opts| demo::run(&opts)),
         Command::Server(args) => server(args),
         Command::Replay(args) => replay(args),
@@ -382,8 +387,9 @@ fn replay(args: ReplayArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `glidepath fom check`: loads and merges the modules, prints a summary table.
-fn fom_check(files: &[PathBuf]) -> anyhow::Result<()> {
+/// `glidepath fom check`: loads and merges the modules, prints a summary table and,
+/// with `--verbose`, the merged tree.
+fn fom_check(files: &[PathBuf], verbose: bool) -> anyhow::Result<()> {
     // The FOM error already reads `file:line:col: message`; add nothing around it.
     let fom = Fom::load_files(files)?;
     let s = fom.summary();
@@ -402,5 +408,8 @@ fn fom_check(files: &[PathBuf]) -> anyhow::Result<()> {
         println!("{}", line.trim_end());
     }
     println!("(classes, attributes and data types include those the MIM defines)");
+    if verbose {
+        print!("{}", fom.tree());
+    }
     Ok(())
 }

@@ -88,6 +88,33 @@ fn fom_check_prints_a_summary() {
 }
 
 #[test]
+fn fom_check_verbose_prints_the_merged_tree() {
+    let o = glidepath(&["fom", "check", "--verbose", "foms/air-traffic.xml"]);
+    assert!(o.status.success(), "stderr: {}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    let at = |needle: &str| {
+        lines
+            .iter()
+            .position(|l| l.trim_start().starts_with(needle))
+            .unwrap_or_else(|| panic!("no line starting `{needle}` in:\n{out}"))
+    };
+    // The summary comes first, then the tree: the standard MIM's root and MOM
+    // classes, the module's Aircraft below the root with its attributes.
+    let root = at("HLAobjectRoot");
+    assert!(at("data types") < root);
+    let aircraft = at("Aircraft");
+    assert!(
+        root < aircraft
+            && aircraft
+                < at("- altitudeFt: HLAfloat64BE, TimeStamp, reliable, dimensions [FlightLevel]")
+    );
+    assert!(at("HLAmanager") < aircraft);
+    assert!(at("HLAinteractionRoot (TimeStamp, reliable)") > aircraft);
+    at("time: HLAfloat64Time");
+}
+
+#[test]
 fn fom_check_of_a_truncated_file_names_file_line_and_column() {
     let text = std::fs::read_to_string(workspace_root().join("foms/air-traffic.xml")).unwrap();
     let cut = (0..=text.len() / 3)

@@ -86,13 +86,40 @@ pub enum FomErrorKind {
         /// What the file has.
         found: String,
     },
-    /// A required child element (or, in the older layout, XML attribute) is absent or empty.
+    /// A required child element (or, in the older layout, XML attribute) is absent.
     #[error("<{parent}> has no <{element}>")]
     MissingElement {
         /// The element that is missing, e.g. `name` or `dataType`.
         element: String,
         /// The element that should contain it, e.g. `attribute`.
         parent: String,
+    },
+    /// An element is present but empty, where the schema requires a value (every
+    /// name and reference in the OMT is a non-empty identifier).
+    #[error("<{parent}> has an empty <{element}>")]
+    EmptyElement {
+        /// The empty element, e.g. `dataType`.
+        element: String,
+        /// The element that contains it, e.g. `attribute`.
+        parent: String,
+    },
+    /// A class of a module's class table is not nested inside the table's root class.
+    #[error("<{tag}> `{name}` is outside {root}: every {tag} of a module must be nested inside the one {root} class")]
+    OutsideRoot {
+        /// `objectClass` or `interactionClass`.
+        tag: String,
+        /// The class found at the top level.
+        name: String,
+        /// `HLAobjectRoot` or `HLAinteractionRoot`.
+        root: String,
+    },
+    /// The document is an object model in a format other than IEEE 1516-2010.
+    #[error("this module is in the {format} format, which glidepath does not read: {hint}")]
+    UnsupportedFormat {
+        /// The format recognised, e.g. `IEEE 1516-2000 OMT`.
+        format: String,
+        /// What the user can do about it.
+        hint: String,
     },
     /// An element holds a value outside the set the OMT allows.
     #[error("invalid <{element}> value `{value}`: expected {expected}")]
@@ -111,6 +138,33 @@ pub enum FomErrorKind {
         /// The data type name.
         name: String,
         /// What refers to it, e.g. `attribute HLAobjectRoot.Aircraft.altitude`.
+        referenced_by: String,
+    },
+    /// A data type is named where a data type of another kind is required (a simple
+    /// or enumerated type's representation must be a basic data representation; a
+    /// variant record's discriminant must be an enumeration).
+    #[error("data type `{name}` referenced by {referenced_by} is {found}, but {expected} is required there")]
+    WrongDataTypeKind {
+        /// The data type named.
+        name: String,
+        /// What names it.
+        referenced_by: String,
+        /// What kind of data type it is, e.g. `a simple data type`.
+        found: String,
+        /// What kind is required, e.g. `a basic data representation`.
+        expected: String,
+    },
+    /// A variant record alternative names an enumerator that the discriminant's
+    /// enumeration does not have.
+    #[error(
+        "enumerator `{enumerator}` of {referenced_by} is not an enumerator of `{enumeration}`"
+    )]
+    UnknownEnumerator {
+        /// The enumerator named.
+        enumerator: String,
+        /// The discriminant's enumerated data type.
+        enumeration: String,
+        /// What names it, e.g. `alternative 2 of variant record R`.
         referenced_by: String,
     },
     /// An attribute or interaction class names a dimension no loaded module declares.
@@ -168,8 +222,8 @@ pub enum FomErrorKind {
         /// Where the earlier declaration is, as `file:line:column`.
         first: String,
     },
-    /// A data type, dimension, transportation or interaction class is declared by
-    /// two modules with different definitions.
+    /// A class, data type, dimension, transportation, update rate, switch or time
+    /// representation is declared by two modules with different definitions.
     #[error("{what} `{name}` differs from its declaration at {first}: {detail}")]
     InconsistentDefinition {
         /// What kind of thing, e.g. `data type`.
@@ -187,6 +241,14 @@ impl FomErrorKind {
     /// A [`FomErrorKind::MissingElement`].
     pub(crate) fn missing(element: &str, parent: &str) -> Self {
         FomErrorKind::MissingElement {
+            element: element.to_owned(),
+            parent: parent.to_owned(),
+        }
+    }
+
+    /// A [`FomErrorKind::EmptyElement`].
+    pub(crate) fn empty(element: &str, parent: &str) -> Self {
+        FomErrorKind::EmptyElement {
             element: element.to_owned(),
             parent: parent.to_owned(),
         }

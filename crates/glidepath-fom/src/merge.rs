@@ -1,33 +1,21 @@
 //! Merging parsed modules (after the built-in MIM) into one validated [`Fom`],
 //! following the IEEE 1516-2010 rules for modular FOMs.
 //!
-//! The rules, as applied here:
-//! - A class is identified by its qualified name. The same name in several
-//!   modules is the same class; a module that extends a class declares the path
-//!   to it from the root (scaffolding), and may add attributes or parameters.
-//! - An attribute or parameter may be declared by several modules only if every
-//!   declaration agrees (data type, transportation, order, dimensions); a
-//!   declaration that gives only the name is a reference and always agrees. The
-//!   same name may not appear twice along one class hierarchy (in a class and in
-//!   one of its ancestors or descendants).
-//! - Data types, dimensions and transportation types with the same name must
-//!   have identical definitions.
-//! - Every data type named by an attribute, parameter, array, record or variant
-//!   must be declared by some module or the MIM; every dimension named by an
-//!   attribute or interaction class must be declared by some module.
+//! The rules applied are written down in the crate documentation (`lib.rs`,
+//! "Merge rules").
 //!
 //! Handles are assigned in the order things are first met: the MIM, then the
 //! modules in the order given, each depth-first in document order. The same
 //! module list therefore yields the same handles in every process.
 //!
-//! Data types, dimensions and transportation tables of all modules are gathered
-//! before any class is merged, so a module may use what a later module declares
-//! (the restaurant example's food module relies on a dimension type from the
-//! drinks module); errors still point at the element that is wrong.
+//! Data types, dimensions and the other tables of all modules are gathered
+//! before any class is merged, so a module may use a data type or dimension
+//! that a later module declares; errors still point at the element that is
+//! wrong.
 //!
 //! Here: the entry points and the merger's state; `merge/tables.rs` gathers the
-//! transportation tables, data types and dimensions, `merge/classes.rs` merges the
-//! class trees.
+//! tables (transportation types, data types, dimensions, update rates, switches)
+//! and checks references, `merge/classes.rs` merges the class trees.
 
 mod classes;
 mod tables;
@@ -41,7 +29,7 @@ use crate::mim::standard_mim;
 use crate::model::{
     DataType, DimensionHandle, Fom, OrderType, TimeRepresentation, TransportationType,
 };
-use crate::parse::FomModule;
+use crate::parse::{FomModule, ReferenceKind};
 
 impl Fom {
     /// Merges the built-in MIM and then `modules`, in order, into one FOM, and
@@ -51,8 +39,7 @@ impl Fom {
     /// Errors name the file and position of the offending element; when two
     /// modules disagree, that is the element in the later module.
     pub fn merge(modules: &[FomModule]) -> Result<Fom, FomError> {
-        let mim = standard_mim();
-        let all: Vec<&FomModule> = std::iter::once(&mim).chain(modules).collect();
+        let all: Vec<&FomModule> = std::iter::once(standard_mim()).chain(modules).collect();
         let mut merger = Merger::default();
         for (index, module) in all.iter().enumerate() {
             merger.merge_tables(index, module)?;
@@ -143,6 +130,16 @@ struct PendingTypeReference<'m> {
     name: String,
     referenced_by: String,
     origin: Origin<'m>,
+    kind: ReferenceKind,
+}
+
+/// A variant record alternative whose enumerators must belong to the
+/// discriminant's enumeration, checked once every module's types are known.
+struct PendingAlternative<'m> {
+    enumeration: String,
+    enumerators: String,
+    referenced_by: String,
+    origin: Origin<'m>,
 }
 
 /// The explicit settings of an interaction class, from whichever module gave them first.
@@ -156,6 +153,10 @@ struct InteractionSettings<'m> {
 #[derive(Default)]
 struct Merger<'m> {
     fom: Fom,
+    /// Per object class: the declaration of the module that first declared it.
+    object_class_origins: Vec<Origin<'m>>,
+    /// Per interaction class: the declaration of the module that first declared it.
+    interaction_class_origins: Vec<Origin<'m>>,
     attribute_origins: Vec<Origin<'m>>,
     /// Per attribute: the transportation name as first written, for messages.
     attribute_transportation_names: Vec<String>,
@@ -165,6 +166,9 @@ struct Merger<'m> {
     dimension_origins: HashMap<String, (DimensionHandle, Option<u64>, Origin<'m>)>,
     transportations: HashMap<String, (Option<bool>, Origin<'m>)>,
     pending_type_references: Vec<PendingTypeReference<'m>>,
+    pending_alternatives: Vec<PendingAlternative<'m>>,
+    update_rate_origins: HashMap<String, (f64, Origin<'m>)>,
+    switch_origins: HashMap<String, (String, Origin<'m>)>,
     /// The time representation and the first module element that named it.
     time: Option<(TimeRepresentation, &'m str, Origin<'m>)>,
 }

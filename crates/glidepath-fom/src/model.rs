@@ -121,8 +121,9 @@ pub struct Attribute {
     pub name: String,
     /// The class that declares it.
     pub class: ObjectClassHandle,
-    /// The name of its data type (resolved in [`Fom::data_types`]).
-    pub data_type: String,
+    /// The name of its data type (resolved in [`Fom::data_types`]); `None` when no
+    /// module gives one (the 1516-2010 schemas make it optional).
+    pub data_type: Option<String>,
     /// The delivery guarantee, resolved from the FOM's transportation name.
     pub transportation: TransportationType,
     /// The delivery order the FOM asks for.
@@ -163,8 +164,9 @@ pub struct Parameter {
     pub name: String,
     /// The class that declares it.
     pub class: InteractionClassHandle,
-    /// The name of its data type (resolved in [`Fom::data_types`]).
-    pub data_type: String,
+    /// The name of its data type (resolved in [`Fom::data_types`]); `None` when no
+    /// module gives one (the 1516-2010 schemas make it optional).
+    pub data_type: Option<String>,
 }
 
 /// A DDM dimension.
@@ -174,8 +176,9 @@ pub struct Dimension {
     pub handle: DimensionHandle,
     /// The name, e.g. `FlightLevel`.
     pub name: String,
-    /// The data type named by the FOM (informative; the RTI works on normalised values).
-    pub data_type: String,
+    /// The data type named by the FOM (informative; the RTI works on normalised
+    /// values); `None` when the module names none.
+    pub data_type: Option<String>,
     /// Normalised region bounds on this dimension lie in `[0, upper_bound)`.
     pub upper_bound: u64,
 }
@@ -248,11 +251,42 @@ pub enum DataType {
         discriminant: String,
         /// The discriminant's data type (an enumeration).
         data_type: String,
-        /// Each alternative's enumerator(s), name and data type (`NA` for no data).
-        alternatives: Vec<(String, String, String)>,
+        /// The alternatives, in document order.
+        alternatives: Vec<VariantAlternative>,
         /// `HLAvariantRecord` or a FOM-specific encoding name.
         encoding: String,
     },
+}
+
+/// One alternative of a variant record data type.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct VariantAlternative {
+    /// The discriminant values that select it, as written: enumerator names and
+    /// ranges (`[Apprentice .. Senior], Master`), or `HLAother` for all others.
+    pub enumerators: String,
+    /// The field name; `None` when the module gives none (the schema allows it).
+    pub name: Option<String>,
+    /// The data type of the value it carries; `None` when it carries none (no
+    /// `<dataType>`, or `NA`).
+    pub data_type: Option<String>,
+}
+
+/// A row of the update rate table (`<updateRates>`): a named maximum rate.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct UpdateRate {
+    /// The name attributes and subscriptions refer to.
+    pub name: String,
+    /// The rate in updates per second.
+    pub rate_hz: f64,
+}
+
+/// One setting of the switches table (`<switches>`), as the modules give it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Switch {
+    /// The switch's element name, e.g. `autoProvide` or `automaticResignAction`.
+    pub name: String,
+    /// `true` or `false` (`isEnabled`), or the resign action (`resignAction`).
+    pub value: String,
 }
 
 impl DataType {
@@ -273,21 +307,22 @@ impl DataType {
 ///
 /// `modules` counts the modules given to [`Fom::merge`], not the built-in MIM;
 /// every other count covers the whole merged FOM, MIM included: the two root
-/// classes, `HLAprivilegeToDeleteObject`, and the MIM's
+/// classes and `HLAprivilegeToDeleteObject`, the MOM's classes, attributes,
+/// parameters and two dimensions, and the MIM's
 /// [`MIM_DATA_TYPE_COUNT`](crate::MIM_DATA_TYPE_COUNT) data types.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FomSummary {
     /// Modules merged, not counting the MIM.
     pub modules: usize,
-    /// Object classes, `HLAobjectRoot` included.
+    /// Object classes, `HLAobjectRoot` and the MOM's included.
     pub object_classes: usize,
-    /// Attributes, `HLAprivilegeToDeleteObject` included.
+    /// Attributes, `HLAprivilegeToDeleteObject` and the MOM's included.
     pub attributes: usize,
-    /// Interaction classes, `HLAinteractionRoot` included.
+    /// Interaction classes, `HLAinteractionRoot` and the MOM's included.
     pub interaction_classes: usize,
-    /// Parameters.
+    /// Parameters, the MOM's included.
     pub parameters: usize,
-    /// Dimensions.
+    /// Dimensions, the MIM's `HLAfederate` and `HLAserviceGroup` included.
     pub dimensions: usize,
     /// Data types, the MIM's included.
     pub data_types: usize,
@@ -319,6 +354,12 @@ pub struct Fom {
     /// How logical time is represented, from the modules' `<time>` sections.
     #[serde(default)]
     pub time_representation: TimeRepresentation,
+    /// The update rate table of all modules, in the order first declared.
+    #[serde(default)]
+    pub update_rates: Vec<UpdateRate>,
+    /// The switches the modules set, in the order first set.
+    #[serde(default)]
+    pub switches: Vec<Switch>,
 }
 
 impl Fom {

@@ -1,18 +1,33 @@
 //! Reading one IEEE 1516-2010 OMT XML module into a [`FomModule`]: the class trees,
-//! dimensions, transportation table and data types it declares, each with its
-//! position in the file.
+//! dimensions, transportation, update rate and switches tables and data types it
+//! declares, each with its position in the file.
 //!
 //! A module on its own is not a FOM: it may extend classes and use data types that
 //! other modules declare. So this step checks only what one file can show (well
-//! formed XML, required elements present, values from the allowed sets, no
-//! duplicate siblings); references across modules are checked by
+//! formed XML, required elements present and not empty, values from the allowed
+//! sets, no duplicate siblings); references across modules are checked by
 //! [`crate::Fom::merge`].
 //!
-//! Two layouts are accepted for every property: the 1516-2010 one, where it is a
-//! child element (`<name>Aircraft</name>`, which may carry `notes="..."`), and the
-//! older one, where it is an XML attribute (`<objectClass name="Aircraft">`). Tables
-//! the RTI does not use (model identification, notes, semantics, switches, time,
-//! tags, synchronizations, update rates, ...) are skipped.
+//! What is required follows the 1516.2-2010 schemas: a module states
+//! `xsi:schemaLocation` for the DIF schema, which makes everything but names
+//! optional for classes, attributes, parameters and dimensions. So `<dataType>`
+//! may be left out of an attribute, parameter or dimension (the data type is then
+//! unknown), `<transportation>` and `<order>` of an attribute (reliable and
+//! receive order are used) or of an interaction class (its parent's are used),
+//! and `<upperBound>` of a dimension (the RTI chooses it). Data types follow the
+//! OMT schema, which requires their definitions to be complete except for a
+//! variant alternative's `<name>` and `<dataType>`. An element that is present
+//! must not be empty. Values are checked against the schemas' patterns: sizes,
+//! cardinalities (`Dynamic`, `N`, `[L..U]`, comma-separated per dimension),
+//! integer enumerator values, `Receive`/`TimeStamp`, `Big`/`Little`, `Yes`/`No`,
+//! switch settings and rates.
+//!
+//! Two layouts are read for every property: the 1516-2010 one, where it is a
+//! child element (`<name>Aircraft</name>`, which may carry `notes="..."`), and
+//! the attribute one (`<objectClass name="Aircraft">`) some tools write. A
+//! module in the older IEEE 1516-2000 format (its root carries `DTDversion`) is
+//! refused as such. Tables the RTI does not use (model identification, notes,
+//! semantics, tags, synchronizations, ...) are skipped.
 //!
 //! Here: what a module holds (the `Module*` types); `parse/reader.rs` is the parser
 //! that reads the element tree into them.
@@ -64,6 +79,32 @@ pub struct FomModule {
     pub data_types: Vec<ModuleDataType>,
     /// The `<time>` section's `<timeStamp>` and `<lookahead>` data types, when given.
     pub time: ModuleTime,
+    /// The update rate table.
+    pub update_rates: Vec<ModuleUpdateRate>,
+    /// The switches table's settings, in document order.
+    pub switches: Vec<ModuleSwitch>,
+}
+
+/// A row of the update rate table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleUpdateRate {
+    /// The rate's name.
+    pub name: String,
+    /// Where the `<updateRate>` element starts.
+    pub location: SourceLocation,
+    /// `<rate>`, in updates per second.
+    pub rate_hz: f64,
+}
+
+/// One setting of the switches table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleSwitch {
+    /// The switch's element name, e.g. `autoProvide`.
+    pub name: String,
+    /// Where the switch's element is.
+    pub location: SourceLocation,
+    /// `true`/`false` from `isEnabled`, or the `resignAction` of `automaticResignAction`.
+    pub value: String,
 }
 
 /// A module's `<time>` section: the data type names of the time stamp and of
@@ -148,12 +189,13 @@ pub struct ModuleDimension {
     pub name: String,
     /// Where the `<dimension>` element starts.
     pub location: SourceLocation,
-    /// `<dataType>`. Not checked against the data type tables: modules commonly
-    /// name a dimension type from a module the federation does not load (the
-    /// standard's own restaurant example does), and the RTI never encodes it.
-    pub data_type: String,
-    /// `<upperBound>`. `None` only for the MIM's `HLAfederate`, whose bound the
-    /// standard leaves to the RTI.
+    /// `<dataType>`, optional in the 1516-2010 schemas. Not checked against the
+    /// data type tables: modules commonly name a dimension type from a module the
+    /// federation does not load (the standard's own restaurant example does), and
+    /// the RTI never encodes it.
+    pub data_type: Option<String>,
+    /// `<upperBound>`; `None` when the module gives none (the MIM's
+    /// `HLAfederate`, for one), which leaves the bound to the RTI.
     pub upper_bound: Option<u64>,
 }
 
@@ -178,6 +220,20 @@ pub struct ModuleDataType {
     pub location: SourceLocation,
     /// The data types this definition names, with where each is named.
     pub(crate) references: Vec<TypeReference>,
+    /// A variant record's alternatives' `<enumerator>` texts and where each is,
+    /// checked against the discriminant's enumeration once every type is known.
+    pub(crate) alternative_enumerators: Vec<Located<String>>,
+}
+
+/// What a data type reference must resolve to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReferenceKind {
+    /// Any data type (an attribute's, a field's, an array element's).
+    Any,
+    /// A basic data representation (a simple or enumerated type's representation).
+    BasicRepresentation,
+    /// An enumerated data type (a variant record's discriminant).
+    Enumeration,
 }
 
 /// One use of a data type name inside a data type definition.
@@ -188,6 +244,8 @@ pub(crate) struct TypeReference {
     /// What names it, for messages: `element type of array X`, `field f of record R`.
     pub(crate) referenced_by: String,
     pub(crate) location: SourceLocation,
+    /// What the name must resolve to.
+    pub(crate) kind: ReferenceKind,
 }
 
 impl FomModule {
@@ -226,58 +284,5 @@ impl FomModule {
         let root = parse_document(xml)
             .map_err(|(offset, kind)| FomError::new(source, lines.locate(offset), kind))?;
         reader.module(name, &root)
-    }
-}
-
-impl ModuleDataType {
-    /// A data type with no place in a file (the built-in MIM), whose references are
-    /// derived from the definition itself.
-    pub(crate) fn builtin(definition: DataType) -> Self {
-        let name = definition.name().to_owned();
-        let mut names: Vec<(String, String)> = Vec::new();
-        match &definition {
-            DataType::Basic { .. } => {}
-            DataType::Simple { representation, .. }
-            | DataType::Enumerated { representation, .. } => {
-                names.push((representation.clone(), format!("data type {name}")));
-            }
-            DataType::Array { element, .. } => {
-                names.push((element.clone(), format!("array data type {name}")))
-            }
-            DataType::FixedRecord { fields, .. } => {
-                for (field, ty) in fields {
-                    names.push((ty.clone(), format!("field {field} of fixed record {name}")));
-                }
-            }
-            DataType::VariantRecord {
-                data_type,
-                alternatives,
-                ..
-            } => {
-                names.push((
-                    data_type.clone(),
-                    format!("discriminant of variant record {name}"),
-                ));
-                for (_, alternative, ty) in alternatives.iter().filter(|(_, _, ty)| ty != "NA") {
-                    names.push((
-                        ty.clone(),
-                        format!("alternative {alternative} of variant record {name}"),
-                    ));
-                }
-            }
-        }
-        let references = names
-            .into_iter()
-            .map(|(name, referenced_by)| TypeReference {
-                name,
-                referenced_by,
-                location: SourceLocation::NONE,
-            })
-            .collect();
-        ModuleDataType {
-            definition,
-            location: SourceLocation::NONE,
-            references,
-        }
     }
 }

@@ -129,7 +129,8 @@ fn attribute_redeclared_identically_or_by_name_only_is_accepted() {
         parse("c.xml", &name_only),
     ])
     .unwrap();
-    assert_eq!(fom.attributes.len(), 2);
+    let mim = Fom::merge(&[]).unwrap();
+    assert_eq!(fom.attributes.len(), mim.attributes.len() + 1);
 }
 
 #[test]
@@ -319,7 +320,7 @@ fn attribute_repeating_an_inherited_name_is_a_duplicate() {
 }
 
 #[test]
-fn attribute_added_to_a_parent_that_a_subclass_already_has_is_a_duplicate() {
+fn attribute_added_by_a_later_module_to_an_existing_class_is_refused() {
     let child = module(
         &format!("<objectClass><name>A</name><objectClass><name>B</name>\n{}\n</objectClass></objectClass>", attribute("x", "HLAfloat64BE", "HLAreliable", "Receive")),
         "",
@@ -333,9 +334,20 @@ fn attribute_added_to_a_parent_that_a_subclass_already_has_is_a_duplicate() {
         "",
         "",
     );
+    // child.xml declares A first, without attributes (scaffolding above B); in
+    // 1516-2010 a later module cannot add attributes to it.
     let e = merge_err(&[("child.xml", &child), ("parent.xml", &parent)]);
     assert_eq!(e.file, "parent.xml");
-    assert!(matches!(&e.kind, FomErrorKind::DuplicateName { .. }), "{e}");
+    assert_eq!(at(&e), position_of(&parent, "<objectClass><name>A", 0));
+    assert!(
+        matches!(&e.kind, FomErrorKind::InconsistentDefinition { what, name, first, .. }
+            if what == "object class" && name == "HLAobjectRoot.A" && first.starts_with("child.xml:")),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("attributes [x] here, [] before"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -401,19 +413,57 @@ fn missing_name() {
 }
 
 #[test]
-fn missing_data_type_on_a_first_declaration() {
-    let xml = module(
+fn data_type_may_be_left_out_but_not_left_empty() {
+    // The 1516-2010 schemas make <dataType> optional on attributes, parameters
+    // and dimensions.
+    let without = module(
         "<objectClass><name>A</name><attribute><name>x</name><transportation>HLAreliable</transportation><order>Receive</order></attribute></objectClass>",
-        "",
-        "",
+        "<interactionClass><name>I</name><transportation>HLAreliable</transportation><order>Receive</order><parameter><name>p</name></parameter></interactionClass>",
+        "<dimensions><dimension><name>D</name><upperBound>10</upperBound></dimension></dimensions>",
     );
-    let e = merge_err(&[("m.xml", &xml)]);
+    let fom = Fom::merge(&[parse("m.xml", &without)]).unwrap_or_else(|e| panic!("{e}"));
+    let a = fom.object_class_by_name("A").unwrap();
+    let x = fom
+        .attribute(fom.attribute_by_name(a, "x").unwrap())
+        .unwrap();
+    assert_eq!(x.data_type, None);
+    let i = fom.interaction_class_by_name("I").unwrap();
+    let p = fom
+        .parameter(fom.parameter_by_name(i, "p").unwrap())
+        .unwrap();
+    assert_eq!(p.data_type, None);
+    let d = fom.dimension_by_name("D").unwrap();
+    assert_eq!(fom.dimensions[d.index()].data_type, None);
+
+    // An empty element is not leaving it out: a reference must name something.
+    let empty = without.replace("<name>x</name>", "<name>x</name><dataType> </dataType>");
+    let e = FomModule::parse_str("e.xml", &empty).unwrap_err();
     assert_eq!(
         e.kind,
-        FomErrorKind::MissingElement {
+        FomErrorKind::EmptyElement {
             element: "dataType".into(),
             parent: "attribute".into()
         }
+    );
+    assert_eq!(at(&e), position_of(&empty, "<dataType> </dataType>", 0));
+}
+
+#[test]
+fn attribute_without_transportation_or_order_takes_the_defaults() {
+    // The DIF schema, which modules declare, makes both optional.
+    let xml = module(
+        "<objectClass><name>A</name><attribute><name>x</name></attribute></objectClass>",
+        "",
+        "",
+    );
+    let fom = Fom::merge(&[parse("m.xml", &xml)]).unwrap_or_else(|e| panic!("{e}"));
+    let a = fom.object_class_by_name("A").unwrap();
+    let x = fom
+        .attribute(fom.attribute_by_name(a, "x").unwrap())
+        .unwrap();
+    assert_eq!(
+        (x.transportation, x.order),
+        (TransportationType::Reliable, OrderType::Receive)
     );
 }
 
@@ -566,9 +616,13 @@ fn wrong_root_element_and_wrong_class_root() {
 
     let xml = module("", "", "").replace("<name>HLAobjectRoot</name>", "<name>ObjectRoot</name>");
     let e = FomModule::parse_str("root.xml", &xml).unwrap_err();
-    assert!(
-        matches!(&e.kind, FomErrorKind::InvalidValue { value, .. } if value == "ObjectRoot"),
-        "{e}"
+    assert_eq!(
+        e.kind,
+        FomErrorKind::OutsideRoot {
+            tag: "objectClass".into(),
+            name: "ObjectRoot".into(),
+            root: "HLAobjectRoot".into()
+        }
     );
     assert_eq!(at(&e), position_of(&xml, "<name>ObjectRoot", 0));
 }

@@ -1,6 +1,7 @@
 //! The time representation comes from the modules' `<time>` sections: float unless a
-//! module names `HLAinteger64Time`; modules must agree, and an unsupported type is
-//! refused where it is written.
+//! module names `HLAinteger64Time`; modules must agree; a module's own time type
+//! must be declared and selects nothing; an undeclared one is refused where it is
+//! written.
 
 mod support;
 
@@ -85,12 +86,27 @@ fn a_lookahead_of_the_other_representation_is_refused() {
 }
 
 #[test]
-fn an_unsupported_time_type_is_named_where_it_is_written() {
+fn an_undeclared_time_type_is_named_where_it_is_written() {
     let odd = with_time("HLAfloat32Time", "HLAfloat64Interval");
-    let e = FomModule::parse_str("odd.xml", &odd).expect_err("no such representation");
+    let module = FomModule::parse_str("odd.xml", &odd).unwrap_or_else(|e| panic!("{e}"));
+    let e = Fom::merge(&[module]).expect_err("no such data type");
     assert_eq!(
         (e.line, e.column),
         position_of(&odd, "<dataType>HLAfloat32Time", 0)
     );
-    assert!(e.to_string().contains("HLAinteger64Time"), "{e}");
+    assert!(
+        matches!(&e.kind, FomErrorKind::UnknownDataType { name, referenced_by }
+            if name == "HLAfloat32Time" && referenced_by == "the <time> section"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_time_type_of_the_modules_own_is_accepted_and_selects_no_representation() {
+    // The 1516.2 restaurant example names its own TimeType (minutes as a float32):
+    // a declared data type is accepted; glidepath keeps its own float time.
+    let own = with_time("HLAfloat64BE", "HLAfloat64BE");
+    let fom = Fom::merge(&[FomModule::parse_str("own.xml", &own).unwrap()])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fom.time_representation, TimeRepresentation::Float64);
 }

@@ -39,7 +39,7 @@ impl Builder {
                 handle: ah,
                 name: a.to_string(),
                 class: h,
-                data_type: "HLAopaqueData".into(),
+                data_type: Some("HLAopaqueData".into()),
                 transportation: *transportation,
                 order: *order,
                 dimensions: vec![],
@@ -86,7 +86,7 @@ impl Builder {
                 handle: ph,
                 name: p.to_string(),
                 class: h,
-                data_type: "HLAopaqueData".into(),
+                data_type: Some("HLAopaqueData".into()),
             });
             own.push(ph);
         }

@@ -9,7 +9,8 @@ use crate::model::{
     ObjectClass, ObjectClassHandle, OrderType, Parameter, ParameterHandle, TransportationType,
 };
 use crate::parse::{
-    FomModule, Located, ModuleAttribute, ModuleInteractionClass, ModuleObjectClass, ModuleParameter,
+    FomModule, Located, ModuleAttribute, ModuleInteractionClass, ModuleObjectClass,
+    ModuleParameter, ReferenceKind,
 };
 
 use super::{to_u32, InteractionSettings, Merger, Origin, PendingTypeReference};
@@ -45,10 +46,38 @@ impl<'m> Merger<'m> {
             ),
             None => class.name.clone(),
         };
+        let here = Origin {
+            module,
+            file,
+            location: class.location,
+        };
         let handle = match self.fom.object_class_by_qname.get(&qualified_name) {
-            Some(h) => *h,
+            Some(h) => {
+                // Declared by an earlier module: this is scaffolding (no
+                // attributes) or must be an equivalent definition.
+                let own: Vec<&str> = self.fom.object_classes[h.index()]
+                    .own_attributes
+                    .iter()
+                    .map(|a| self.fom.attributes[a.index()].name.as_str())
+                    .collect();
+                let declared: Vec<&str> =
+                    class.attributes.iter().map(|a| a.name.as_str()).collect();
+                if !declared.is_empty() && !same_names(&own, &declared) {
+                    return Err(not_equivalent(
+                        here,
+                        "object class",
+                        &qualified_name,
+                        "attributes",
+                        &declared,
+                        &own,
+                        &self.object_class_origins[h.index()],
+                    ));
+                }
+                *h
+            }
             None => {
                 let handle = ObjectClassHandle(to_u32(self.fom.object_classes.len()));
+                self.object_class_origins.push(here);
                 self.fom.object_classes.push(ObjectClass {
                     handle,
                     name: class.name.clone(),
@@ -119,18 +148,15 @@ impl<'m> Merger<'m> {
             }));
         }
 
-        let data_type = decl
-            .data_type
-            .as_ref()
-            .ok_or_else(|| here.error(FomErrorKind::missing("dataType", "attribute")))?;
-        let transportation_decl = decl
-            .transportation
-            .as_ref()
-            .ok_or_else(|| here.error(FomErrorKind::missing("transportation", "attribute")))?;
-        let order = decl
-            .order
-            .as_ref()
-            .ok_or_else(|| here.error(FomErrorKind::missing("order", "attribute")))?;
+        // The 1516-2010 DIF schema makes everything but the name optional; an
+        // attribute that states no transportation or order is reliable and
+        // receive-ordered, the standard's defaults.
+        let reliable = Located {
+            value: "HLAreliable".to_owned(),
+            location: decl.location,
+        };
+        let transportation_decl = decl.transportation.as_ref().unwrap_or(&reliable);
+        let order = decl.order.as_ref().map_or(OrderType::Receive, |o| o.value);
         let transportation = self.resolve_transportation(here, transportation_decl)?;
         let referenced_by = format!("attribute {class_name}.{}", decl.name);
         let dimensions = match &decl.dimensions {
@@ -143,9 +169,9 @@ impl<'m> Merger<'m> {
             handle,
             name: decl.name.clone(),
             class,
-            data_type: data_type.value.clone(),
+            data_type: decl.data_type.as_ref().map(|t| t.value.clone()),
             transportation,
-            order: order.value,
+            order,
             dimensions,
         });
         self.attribute_origins.push(here);
@@ -154,11 +180,14 @@ impl<'m> Merger<'m> {
         self.fom.object_classes[class.index()]
             .own_attributes
             .push(handle);
-        self.pending_type_references.push(PendingTypeReference {
-            name: data_type.value.clone(),
-            referenced_by,
-            origin: here.moved(data_type.location),
-        });
+        if let Some(data_type) = &decl.data_type {
+            self.pending_type_references.push(PendingTypeReference {
+                name: data_type.value.clone(),
+                referenced_by,
+                origin: here.moved(data_type.location),
+                kind: ReferenceKind::Any,
+            });
+        }
         Ok(())
     }
 
@@ -192,10 +221,14 @@ impl<'m> Merger<'m> {
                 })
         };
         if let Some(t) = &decl.data_type {
-            if t.value != before.data_type {
+            if Some(&t.value) != before.data_type.as_ref() {
                 return Err(inconsistent(
                     t.location,
-                    format!("data type {} here, {} before", t.value, before.data_type),
+                    format!(
+                        "data type {} here, {} before",
+                        t.value,
+                        before.data_type.as_deref().unwrap_or("(none)")
+                    ),
                 ));
             }
         }
@@ -259,9 +292,32 @@ impl<'m> Merger<'m> {
             None => class.name.clone(),
         };
         let handle = match self.fom.interaction_class_by_qname.get(&qualified_name) {
-            Some(h) => *h,
+            Some(h) => {
+                // Declared by an earlier module: this is scaffolding (no
+                // parameters) or must be an equivalent definition.
+                let own: Vec<&str> = self.fom.interaction_classes[h.index()]
+                    .own_parameters
+                    .iter()
+                    .map(|p| self.fom.parameters[p.index()].name.as_str())
+                    .collect();
+                let declared: Vec<&str> =
+                    class.parameters.iter().map(|p| p.name.as_str()).collect();
+                if !declared.is_empty() && !same_names(&own, &declared) {
+                    return Err(not_equivalent(
+                        here,
+                        "interaction class",
+                        &qualified_name,
+                        "parameters",
+                        &declared,
+                        &own,
+                        &self.interaction_class_origins[h.index()],
+                    ));
+                }
+                *h
+            }
             None => {
                 let handle = InteractionClassHandle(to_u32(self.fom.interaction_classes.len()));
+                self.interaction_class_origins.push(here);
                 self.fom.interaction_classes.push(InteractionClass {
                     handle,
                     name: class.name.clone(),
@@ -388,13 +444,21 @@ impl<'m> Merger<'m> {
                 }));
             }
             let before = &self.fom.parameters[existing.index()].data_type;
-            if let Some(t) = decl.data_type.as_ref().filter(|t| t.value != *before) {
+            if let Some(t) = decl
+                .data_type
+                .as_ref()
+                .filter(|t| Some(&t.value) != before.as_ref())
+            {
                 return Err(here
                     .moved(t.location)
                     .error(FomErrorKind::InconsistentParameter {
                         class: class_name,
                         parameter: decl.name.clone(),
-                        detail: format!("data type {} here, {before} before", t.value),
+                        detail: format!(
+                            "data type {} here, {} before",
+                            t.value,
+                            before.as_deref().unwrap_or("(none)")
+                        ),
                         first: first.describe(),
                     }));
             }
@@ -423,26 +487,25 @@ impl<'m> Merger<'m> {
             }));
         }
 
-        let data_type = decl
-            .data_type
-            .as_ref()
-            .ok_or_else(|| here.error(FomErrorKind::missing("dataType", "parameter")))?;
         let handle = ParameterHandle(to_u32(self.fom.parameters.len()));
         self.fom.parameters.push(Parameter {
             handle,
             name: decl.name.clone(),
             class,
-            data_type: data_type.value.clone(),
+            data_type: decl.data_type.as_ref().map(|t| t.value.clone()),
         });
         self.parameter_origins.push(here);
         self.fom.interaction_classes[class.index()]
             .own_parameters
             .push(handle);
-        self.pending_type_references.push(PendingTypeReference {
-            name: data_type.value.clone(),
-            referenced_by: format!("parameter {class_name}.{}", decl.name),
-            origin: here.moved(data_type.location),
-        });
+        if let Some(data_type) = &decl.data_type {
+            self.pending_type_references.push(PendingTypeReference {
+                name: data_type.value.clone(),
+                referenced_by: format!("parameter {class_name}.{}", decl.name),
+                origin: here.moved(data_type.location),
+                kind: ReferenceKind::Any,
+            });
+        }
         Ok(())
     }
 
@@ -498,6 +561,40 @@ impl<'m> Merger<'m> {
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// True when both lists hold the same names, in any order.
+fn same_names(a: &[&str], b: &[&str]) -> bool {
+    let mut a = a.to_vec();
+    let mut b = b.to_vec();
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
+}
+
+/// A class repeated by a later module with other attributes or parameters than
+/// the module that first declared it.
+fn not_equivalent(
+    here: Origin<'_>,
+    what: &str,
+    class: &str,
+    members: &str,
+    declared: &[&str],
+    before: &[&str],
+    first: &Origin<'_>,
+) -> FomError {
+    here.error(FomErrorKind::InconsistentDefinition {
+        what: what.into(),
+        name: class.into(),
+        detail: format!(
+            "{members} [{}] here, [{}] before; IEEE 1516-2010 lets a later module repeat a \
+             class only with the same {members} (an equivalent definition) or with none \
+             (scaffolding for its subclasses)",
+            declared.join(", "),
+            before.join(", ")
+        ),
+        first: first.describe(),
+    })
 }
 
 fn same_set(a: &[DimensionHandle], b: &[DimensionHandle]) -> bool {

@@ -1,17 +1,20 @@
 //! The OMT module parser: [`ModuleReader`] turns an XML element tree into a
 //! [`FomModule`], reading each property from a child element or an XML attribute and
-//! locating every error.
+//! locating every error. The data type tables are read in `reader/data_types.rs`.
 
 use std::collections::HashMap;
 
 use crate::error::{FomError, FomErrorKind};
 use crate::location::{LineIndex, SourceLocation};
-use crate::model::{DataType, Endian, OrderType, TimeRepresentation};
+use crate::model::OrderType;
 use crate::xml::Element;
 
+mod data_types;
+
 use super::{
-    FomModule, Located, ModuleAttribute, ModuleDataType, ModuleDimension, ModuleInteractionClass,
-    ModuleObjectClass, ModuleParameter, ModuleTime, ModuleTransportation, TypeReference,
+    FomModule, Located, ModuleAttribute, ModuleDimension, ModuleInteractionClass,
+    ModuleObjectClass, ModuleParameter, ModuleSwitch, ModuleTime, ModuleTransportation,
+    ModuleUpdateRate,
 };
 
 /// Interprets an element tree as an OMT module, turning offsets into positions.
@@ -56,20 +59,42 @@ impl ModuleReader<'_> {
         })
     }
 
+    /// A required property: an error at the element when it is absent, at the
+    /// property when it is present but empty.
     fn required<'e>(&self, element: &'e Element, name: &str) -> Result<Field<'e>, FomError> {
-        self.field(element, name).ok_or_else(|| {
-            self.error(
+        if let Some(field) = self.field(element, name) {
+            return Ok(field);
+        }
+        let (location, kind) = match element.child(name) {
+            Some(empty) => (self.loc(empty), FomErrorKind::empty(name, &element.name)),
+            None if element.attribute(name).is_some() => {
+                (self.loc(element), FomErrorKind::empty(name, &element.name))
+            }
+            None => (
                 self.loc(element),
                 FomErrorKind::missing(name, &element.name),
-            )
-        })
+            ),
+        };
+        Err(self.error(location, kind))
     }
 
-    fn located_string(&self, element: &Element, name: &str) -> Option<Located<String>> {
-        self.field(element, name).map(|f| Located {
-            value: f.text.to_owned(),
-            location: f.location,
-        })
+    /// An optional property: `None` when absent, an error when present but empty
+    /// (the schemas' names are non-empty), else its trimmed text.
+    fn optional(&self, element: &Element, name: &str) -> Result<Option<Located<String>>, FomError> {
+        let (text, location) = if let Some(child) = element.child(name) {
+            (child.trimmed_text(), self.loc(child))
+        } else if let Some(text) = element.attribute(name) {
+            (text.trim(), self.loc(element))
+        } else {
+            return Ok(None);
+        };
+        if text.is_empty() {
+            return Err(self.error(location, FomErrorKind::empty(name, &element.name)));
+        }
+        Ok(Some(Located {
+            value: text.to_owned(),
+            location,
+        }))
     }
 
     pub(super) fn module(&self, name: &str, root: &Element) -> Result<FomModule, FomError> {
@@ -79,6 +104,18 @@ impl ModuleReader<'_> {
                 FomErrorKind::UnexpectedElement {
                     expected: "objectModel".into(),
                     found: root.name.clone(),
+                },
+            ));
+        }
+        // The 1516-2000 DTD fixes this attribute on the root; 1516-2010 has none.
+        if root.attribute("DTDversion").is_some() {
+            return Err(self.error(
+                self.loc(root),
+                FomErrorKind::UnsupportedFormat {
+                    format: "IEEE 1516-2000 OMT (DTDversion 1516.2)".into(),
+                    hint: "convert it to the IEEE 1516-2010 OMT format (an OMT editor such as \
+                           Pitch Visual OMT or the MAK FOM Editor can), then load it again"
+                        .into(),
                 },
             ));
         }
@@ -148,6 +185,20 @@ impl ModuleReader<'_> {
             }
         }
 
+        let mut update_rates = Vec::new();
+        if let Some(table) = root.child("updateRates") {
+            let mut seen = HashMap::new();
+            for element in table.children_named("updateRate") {
+                let rate = self.update_rate(element)?;
+                self.check_unique(&mut seen, "update rate", &rate.name, rate.location)?;
+                update_rates.push(rate);
+            }
+        }
+        let switches = match root.child("switches") {
+            Some(table) => self.switches(table)?,
+            None => Vec::new(),
+        };
+
         let mut time = ModuleTime::default();
         if let Some(section) = root.child("time") {
             let data_type = |child: &str| {
@@ -158,19 +209,6 @@ impl ModuleReader<'_> {
             };
             time.time_stamp = data_type("timeStamp");
             time.lookahead = data_type("lookahead");
-            for (name, location) in time.time_stamp.iter().chain(&time.lookahead) {
-                if TimeRepresentation::from_type_name(name).is_none() {
-                    return Err(self.error(
-                        *location,
-                        FomErrorKind::invalid(
-                            "dataType",
-                            name,
-                            "a time representation glidepath supports: HLAfloat64Time or \
-                             HLAinteger64Time (HLAfloat64Interval or HLAinteger64Interval for lookahead)",
-                        ),
-                    ));
-                }
-            }
         }
 
         Ok(FomModule {
@@ -183,7 +221,101 @@ impl ModuleReader<'_> {
             transportations,
             data_types,
             time,
+            update_rates,
+            switches,
         })
+    }
+
+    fn update_rate(&self, element: &Element) -> Result<ModuleUpdateRate, FomError> {
+        let name = self.required(element, "name")?.text.to_owned();
+        let rate = self.required(element, "rate")?;
+        let rate_hz = rate
+            .text
+            .parse::<f64>()
+            .ok()
+            .filter(|r| r.is_finite() && *r >= 0.0)
+            .ok_or_else(|| {
+                self.error(
+                    rate.location,
+                    FomErrorKind::invalid(
+                        "rate",
+                        rate.text,
+                        "a non-negative number of updates per second",
+                    ),
+                )
+            })?;
+        Ok(ModuleUpdateRate {
+            name,
+            location: self.loc(element),
+            rate_hz,
+        })
+    }
+
+    /// `<switches>`: each child is one switch, set by `isEnabled="true|false"`
+    /// (`automaticResignAction` by `resignAction="..."`).
+    fn switches(&self, table: &Element) -> Result<Vec<ModuleSwitch>, FomError> {
+        const RESIGN_ACTIONS: [&str; 6] = [
+            "UnconditionallyDivestAttributes",
+            "DeleteObjects",
+            "CancelPendingOwnershipAcquisitions",
+            "DeleteObjectsThenDivest",
+            "CancelThenDeleteThenDivest",
+            "NoAction",
+        ];
+        let mut switches = Vec::new();
+        let mut seen = HashMap::new();
+        for element in &table.children {
+            let location = self.loc(element);
+            let value = if element.name == "automaticResignAction" {
+                let action = element.attribute("resignAction").map(str::trim);
+                match action {
+                    Some(a) if RESIGN_ACTIONS.contains(&a) => a.to_owned(),
+                    Some(a) => {
+                        return Err(self.error(
+                            location,
+                            FomErrorKind::invalid(
+                                "automaticResignAction",
+                                a,
+                                &format!("one of {}", RESIGN_ACTIONS.join(", ")),
+                            ),
+                        ))
+                    }
+                    None => {
+                        return Err(self.error(
+                            location,
+                            FomErrorKind::missing("resignAction", "automaticResignAction"),
+                        ))
+                    }
+                }
+            } else {
+                match element.attribute("isEnabled").map(str::trim) {
+                    Some("true") => "true".to_owned(),
+                    Some("false") => "false".to_owned(),
+                    Some(other) => {
+                        return Err(self.error(
+                            location,
+                            FomErrorKind::invalid(
+                                &element.name,
+                                other,
+                                "isEnabled=\"true\" or \"false\"",
+                            ),
+                        ))
+                    }
+                    None => {
+                        return Err(
+                            self.error(location, FomErrorKind::missing("isEnabled", &element.name))
+                        )
+                    }
+                }
+            };
+            self.check_unique(&mut seen, "switch", &element.name, location)?;
+            switches.push(ModuleSwitch {
+                name: element.name.clone(),
+                location,
+                value,
+            });
+        }
+        Ok(switches)
     }
 
     /// Records `name` as declared at `location`, failing if it already was.
@@ -207,7 +339,8 @@ impl ModuleReader<'_> {
         Ok(())
     }
 
-    /// The single root class of a class table, which must carry the standard root name.
+    /// The single root class of a class table, which must carry the standard root
+    /// name; any other class at the top level is outside the tree.
     fn class_root<T>(
         &self,
         table: &Element,
@@ -215,32 +348,31 @@ impl ModuleReader<'_> {
         root_name: &str,
         read: impl Fn(&Element) -> Result<(T, SourceLocation), FomError>,
     ) -> Result<Option<T>, FomError> {
-        let mut roots = table.children_named(tag);
-        let Some(first) = roots.next() else {
-            return Ok(None);
-        };
-        if let Some(second) = roots.next() {
-            return Err(self.error(
-                self.loc(second),
-                FomErrorKind::DuplicateName {
-                    what: tag.into(),
-                    name: root_name.into(),
-                    first: self.at(self.loc(first)),
-                },
-            ));
+        let mut root = None;
+        for class in table.children_named(tag) {
+            let name = self.required(class, "name")?;
+            if name.text != root_name || root.is_some() {
+                let kind = if name.text == root_name {
+                    FomErrorKind::DuplicateName {
+                        what: tag.into(),
+                        name: root_name.into(),
+                        first: self.at(self.loc(root.expect("checked above"))),
+                    }
+                } else {
+                    FomErrorKind::OutsideRoot {
+                        tag: tag.into(),
+                        name: name.text.into(),
+                        root: root_name.into(),
+                    }
+                };
+                return Err(self.error(name.location, kind));
+            }
+            root = Some(class);
         }
-        let name = self.required(first, "name")?;
-        if name.text != root_name {
-            return Err(self.error(
-                name.location,
-                FomErrorKind::invalid(
-                    "name",
-                    name.text,
-                    &format!("{root_name}, the root of every {tag} tree"),
-                ),
-            ));
+        match root {
+            Some(class) => read(class).map(|(class, _)| Some(class)),
+            None => Ok(None),
         }
-        read(first).map(|(class, _)| Some(class))
     }
 
     fn object_class(
@@ -290,8 +422,8 @@ impl ModuleReader<'_> {
         Ok(ModuleAttribute {
             name: self.required(element, "name")?.text.to_owned(),
             location: self.loc(element),
-            data_type: self.located_string(element, "dataType"),
-            transportation: self.located_string(element, "transportation"),
+            data_type: self.optional(element, "dataType")?,
+            transportation: self.optional(element, "transportation")?,
             order: self.order(element)?,
             dimensions: self.dimension_list(element),
         })
@@ -310,7 +442,7 @@ impl ModuleReader<'_> {
             let parameter = ModuleParameter {
                 name: self.required(p, "name")?.text.to_owned(),
                 location: self.loc(p),
-                data_type: self.located_string(p, "dataType"),
+                data_type: self.optional(p, "dataType")?,
             };
             self.check_unique(
                 &mut seen,
@@ -336,7 +468,7 @@ impl ModuleReader<'_> {
         let class = ModuleInteractionClass {
             name,
             location,
-            transportation: self.located_string(element, "transportation"),
+            transportation: self.optional(element, "transportation")?,
             order: self.order(element)?,
             dimensions: self.dimension_list(element),
             parameters,
@@ -346,10 +478,10 @@ impl ModuleReader<'_> {
     }
 
     fn order(&self, element: &Element) -> Result<Option<Located<OrderType>>, FomError> {
-        let Some(field) = self.field(element, "order") else {
+        let Some(field) = self.optional(element, "order")? else {
             return Ok(None);
         };
-        let value = match field.text {
+        let value = match field.value.as_str() {
             "Receive" => OrderType::Receive,
             "TimeStamp" => OrderType::TimeStamp,
             other => {
@@ -394,22 +526,17 @@ impl ModuleReader<'_> {
 
     fn dimension(&self, element: &Element) -> Result<ModuleDimension, FomError> {
         let name = self.required(element, "name")?.text.to_owned();
-        let data_type = self.required(element, "dataType")?.text.to_owned();
-        let upper_bound = match self.field(element, "upperBound") {
-            Some(f) => Some(f.text.parse::<u64>().map_err(|_| {
+        let data_type = self.optional(element, "dataType")?.map(|t| t.value);
+        // The 1516-2010 schemas make the bound optional; without one the RTI
+        // chooses it (as the standard does for the MIM's HLAfederate).
+        let upper_bound = match self.optional(element, "upperBound")? {
+            Some(f) => Some(f.value.parse::<u64>().map_err(|_| {
                 self.error(
                     f.location,
-                    FomErrorKind::invalid("upperBound", f.text, "a non-negative integer"),
+                    FomErrorKind::invalid("upperBound", &f.value, "a non-negative integer"),
                 )
             })?),
-            // The standard leaves only the federate dimension's bound to the RTI.
-            None if name == "HLAfederate" => None,
-            None => {
-                return Err(self.error(
-                    self.loc(element),
-                    FomErrorKind::missing("upperBound", "dimension"),
-                ))
-            }
+            None => None,
         };
         Ok(ModuleDimension {
             name,
@@ -437,172 +564,5 @@ impl ModuleReader<'_> {
             location: self.loc(element),
             reliable,
         })
-    }
-
-    /// One entry of a data type table; `None` for elements that are not data types
-    /// (tool-specific extensions), which are skipped like other unknown content.
-    fn data_type(&self, element: &Element) -> Result<Option<ModuleDataType>, FomError> {
-        let location = self.loc(element);
-        let name = || self.required(element, "name").map(|f| f.text.to_owned());
-        let mut references = Vec::new();
-        let mut refer = |field: &Field<'_>, referenced_by: String| {
-            references.push(TypeReference {
-                name: field.text.to_owned(),
-                referenced_by,
-                location: field.location,
-            });
-        };
-
-        let definition = match element.name.as_str() {
-            "basicData" => {
-                let name = name()?;
-                let size = self.required(element, "size")?;
-                let size_bits = size.text.parse::<u32>().map_err(|_| {
-                    self.error(
-                        size.location,
-                        FomErrorKind::invalid("size", size.text, "a size in bits"),
-                    )
-                })?;
-                let endian = self.required(element, "endian")?;
-                let endian = match endian.text {
-                    "Big" => Endian::Big,
-                    "Little" => Endian::Little,
-                    other => {
-                        return Err(self.error(
-                            endian.location,
-                            FomErrorKind::invalid("endian", other, "Big or Little"),
-                        ))
-                    }
-                };
-                DataType::Basic {
-                    name,
-                    size_bits,
-                    endian,
-                }
-            }
-            "simpleData" => {
-                let name = name()?;
-                let representation = self.required(element, "representation")?;
-                refer(&representation, format!("simple data type {name}"));
-                DataType::Simple {
-                    name,
-                    representation: representation.text.to_owned(),
-                }
-            }
-            "enumeratedData" => {
-                let name = name()?;
-                let representation = self.required(element, "representation")?;
-                refer(&representation, format!("enumerated data type {name}"));
-                let mut enumerators = Vec::new();
-                for e in element.children_named("enumerator") {
-                    let enumerator = self.required(e, "name")?.text.to_owned();
-                    let mut values: Vec<String> = e
-                        .children_named("value")
-                        .map(|v| v.trimmed_text().to_owned())
-                        .filter(|v| !v.is_empty())
-                        .collect();
-                    if values.is_empty() {
-                        // The older layout: values="1" or values="1, 2".
-                        if let Some(text) = e.attribute("values") {
-                            values = text
-                                .split(',')
-                                .map(|v| v.trim().to_owned())
-                                .filter(|v| !v.is_empty())
-                                .collect();
-                        }
-                    }
-                    if values.is_empty() {
-                        return Err(
-                            self.error(self.loc(e), FomErrorKind::missing("value", "enumerator"))
-                        );
-                    }
-                    enumerators.push((enumerator, values));
-                }
-                if enumerators.is_empty() {
-                    return Err(self.error(
-                        location,
-                        FomErrorKind::missing("enumerator", "enumeratedData"),
-                    ));
-                }
-                DataType::Enumerated {
-                    name,
-                    representation: representation.text.to_owned(),
-                    enumerators,
-                }
-            }
-            "arrayData" => {
-                let name = name()?;
-                let element_type = self.required(element, "dataType")?;
-                refer(&element_type, format!("array data type {name}"));
-                let cardinality = self.required(element, "cardinality")?.text.to_owned();
-                let encoding = self.required(element, "encoding")?.text.to_owned();
-                DataType::Array {
-                    name,
-                    element: element_type.text.to_owned(),
-                    cardinality,
-                    encoding,
-                }
-            }
-            "fixedRecordData" => {
-                let name = name()?;
-                let encoding = self.required(element, "encoding")?.text.to_owned();
-                let mut fields = Vec::new();
-                for f in element.children_named("field") {
-                    let field_name = self.required(f, "name")?.text.to_owned();
-                    let field_type = self.required(f, "dataType")?;
-                    refer(
-                        &field_type,
-                        format!("field {field_name} of fixed record {name}"),
-                    );
-                    fields.push((field_name, field_type.text.to_owned()));
-                }
-                DataType::FixedRecord {
-                    name,
-                    fields,
-                    encoding,
-                }
-            }
-            "variantRecordData" => {
-                let name = name()?;
-                let discriminant = self.required(element, "discriminant")?.text.to_owned();
-                let discriminant_type = self.required(element, "dataType")?;
-                refer(
-                    &discriminant_type,
-                    format!("discriminant of variant record {name}"),
-                );
-                let encoding = self.required(element, "encoding")?.text.to_owned();
-                let mut alternatives = Vec::new();
-                for a in element.children_named("alternative") {
-                    let enumerator = self.required(a, "enumerator")?.text.to_owned();
-                    let alternative_name = self.required(a, "name")?.text.to_owned();
-                    let alternative_type = self.required(a, "dataType")?;
-                    // `NA` marks an alternative that carries no data.
-                    if alternative_type.text != "NA" {
-                        refer(
-                            &alternative_type,
-                            format!("alternative {alternative_name} of variant record {name}"),
-                        );
-                    }
-                    alternatives.push((
-                        enumerator,
-                        alternative_name,
-                        alternative_type.text.to_owned(),
-                    ));
-                }
-                DataType::VariantRecord {
-                    name,
-                    discriminant,
-                    data_type: discriminant_type.text.to_owned(),
-                    alternatives,
-                    encoding,
-                }
-            }
-            _ => return Ok(None),
-        };
-        Ok(Some(ModuleDataType {
-            definition,
-            location,
-            references,
-        }))
     }
 }

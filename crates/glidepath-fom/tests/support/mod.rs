@@ -6,6 +6,8 @@
 
 use std::path::PathBuf;
 
+use glidepath_fom::{Fom, FomSummary};
+
 /// `foms/` at the workspace root (our own modules).
 pub fn foms_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../foms")
@@ -69,4 +71,25 @@ pub fn attribute(name: &str, data_type: &str, transportation: &str, order: &str)
                     <order>{order}</order>
                 </attribute>"#
     )
+}
+
+/// The standard MIM alone, merged.
+pub fn mim() -> Fom {
+    Fom::merge(&[]).expect("the MIM alone merges")
+}
+
+/// `counts` written as the roots, `HLAprivilegeToDeleteObject`, the MIM's data
+/// types and a module's own items, plus the MOM classes, attributes, parameters
+/// and dimensions the standard MIM adds to every FOM.
+pub fn plus_mom(counts: FomSummary) -> FomSummary {
+    let mim = mim().summary();
+    FomSummary {
+        modules: counts.modules,
+        object_classes: counts.object_classes + mim.object_classes - 1,
+        attributes: counts.attributes + mim.attributes - 1,
+        interaction_classes: counts.interaction_classes + mim.interaction_classes - 1,
+        parameters: counts.parameters + mim.parameters,
+        dimensions: counts.dimensions + mim.dimensions,
+        data_types: counts.data_types,
+    }
 }

@@ -80,7 +80,7 @@ fn object(
             handle: a,
             name: attribute.to_string(),
             class: handle,
-            data_type: "HLAopaqueData".into(),
+            data_type: Some("HLAopaqueData".into()),
             transportation,
             order,
             dimensions: vec![],
@@ -125,7 +125,7 @@ fn interaction(
             handle: p,
             name: parameter.to_string(),
             class: handle,
-            data_type: "HLAopaqueData".into(),
+            data_type: Some("HLAopaqueData".into()),
         });
         own_parameters.push(p);
     }
