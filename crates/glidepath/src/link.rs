@@ -82,14 +82,24 @@ impl Outbound {
     /// and this federate's send lock is held before the core's lock is released, so
     /// they go out after every output taken earlier and before every later one. The
     /// first failure is returned; every output is tried.
+    #[inline]
     pub(crate) fn send(
+        &self,
+        endpoint: &dyn Endpoint,
+        rti: impl DerefMut<Target = LocalRti>,
+    ) -> Result<(), RtiError> {
+        // Most calls of a spinning evoker have nothing to send: that answer inline.
+        if !rti.has_outputs() {
+            return Ok(());
+        }
+        self.send_queued(endpoint, rti)
+    }
+
+    fn send_queued(
         &self,
         endpoint: &dyn Endpoint,
         mut rti: impl DerefMut<Target = LocalRti>,
     ) -> Result<(), RtiError> {
-        if !rti.has_outputs() {
-            return Ok(());
-        }
         let mut queue = self.queue.lock();
         rti.take_outputs(&mut queue);
         drop(rti);
@@ -98,6 +108,7 @@ impl Outbound {
 
     /// As [`Outbound::send`], for a thread no caller waits on: a failure is kept for
     /// the user's next call.
+    #[inline]
     pub(crate) fn send_or_record(
         &self,
         endpoint: &dyn Endpoint,

@@ -309,12 +309,14 @@ impl LocalRti {
         self.callbacks.len()
     }
     /// True when the transport has something to do ([`LocalRti::take_outputs`]).
+    #[inline]
     pub fn has_outputs(&self) -> bool {
         !self.outbox.is_empty()
     }
     /// Moves what the transport must do, in order, to the end of `into`. Cheap when
     /// `into` is empty: the two buffers swap, so a driver that keeps one buffer
     /// allocates nothing in the steady state.
+    #[inline]
     pub fn take_outputs(&mut self, into: &mut Vec<Output>) {
         if into.is_empty() {
             std::mem::swap(&mut self.outbox, into);
