@@ -1,0 +1,7 @@
+//! glidepath-tg: the distributed target generator.
+#![warn(missing_docs)]
+
+pub mod atmosphere;
+pub mod dynamics;
+pub mod geo;
+pub mod perf;
