@@ -2,6 +2,10 @@
 #![warn(missing_docs)]
 
 pub mod atmosphere;
+pub mod command;
 pub mod dynamics;
 pub mod geo;
+pub mod model;
 pub mod perf;
+pub mod scenario;
+pub mod wire;
