@@ -4,8 +4,11 @@
 pub mod atmosphere;
 pub mod command;
 pub mod dynamics;
+pub mod federation;
 pub mod geo;
 pub mod model;
+pub mod node;
 pub mod perf;
 pub mod scenario;
+pub mod server;
 pub mod wire;
