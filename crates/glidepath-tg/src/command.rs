@@ -192,7 +192,11 @@ impl Instruction {
                 ))
             }
         };
-        match words.next() {
+        let extra = match instruction {
+            Instruction::Resume => arg,
+            _ => words.next(),
+        };
+        match extra {
             Some(extra) => Err(format!("unexpected `{extra}` after the command")),
             None => Ok(instruction),
         }

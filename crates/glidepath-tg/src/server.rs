@@ -471,6 +471,20 @@ pub struct LocalLayout {
     pub threads_per_node: usize,
     /// The model the nodes fly.
     pub model: Model,
+    /// The performance table the nodes fly by.
+    pub performance: std::sync::Arc<crate::perf::PerformanceTable>,
+}
+
+impl LocalLayout {
+    /// `nodes` nodes of `threads_per_node` threads with the compiled-in performance table.
+    pub fn new(nodes: usize, threads_per_node: usize, model: Model) -> LocalLayout {
+        LocalLayout {
+            nodes,
+            threads_per_node,
+            model,
+            performance: std::sync::Arc::new(crate::perf::PerformanceTable::builtin().clone()),
+        }
+    }
 }
 
 impl LocalRun {
@@ -487,7 +501,9 @@ impl LocalRun {
         let mut nodes = Vec::new();
         for k in 0..layout.nodes {
             let name = format!("tg-node-{}", k + 1);
-            let node_config = NodeConfig::new(name.clone(), layout.threads_per_node, layout.model);
+            let mut node_config =
+                NodeConfig::new(name.clone(), layout.threads_per_node, layout.model);
+            node_config.performance = layout.performance.clone();
             let (rti, federation) = (rti.clone(), federation.to_string());
             let handle = std::thread::Builder::new()
                 .name(name.clone())
