@@ -48,11 +48,7 @@ fn fnv(hash: &mut u64, x: f64) {
 /// Runs the scenario; returns a digest of every frame's states and the final states.
 fn run(nodes: usize, threads: usize) -> (Vec<u64>, Vec<[f64; 9]>) {
     let rti = Rti::inproc();
-    let layout = LocalLayout {
-        nodes,
-        threads_per_node: threads,
-        model: Model::PointMass,
-    };
+    let layout = LocalLayout::new(nodes, threads, Model::PointMass);
     let mut config = ServerConfig::new(nodes);
     config.dt_s = DT;
     let mut tg = LocalRun::start(&rti, "tg-determinism", scenario(), &layout, config).unwrap();
@@ -183,11 +179,7 @@ fn trajectories_are_bit_identical_whatever_the_nodes_and_threads() {
 #[test]
 fn commands_apply_at_the_next_frame_and_refusals_say_why() {
     let rti = Rti::inproc();
-    let layout = LocalLayout {
-        nodes: 2,
-        threads_per_node: 1,
-        model: Model::PointMass,
-    };
+    let layout = LocalLayout::new(2, 1, Model::PointMass);
     let mut tg = LocalRun::start(
         &rti,
         "tg-commands",
