@@ -74,6 +74,11 @@ pub struct TgArgs {
     /// The node's name (`--role node`).
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
+    /// Failover: a node this many milliseconds later than the others with a frame is
+    /// taken as lost and its aircraft continue on the others [default: off: the run
+    /// fails after 10 s].
+    #[arg(long, value_name = "MILLISECONDS")]
+    failover_ms: Option<u64>,
 }
 
 /// The model a flag names.
@@ -163,7 +168,8 @@ fn serve(
 ) -> anyhow::Result<()> {
     let scenario = scenario::load(&args.scenario, &table)?;
     let rti = glidepath::Rti::from_config(&config)?;
-    let server_config = ServerConfig::new(args.nodes as usize);
+    let mut server_config = ServerConfig::new(args.nodes as usize);
+    server_config.node_timeout = args.failover_ms.map(Duration::from_millis);
     println!(
         "scenario {} ({} aircraft): {} node(s) of {} thread(s), {} model, transport {}, {} Hz{}",
         scenario.name,
@@ -203,10 +209,17 @@ fn serve(
         seconds: (args.seconds > 0.0).then_some(args.seconds),
         status_every: Duration::from_secs(1),
     };
-    let print = |s: &Status, server: &mut SimulationServer| {
+    let mut lost_reported = 0;
+    let mut print = move |s: &Status, server: &mut SimulationServer| {
+        let lost = server.lost_nodes();
+        for node in &lost[lost_reported..] {
+            let now_on = server.tracks().iter().filter(|t| t.node != *node).count();
+            println!("node {node} lost: its aircraft continue on the other nodes ({now_on} aircraft flown)");
+        }
+        lost_reported = lost.len();
         println!(
-            "t {:>6.1} s  frame {:>7}  sim {:>7.1} s  aircraft {:>6}  rate {:>7.1} Hz  frame {:>7.3} ms (compute {:.3})  misses {}  jitter p50/p99/max {:.3}/{:.3}/{:.3} ms{}",
-            s.elapsed_s, s.frame, s.sim_time_s, s.aircraft, s.rate_hz, s.frame_ms_mean, s.compute_ms_mean,
+                        "t {:>6.1} s  frame {:>7}  sim {:>7.1} s  aircraft {:>6}  updates/frame {:>8.1}  rate {:>7.1} Hz  frame {:>7.3} ms (compute {:.3})  misses {}  jitter p50/p99/max {:.3}/{:.3}/{:.3} ms{}",
+            s.elapsed_s, s.frame, s.sim_time_s, s.aircraft, s.updates_per_frame, s.rate_hz, s.frame_ms_mean, s.compute_ms_mean,
             s.deadline_misses, s.jitter_ms[0], s.jitter_ms[1], s.jitter_ms[2],
             if s.paused { "  (paused)" } else { "" }
         );
@@ -227,7 +240,8 @@ fn serve(
         let mut layout = LocalLayout::new(args.nodes as usize, threads, model);
         layout.performance = table;
         let mut tg = LocalRun::start(&rti, &args.federation, scenario, &layout, server_config)?;
-        runner::run(&mut tg.server, &rx, options, print)?;
+        runner::run(&mut tg.server, &rx, options, &mut print)?;
+        print_final(&tg.server);
         tg.finish()?;
         drop(tx);
         return Ok(());
@@ -266,24 +280,46 @@ fn serve(
         if let Some(p) = &args.performance {
             cmd.arg("--performance").arg(p);
         }
-        children.0.push(
-            cmd.stdin(std::process::Stdio::null())
-                .spawn()
-                .context("starting a node process")?,
-        );
+        let child = cmd
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .context("starting a node process")?;
+        println!("node tg-node-{} pid {}", k + 1, child.id());
+        children.0.push(child);
     }
     let mut server = SimulationServer::start(&rti, &args.federation, scenario, server_config)?;
-    runner::run(&mut server, &rx, options, print)?;
+    runner::run(&mut server, &rx, options, &mut print)?;
+    print_final(&server);
+    let lost: Vec<String> = server.lost_nodes().iter().map(|n| n.to_string()).collect();
     server.stop()?;
-    for child in &mut children.0 {
+    for (k, child) in children.0.iter_mut().enumerate() {
         let status = child.wait()?;
-        if !status.success() {
-            bail!("a node process ended with {status}");
+        if !status.success() && !lost.contains(&format!("tg-node-{}", k + 1)) {
+            bail!("node process tg-node-{} ended with {status}", k + 1);
         }
     }
     children.0.clear();
-    rti.destroy_federation_execution(&args.federation)?;
+    if let Err(e) = rti.destroy_federation_execution(&args.federation) {
+        // A lost node never resigned: the federation stays until the executive ends.
+        if lost.is_empty() {
+            return Err(e.into());
+        }
+        eprintln!("federation {} left in place: {e}", args.federation);
+    }
     Ok(())
+}
+
+/// The last line: how many aircraft have a state of the last frame.
+fn print_final(server: &SimulationServer) {
+    let t = server.tracks();
+    let latest = t.iter().map(|t| t.track_time_us).max().unwrap_or(0);
+    let current = t.iter().filter(|t| t.track_time_us == latest).count();
+    println!(
+        "final frame {}: {} aircraft, {} with a state of the last frame",
+        server.frame(),
+        t.len(),
+        current
+    );
 }
 
 /// Node processes, killed if the server ends early.

@@ -224,6 +224,37 @@ impl Aircraft {
         }
     }
 
+    /// Puts the aircraft where a published state says it was, `steps` steps into
+    /// the run (a failover: the node that flew it is gone). The airspeed is what the
+    /// ground velocity less the wind gives; the active waypoint the first one ahead.
+    pub fn resume_from(&mut self, p: &PublishedState, wind: Wind, steps: u64) {
+        let s = &mut self.state;
+        s.lat_rad = p.lat_deg.to_radians();
+        s.lon_rad = p.lon_deg.to_radians();
+        s.alt_m = p.alt_ft * M_PER_FT;
+        s.heading_rad = p.heading_deg.to_radians();
+        s.vs_mps = p.vs_fpm / 60.0 * M_PER_FT;
+        s.bank_rad = p.roll_deg.to_radians();
+        s.gs_mps = p.gs_kt * MPS_PER_KT;
+        s.track_rad = p.course_deg.to_radians();
+        let north = s.gs_mps * s.track_rad.cos() - wind.north_mps;
+        let east = s.gs_mps * s.track_rad.sin() - wind.east_mps;
+        s.tas_mps = north.hypot(east);
+        self.steps = steps;
+        let (lat, lon, track) = (s.lat_rad, s.lon_rad, s.track_rad);
+        let ahead = self
+            .plan
+            .waypoints
+            .iter()
+            .enumerate()
+            .skip(self.guidance.active)
+            .find(|(_, w)| {
+                let b = bearing_rad(lat, lon, w.lat_deg.to_radians(), w.lon_deg.to_radians());
+                wrap_pi(b - track).abs() < 0.5 * std::f64::consts::PI
+            });
+        self.guidance.active = ahead.map_or(self.plan.waypoints.len(), |(i, _)| i);
+    }
+
     /// Calibrated airspeed now, kt.
     pub fn cas_kt(&self) -> f64 {
         Isa::at(self.state.alt_m).tas_to_cas(self.state.tas_mps) / MPS_PER_KT

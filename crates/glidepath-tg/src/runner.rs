@@ -93,6 +93,9 @@ pub struct Status {
     pub jitter_ms: [f64; 3],
     /// Whether the run is paused.
     pub paused: bool,
+    /// State updates the server received per frame over the period (the aircraft
+    /// count when none is lost or duplicated).
+    pub updates_per_frame: f64,
 }
 
 /// How to run.
@@ -125,6 +128,7 @@ pub fn run(
     let mut period_start = Instant::now();
     let (mut period_frames, mut period_wall, mut period_compute) =
         (0u64, Duration::ZERO, Duration::ZERO);
+    let mut period_updates = 0u64;
     let mut jitter: Vec<Duration> = Vec::new();
     let mut last = None;
     if options.rate_hz > 0.0 {
@@ -180,6 +184,7 @@ pub fn run(
             period_frames += 1;
             period_wall += report.wall;
             period_compute += report.compute;
+            period_updates += report.updates;
             if options.rate_hz > 0.0 {
                 let period = Duration::from_secs_f64(1.0 / options.rate_hz);
                 next_start += period;
@@ -215,11 +220,13 @@ pub fn run(
                 deadline_misses: misses,
                 jitter_ms: [pick(0.5), pick(0.99), pick(1.0)],
                 paused,
+                updates_per_frame: period_updates as f64 / period_frames.max(1) as f64,
             };
             status(&s, server);
             last = Some(s);
             period_start = Instant::now();
             (period_frames, period_wall, period_compute) = (0, Duration::ZERO, Duration::ZERO);
+            period_updates = 0;
             jitter.clear();
         }
     }
@@ -245,6 +252,7 @@ fn empty_status(server: &SimulationServer) -> Status {
         deadline_misses: 0,
         jitter_ms: [0.0; 3],
         paused: false,
+        updates_per_frame: 0.0,
     }
 }
 

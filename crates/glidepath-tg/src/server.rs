@@ -8,11 +8,12 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use glidepath::{
-    Bytes, Callback, Federate, JoinOptions, ObjectInstanceHandle, ProcessModel, ResignAction, Rti,
+    Bytes, Callback, Federate, FederateHandle, JoinOptions, ObjectInstanceHandle, ProcessModel,
+    ResignAction, Rti,
 };
 
 use crate::command::{Command, CommandAck, Instruction, Refusal};
-use crate::dynamics::PublishedState;
+use crate::dynamics::{Aircraft, PublishedState, Wind};
 use crate::federation::{fom, int, read_f64, read_int, read_str, value, Handles, TgError};
 use crate::model::Model;
 use crate::node::{run_node, NodeConfig, NodeReport};
@@ -34,6 +35,10 @@ pub struct ServerConfig {
     /// Aircraft per `TgAssign` message: 1,000 keeps a message under NATS's default
     /// 1 MiB payload limit.
     pub assign_batch: usize,
+    /// Failover: a node that has not finished a frame this long after the others is
+    /// taken as lost, and its aircraft continue on the others from their last
+    /// published state. `None` (the default) waits `frame_timeout` and fails the run.
+    pub node_timeout: Option<Duration>,
 }
 
 impl ServerConfig {
@@ -45,6 +50,7 @@ impl ServerConfig {
             node_wait: Duration::from_secs(30),
             frame_timeout: Duration::from_secs(10),
             assign_batch: 1_000,
+            node_timeout: None,
         }
     }
 }
@@ -67,7 +73,7 @@ pub struct Track {
 }
 
 /// What one frame took.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FrameReport {
     /// The frame's number.
     pub frame: u64,
@@ -79,6 +85,8 @@ pub struct FrameReport {
     pub compute: Duration,
     /// The slowest node's publishing.
     pub publish: Duration,
+    /// Nodes found lost in this frame, with how many aircraft each handed on.
+    pub lost: Vec<(String, usize)>,
 }
 
 /// The simulation server of one federation.
@@ -88,6 +96,15 @@ pub struct SimulationServer {
     config: ServerConfig,
     nodes: Vec<String>,
     node_frame: Vec<u64>,
+    node_handles: Vec<FederateHandle>,
+    alive: Vec<bool>,
+    /// The scenario's aircraft: the plans a failover restarts from.
+    originals: Vec<Aircraft>,
+    wind: Wind,
+    /// Commands routed and not yet acknowledged, and those applied, per aircraft:
+    /// a failover re-applies them.
+    routed: HashMap<u64, Command>,
+    applied: HashMap<String, Vec<Instruction>>,
     owner: HashMap<String, usize>,
     tracks: Vec<Track>,
     by_callsign: HashMap<String, usize>,
@@ -167,6 +184,12 @@ impl SimulationServer {
             config,
             nodes: Vec::new(),
             node_frame: Vec::new(),
+            node_handles: Vec::new(),
+            alive: Vec::new(),
+            originals: scenario.aircraft.clone(),
+            wind: scenario.wind,
+            routed: HashMap::new(),
+            applied: HashMap::new(),
             owner: HashMap::new(),
             tracks,
             by_callsign,
@@ -299,20 +322,38 @@ impl SimulationServer {
             Bytes::new(),
         )?;
         let deadline = start + self.config.frame_timeout;
-        while self.node_frame.iter().any(|f| *f < self.frame) {
+        let mut lost = Vec::new();
+        let mut first_done: Option<Instant> = None;
+        while let Some(late) = self.late_node() {
             let now = Instant::now();
-            match (now < deadline)
-                .then(|| self.fed.next_callback(deadline - now))
+            if first_done.is_none()
+                && self
+                    .node_frame
+                    .iter()
+                    .zip(&self.alive)
+                    .any(|(f, a)| *a && *f >= self.frame)
+            {
+                first_done = Some(now);
+            }
+            // Failover: the others are done and this one is overdue.
+            if let (Some(limit), Some(done)) = (self.config.node_timeout, first_done) {
+                if now >= done + limit {
+                    lost.push(self.fail_over(late)?);
+                    continue;
+                }
+            }
+            let until = match (self.config.node_timeout, first_done) {
+                (Some(limit), Some(done)) => deadline.min(done + limit),
+                _ => deadline,
+            };
+            match (now < until)
+                .then(|| self.fed.next_callback(until - now))
                 .flatten()
             {
                 Some(cb) => self.handle(cb)?,
+                None if Instant::now() < deadline => {}
                 None => {
                     self.fed.check_transport()?;
-                    let late = self
-                        .node_frame
-                        .iter()
-                        .position(|f| *f < self.frame)
-                        .unwrap_or(0);
                     return Err(TgError::NodeSilent {
                         node: self.nodes[late].clone(),
                         frame: self.frame,
@@ -322,12 +363,99 @@ impl SimulationServer {
             }
         }
         Ok(FrameReport {
+            lost,
             frame: self.frame,
             wall: start.elapsed(),
             updates: self.frame_updates,
             compute: Duration::from_nanos(self.compute_ns_max),
             publish: Duration::from_nanos(self.publish_ns_max),
         })
+    }
+
+    /// A live node that has not finished the current frame.
+    fn late_node(&self) -> Option<usize> {
+        (0..self.nodes.len()).find(|&k| self.alive[k] && self.node_frame[k] < self.frame)
+    }
+
+    /// Takes node `k` as lost: its updates are ignored from now on, it is told to
+    /// release its aircraft (in case it is only slow), and each of its aircraft
+    /// continues on the least loaded live node from its last published state, with
+    /// the commands it had taken. Returns the node's name and how many moved.
+    fn fail_over(&mut self, k: usize) -> Result<(String, usize), TgError> {
+        self.alive[k] = false;
+        let name = self.nodes[k].clone();
+        if !self.alive.iter().any(|a| *a) {
+            return Err(TgError::NodeSilent {
+                node: name,
+                frame: self.frame,
+                waited_s: 0.0,
+            });
+        }
+        let moving: Vec<usize> = (0..self.tracks.len())
+            .filter(|&i| self.owner.get(&self.tracks[i].callsign) == Some(&k))
+            .collect();
+        let release = self.h.release.params;
+        let names: Vec<&str> = moving
+            .iter()
+            .map(|&i| self.tracks[i].callsign.as_str())
+            .collect();
+        self.fed.send_interaction(
+            self.h.release.class,
+            [
+                (release[0], Bytes::from(name.clone())),
+                (release[1], Bytes::from(names.join("\n"))),
+            ],
+            Bytes::new(),
+        )?;
+        let mut per_node: HashMap<usize, Vec<Aircraft>> = HashMap::new();
+        let mut load: Vec<usize> = (0..self.nodes.len())
+            .map(|n| {
+                if self.alive[n] {
+                    self.owner.values().filter(|o| **o == n).count()
+                } else {
+                    usize::MAX
+                }
+            })
+            .collect();
+        for &i in &moving {
+            let target = (0..load.len())
+                .min_by_key(|&n| load[n])
+                .expect("a live node");
+            load[target] += 1;
+            let t = &self.tracks[i];
+            let mut a = self.originals[i].clone();
+            a.resume_from(&t.state, self.wind, self.frame.saturating_sub(1));
+            for instruction in self.applied.get(&t.callsign).into_iter().flatten() {
+                instruction.apply(&mut a);
+            }
+            self.owner.insert(t.callsign.clone(), target);
+            self.tracks[i].node = self.nodes[target].clone();
+            per_node.entry(target).or_default().push(a);
+        }
+        let mut targets: Vec<_> = per_node.into_iter().collect();
+        targets.sort_by_key(|(n, _)| *n);
+        for (n, aircraft) in targets {
+            for batch in aircraft.chunks(self.config.assign_batch.max(1)) {
+                let p = self.h.assign.params;
+                self.fed.send_interaction(
+                    self.h.assign.class,
+                    [
+                        (p[0], Bytes::from(self.nodes[n].clone())),
+                        (p[1], Bytes::from(encode_assignment(self.wind, batch))),
+                    ],
+                    Bytes::new(),
+                )?;
+            }
+        }
+        Ok((name, moving.len()))
+    }
+
+    /// The nodes taken as lost so far.
+    pub fn lost_nodes(&self) -> Vec<&str> {
+        (0..self.nodes.len())
+            .filter(|&k| !self.alive[k])
+            .map(|k| self.nodes[k].as_str())
+            .collect()
     }
 
     fn route(&mut self, command: Command) -> Result<(), TgError> {
@@ -346,6 +474,7 @@ impl SimulationServer {
             self.acks.push(ack);
             return Ok(());
         };
+        self.routed.insert(command.id, command.clone());
         let p = self.h.node_command.params;
         self.fed.send_interaction(
             self.h.node_command.class,
@@ -362,8 +491,16 @@ impl SimulationServer {
     fn handle(&mut self, cb: Callback) -> Result<(), TgError> {
         match cb {
             Callback::ReflectAttributeValues {
-                instance, values, ..
+                instance,
+                values,
+                info,
+                ..
             } => {
+                if let Some(k) = self.node_handles.iter().position(|h| *h == info.producer) {
+                    if !self.alive[k] {
+                        return Ok(());
+                    }
+                }
                 let a = self.h.attrs;
                 let index = match self.by_instance.get(&instance) {
                     Some(&i) => i,
@@ -408,12 +545,22 @@ impl SimulationServer {
             Callback::RemoveObjectInstance { instance, .. } => {
                 self.by_instance.remove(&instance);
             }
-            Callback::ReceiveInteraction { class, values, .. } => {
+            Callback::ReceiveInteraction {
+                class,
+                values,
+                info,
+                ..
+            } => {
                 let h = self.h;
                 if class == h.frame_done.class {
                     let p = h.frame_done.params;
                     let node = read_str(value(&values, p[0]))?;
-                    if let Some(k) = self.nodes.iter().position(|n| n == node) {
+                    if let Some(k) = self
+                        .nodes
+                        .iter()
+                        .position(|n| n == node)
+                        .filter(|&k| self.alive[k])
+                    {
                         self.node_frame[k] = read_int(value(&values, p[1]))? as u64;
                         self.compute_ns_max = self
                             .compute_ns_max
@@ -425,7 +572,16 @@ impl SimulationServer {
                 } else if class == h.ack.class {
                     let bytes =
                         value(&values, h.ack.params[0]).ok_or(crate::wire::WireError("ack"))?;
-                    self.acks.push(decode_ack(bytes)?);
+                    let ack = decode_ack(bytes)?;
+                    if let Some(c) = self.routed.remove(&ack.id) {
+                        if ack.outcome.is_ok() {
+                            self.applied
+                                .entry(c.callsign)
+                                .or_default()
+                                .push(c.instruction);
+                        }
+                    }
+                    self.acks.push(ack);
                 } else if class == h.command.class {
                     let bytes = value(&values, h.command.params[0])
                         .ok_or(crate::wire::WireError("command"))?;
@@ -435,6 +591,8 @@ impl SimulationServer {
                     if !self.nodes.contains(&node) && self.nodes.len() < self.config.nodes {
                         self.nodes.push(node);
                         self.node_frame.push(self.frame);
+                        self.node_handles.push(info.producer);
+                        self.alive.push(true);
                     }
                 }
             }
