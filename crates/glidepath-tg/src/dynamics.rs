@@ -479,7 +479,9 @@ impl Aircraft {
         s.gs_mps = north.hypot(east);
         s.track_rad = wrap_2pi(east.atan2(north));
         let radius = EARTH_RADIUS_M + s.alt_m;
-        s.lat_rad = (s.lat_rad + north * dt / radius).clamp(-1.5707, 1.5707);
+        // Short of the poles, where the longitude step divides by cos(lat).
+        let pole = std::f64::consts::FRAC_PI_2 - 1e-4;
+        s.lat_rad = (s.lat_rad + north * dt / radius).clamp(-pole, pole);
         s.lon_rad = wrap_pi(s.lon_rad + east * dt / (radius * s.lat_rad.cos()));
         s.alt_m = (s.alt_m + s.vs_mps * dt).max(0.0);
         if s.alt_m == 0.0 && s.vs_mps < 0.0 {

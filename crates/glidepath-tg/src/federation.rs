@@ -26,7 +26,7 @@ pub enum TgError {
     Name(#[from] NameError),
     /// The compiled-in FOM modules do not merge.
     #[error(transparent)]
-    Fom(#[from] FomError),
+    Fom(#[from] Box<FomError>),
     /// A peer sent bytes that do not decode.
     #[error(transparent)]
     Wire(#[from] WireError),
@@ -67,11 +67,12 @@ pub enum TgError {
 }
 
 /// The merged FOM of a target-generator federation.
-pub fn fom() -> Result<Fom, FomError> {
-    Fom::merge(&[
+pub fn fom() -> Result<Fom, Box<FomError>> {
+    // Boxed: a FOM error is large and this path runs once.
+    Ok(Fom::merge(&[
         FomModule::parse_str("air-traffic.xml", AIR_TRAFFIC_FOM)?,
         FomModule::parse_str("target-generator.xml", TARGET_GENERATOR_FOM)?,
-    ])
+    ])?)
 }
 
 /// The `Aircraft` attributes a target generator publishes.
