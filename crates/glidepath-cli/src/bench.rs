@@ -13,7 +13,8 @@ use glidepath_bench::output::{write_json, write_plots, write_table, BarProgress}
 /// The flags of `glidepath bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// The suite: latency, throughput, loopback, timeadv or fanout.
+    /// The suite: latency, throughput, loopback, timeadv, fanout, or tg (the target
+    /// generator's update rate, DASE's Tables 1–5).
     #[arg(value_name = "SUITE")]
     suite: String,
     /// The transport glidepath runs on: inproc or nats [default: inproc].
@@ -72,6 +73,72 @@ pub struct BenchArgs {
     /// Lookahead of the time-advance suite [default: 1].
     #[arg(long, value_name = "TIME")]
     lookahead: Option<String>,
+    /// Aircraft counts, comma-separated (tg) [default: 400,1000].
+    #[arg(long, value_name = "N")]
+    aircraft: Option<String>,
+    /// Processing node counts, comma-separated (tg) [default: 1,2].
+    #[arg(long, value_name = "N")]
+    nodes: Option<String>,
+    /// Threads per processing node (tg) [default: cores / nodes].
+    #[arg(long, value_name = "N")]
+    threads: Option<String>,
+    /// Measured seconds per run (tg) [default: 10].
+    #[arg(long, value_name = "SECONDS")]
+    seconds: Option<String>,
+    /// Runs per configuration (tg) [default: 5, as the paper].
+    #[arg(long, value_name = "N")]
+    runs: Option<String>,
+    /// The aircraft model, point-mass or stand-in (tg) [default: point-mass].
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
+    /// The stand-in model's fixed cost per step in microseconds (tg) [default: 5].
+    #[arg(long, value_name = "MICROSECONDS")]
+    stand_in_us: Option<String>,
+}
+
+/// `glidepath bench tg`: the target generator's flags, checked.
+fn tg_args(args: &BenchArgs) -> anyhow::Result<crate::tg::TgBenchArgs> {
+    let positive = |flag: &str, v: usize| {
+        if v == 0 {
+            bail!("{flag}: must be at least 1")
+        }
+        Ok(v)
+    };
+    let counts =
+        |flag: &str, v: &Option<String>, default: &[usize]| -> anyhow::Result<Vec<usize>> {
+            match v {
+                None => Ok(default.to_vec()),
+                Some(v) => list(flag, v, |f, x| {
+                    number::<usize>(f, x).and_then(|n| positive(f, n))
+                }),
+            }
+        };
+    let seconds = args
+        .seconds
+        .as_deref()
+        .map_or(Ok(10.0), |v| number::<f64>("--seconds", v))?;
+    if !(seconds.is_finite() && seconds > 0.0) {
+        bail!("--seconds: {seconds} is not a positive number of seconds");
+    }
+    Ok(crate::tg::TgBenchArgs {
+        aircraft: counts("--aircraft", &args.aircraft, &[400, 1000])?,
+        nodes: counts("--nodes", &args.nodes, &[1, 2])?,
+        threads: args
+            .threads
+            .as_deref()
+            .map(|v| number::<usize>("--threads", v).and_then(|n| positive("--threads", n)))
+            .transpose()?,
+        seconds,
+        runs: args.runs.as_deref().map_or(Ok(5), |v| {
+            number::<usize>("--runs", v).and_then(|n| positive("--runs", n))
+        })?,
+        model: args.model.clone().unwrap_or_else(|| "point-mass".into()),
+        stand_in_us: args
+            .stand_in_us
+            .as_deref()
+            .map_or(Ok(5.0), |v| number::<f64>("--stand-in-us", v))?,
+        json: args.json.clone(),
+    })
 }
 
 /// Parses a number, naming the flag when it is not one.
@@ -203,6 +270,9 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
 
 /// `glidepath bench`: runs the suite and writes what was asked for.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    if args.suite == "tg" {
+        return crate::tg::bench(tg_args(&args)?);
+    }
     let opts = options(&args)?;
     let progress = BarProgress::new();
     let results = glidepath_bench::suites::run(&args.suite, &opts, &progress);

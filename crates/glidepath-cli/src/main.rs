@@ -11,6 +11,7 @@ use glidepath::{Fom, ProcessModel, RtiConfig, TransportKind};
 mod bench;
 mod demo;
 mod run;
+mod tg;
 
 /// glidepath: an HLA run-time infrastructure for distributed simulation.
 #[derive(Parser, Debug)]
@@ -51,6 +52,10 @@ enum Command {
     /// with compression off and on) and write a side-by-side table next to the
     /// memorandum's runs.
     Matrix(run::RunArgs),
+    /// Run the distributed target generator: a simulation server and processing nodes
+    /// flying a scenario's aircraft (point-mass dynamics) as HLA object updates; a
+    /// status line per second, operator controls on standard input.
+    Tg(tg::TgArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -253,6 +258,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Run(args) => run::run_layout(args),
         Command::Matrix(args) => run::run_matrix(args),
+        Command::Tg(args) => tg::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -19,7 +19,7 @@ fn both() -> Fom {
 
 #[test]
 fn each_module_loads_on_its_own() {
-    for file in ["benchmark.xml", "air-traffic.xml"] {
+    for file in ["benchmark.xml", "air-traffic.xml", "target-generator.xml"] {
         let module = FomModule::load(&foms_dir().join(file)).expect(file);
         assert_eq!(module.name, file);
         assert!(module
@@ -38,8 +38,9 @@ fn merged_counts_include_the_mim() {
             modules: 2,
             // HLAobjectRoot, BenchObject, Aircraft, FlightPlan.
             object_classes: 4,
-            // HLAprivilegeToDeleteObject + 3 + 9 + 7.
-            attributes: 20,
+            // HLAprivilegeToDeleteObject + 3 + 13 + 7 (Aircraft with the target
+            // generator's heading, pitch, roll and type).
+            attributes: 24,
             // HLAinteractionRoot + 5 benchmark classes + Track + SndemMessage.
             interaction_classes: 8,
             parameters: 21,
@@ -185,6 +186,10 @@ fn aircraft_carries_the_track_fields() {
             "verticalSpeedFpm",
             "trackTime",
             "trackMetadata",
+            "headingDeg",
+            "pitchDeg",
+            "rollDeg",
+            "aircraftType",
         ]
     );
     let data_type = |name: &str| {

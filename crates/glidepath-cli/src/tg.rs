@@ -1,0 +1,465 @@
+//! `glidepath tg`: the distributed target generator. By default the simulation server
+//! and its processing nodes are threads of this process on the embedded transport;
+//! with `--transport nats` the nodes are processes of this same program
+//! (`--role node`), started by the server. Prints a status line per second and reads
+//! operator controls from standard input (`pause`, `resume`, `step`, `stop`,
+//! `rate HZ`, `speed F`, `CALLSIGN heading|altitude|speed|direct|resume ...`).
+//! `glidepath bench tg` is here too: the update-rate tables of DASE's section VI.
+
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::process::{Child, Command as Process};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use glidepath::{RtiConfig, TransportKind};
+use glidepath_tg::bench::{self, BenchConfig, RateSummary, DASE_TABLES};
+use glidepath_tg::model::Model;
+use glidepath_tg::node::{run_node, NodeConfig};
+use glidepath_tg::perf::PerformanceTable;
+use glidepath_tg::runner::{self, Control, RunOptions, Status};
+use glidepath_tg::scenario;
+use glidepath_tg::server::{
+    create_federation, LocalLayout, LocalRun, ServerConfig, SimulationServer,
+};
+
+/// The flags of `glidepath tg`.
+#[derive(clap::Args, Debug)]
+pub struct TgArgs {
+    /// A built-in scenario (see --list) or a scenario file (TOML, scenarios/README.md).
+    #[arg(long, default_value = "demo", value_name = "NAME|FILE")]
+    scenario: String,
+    /// List the built-in scenarios and exit.
+    #[arg(long)]
+    list: bool,
+    /// Processing nodes.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    nodes: u32,
+    /// Threads in each node's pool [default: this machine's cores / nodes, at least 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
+    /// The aircraft model: point-mass or stand-in.
+    #[arg(long, default_value = "point-mass", value_name = "MODEL")]
+    model: String,
+    /// The stand-in model's fixed cost per aircraft step, microseconds of busy CPU.
+    #[arg(long, default_value_t = 5.0, value_name = "MICROSECONDS")]
+    stand_in_us: f64,
+    /// Frames per second of wall time; 0 runs as fast as possible.
+    #[arg(long, default_value_t = 60.0, value_name = "HZ")]
+    rate: f64,
+    /// Simulated seconds per wall second.
+    #[arg(long, default_value_t = 1.0)]
+    speed: f64,
+    /// Wall seconds to run; 0 runs until `stop` on standard input.
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// A performance file replacing data/aircraft-performance.csv (same layout).
+    #[arg(long, value_name = "FILE")]
+    performance: Option<PathBuf>,
+    /// The transport: inproc (threads, the default) or nats (node processes)
+    /// [default: $GLIDEPATH_TRANSPORT, else inproc].
+    #[arg(long, value_name = "TRANSPORT")]
+    transport: Option<String>,
+    /// The NATS server [default: $GLIDEPATH_NATS_URL, else nats://127.0.0.1:4222].
+    #[arg(long, value_name = "URL")]
+    nats_url: Option<String>,
+    /// The federation's name.
+    #[arg(long, default_value = "glidepath-tg")]
+    federation: String,
+    /// `server` (the default: the whole target generator) or `node` (one processing
+    /// node joining a running server's federation over NATS; the server starts these).
+    #[arg(long, default_value = "server", value_name = "ROLE")]
+    role: String,
+    /// The node's name (`--role node`).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+    /// Failover: a node this many milliseconds later than the others with a frame is
+    /// taken as lost and its aircraft continue on the others [default: off: the run
+    /// fails after 10 s].
+    #[arg(long, value_name = "MILLISECONDS")]
+    failover_ms: Option<u64>,
+}
+
+/// The model a flag names.
+fn model(name: &str, stand_in_us: f64) -> anyhow::Result<Model> {
+    match name {
+        "point-mass" => Ok(Model::PointMass),
+        "stand-in" if stand_in_us.is_finite() && stand_in_us >= 0.0 => Ok(Model::StandIn {
+            cost: Duration::from_secs_f64(stand_in_us * 1e-6),
+        }),
+        "stand-in" => {
+            bail!("--stand-in-us: {stand_in_us} is not a non-negative number of microseconds")
+        }
+        other => bail!("--model: `{other}` is not point-mass or stand-in"),
+    }
+}
+
+fn default_threads(nodes: u32) -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    (cores / nodes).max(1)
+}
+
+fn rti_config(transport: &Option<String>, nats_url: &Option<String>) -> anyhow::Result<RtiConfig> {
+    let mut config = RtiConfig::from_env()?;
+    if let Some(t) = transport {
+        config.apply_args(["--transport".to_string(), t.clone()])?;
+    }
+    if let Some(url) = nats_url {
+        config.nats_url = url.clone();
+    }
+    Ok(config)
+}
+
+/// `glidepath tg`.
+pub fn run(args: TgArgs) -> anyhow::Result<()> {
+    if args.list {
+        for (name, description) in scenario::builtin_names() {
+            println!("{name:<14} {description}");
+        }
+        return Ok(());
+    }
+    let table = Arc::new(match &args.performance {
+        Some(path) => PerformanceTable::from_path(path)?,
+        None => PerformanceTable::builtin().clone(),
+    });
+    let model = model(&args.model, args.stand_in_us)?;
+    let threads = args.threads.unwrap_or_else(|| default_threads(args.nodes)) as usize;
+    let config = rti_config(&args.transport, &args.nats_url)?;
+    if !(args.rate.is_finite() && args.rate >= 0.0) {
+        bail!(
+            "--rate: {} is not a rate in Hz (0 = as fast as possible)",
+            args.rate
+        );
+    }
+    if !(args.speed.is_finite() && args.speed > 0.0) {
+        bail!("--speed: {} is not a positive speed factor", args.speed);
+    }
+    match args.role.as_str() {
+        "node" => {
+            if config.transport != TransportKind::Nats {
+                bail!("--role node joins a server in another process: it needs --transport nats");
+            }
+            let name = args.name.clone().context("--role node needs --name")?;
+            let rti = glidepath::Rti::from_config(&config)?;
+            let mut node = NodeConfig::new(name, threads, model);
+            node.performance = table;
+            let report = run_node(&rti, &args.federation, node)?;
+            eprintln!(
+                "{}: {} frames, {} aircraft, {:?}",
+                args.name.unwrap_or_default(),
+                report.frames,
+                report.aircraft,
+                report.stopped_by
+            );
+            Ok(())
+        }
+        "server" => serve(&args, config, table, model, threads),
+        other => bail!("--role: `{other}` is not server or node"),
+    }
+}
+
+fn serve(
+    args: &TgArgs,
+    config: RtiConfig,
+    table: Arc<PerformanceTable>,
+    model: Model,
+    threads: usize,
+) -> anyhow::Result<()> {
+    let scenario = scenario::load(&args.scenario, &table)?;
+    let rti = glidepath::Rti::from_config(&config)?;
+    let mut server_config = ServerConfig::new(args.nodes as usize);
+    server_config.node_timeout = args.failover_ms.map(Duration::from_millis);
+    println!(
+        "scenario {} ({} aircraft): {} node(s) of {} thread(s), {} model, transport {}, {} Hz{}",
+        scenario.name,
+        scenario.aircraft.len(),
+        args.nodes,
+        threads,
+        model.name(),
+        rti.transport_name(),
+        args.rate,
+        if args.rate == 0.0 {
+            " (as fast as possible)"
+        } else {
+            ""
+        }
+    );
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let reader_tx = tx.clone();
+    std::thread::spawn(move || {
+        for (i, line) in std::io::stdin().lock().lines().enumerate() {
+            let Ok(line) = line else { break };
+            if line.trim().is_empty() {
+                continue;
+            }
+            match Control::parse(&line) {
+                Ok(c) => {
+                    if reader_tx.send(c).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => eprintln!("stdin:{}: {e}", i + 1),
+            }
+        }
+    });
+    let options = RunOptions {
+        rate_hz: args.rate,
+        speed: args.speed,
+        seconds: (args.seconds > 0.0).then_some(args.seconds),
+        status_every: Duration::from_secs(1),
+    };
+    let mut lost_reported = 0;
+    let mut print = move |s: &Status, server: &mut SimulationServer| {
+        let lost = server.lost_nodes();
+        for node in &lost[lost_reported..] {
+            let now_on = server.tracks().iter().filter(|t| t.node != *node).count();
+            println!("node {node} lost: its aircraft continue on the other nodes ({now_on} aircraft flown)");
+        }
+        lost_reported = lost.len();
+        println!(
+                        "t {:>6.1} s  frame {:>7}  sim {:>7.1} s  aircraft {:>6}  updates/frame {:>8.1}  rate {:>7.1} Hz  frame {:>7.3} ms (compute {:.3})  misses {}  jitter p50/p99/max {:.3}/{:.3}/{:.3} ms{}",
+            s.elapsed_s, s.frame, s.sim_time_s, s.aircraft, s.updates_per_frame, s.rate_hz, s.frame_ms_mean, s.compute_ms_mean,
+            s.deadline_misses, s.jitter_ms[0], s.jitter_ms[1], s.jitter_ms[2],
+            if s.paused { "  (paused)" } else { "" }
+        );
+        for ack in server.take_acks() {
+            match ack.outcome {
+                Ok(()) => println!(
+                    "command {} to {}: applied at frame {}",
+                    ack.id, ack.callsign, ack.frame
+                ),
+                Err(e) => println!(
+                    "command {} to {}: refused at frame {}: {e}",
+                    ack.id, ack.callsign, ack.frame
+                ),
+            }
+        }
+    };
+    if config.transport == TransportKind::Inproc {
+        let mut layout = LocalLayout::new(args.nodes as usize, threads, model);
+        layout.performance = table;
+        let mut tg = LocalRun::start(&rti, &args.federation, scenario, &layout, server_config)?;
+        runner::run(&mut tg.server, &rx, options, &mut print)?;
+        print_final(&tg.server);
+        tg.finish()?;
+        drop(tx);
+        return Ok(());
+    }
+    // Over NATS: host the executive when none answers, create the federation, start the
+    // node processes, and serve.
+    let _executive = glidepath::ensure_executive(&config)?;
+    create_federation(&rti, &args.federation)?;
+    let mut children = Children(Vec::new());
+    let program = std::env::current_exe().context("finding this program to start the nodes")?;
+    for k in 0..args.nodes {
+        let mut cmd = Process::new(&program);
+        cmd.args([
+            "tg",
+            "--role",
+            "node",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &config.nats_url,
+        ]);
+        cmd.args([
+            "--federation",
+            &args.federation,
+            "--name",
+            &format!("tg-node-{}", k + 1),
+        ]);
+        cmd.args([
+            "--threads",
+            &threads.to_string(),
+            "--model",
+            &args.model,
+            "--stand-in-us",
+            &args.stand_in_us.to_string(),
+        ]);
+        if let Some(p) = &args.performance {
+            cmd.arg("--performance").arg(p);
+        }
+        let child = cmd
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .context("starting a node process")?;
+        println!("node tg-node-{} pid {}", k + 1, child.id());
+        children.0.push(child);
+    }
+    let mut server = SimulationServer::start(&rti, &args.federation, scenario, server_config)?;
+    runner::run(&mut server, &rx, options, &mut print)?;
+    print_final(&server);
+    let lost: Vec<String> = server.lost_nodes().iter().map(|n| n.to_string()).collect();
+    server.stop()?;
+    for (k, child) in children.0.iter_mut().enumerate() {
+        let status = child.wait()?;
+        if !status.success() && !lost.contains(&format!("tg-node-{}", k + 1)) {
+            bail!("node process tg-node-{} ended with {status}", k + 1);
+        }
+    }
+    children.0.clear();
+    if let Err(e) = rti.destroy_federation_execution(&args.federation) {
+        // A lost node never resigned: the federation stays until the executive ends.
+        if lost.is_empty() {
+            return Err(e.into());
+        }
+        eprintln!("federation {} left in place: {e}", args.federation);
+    }
+    Ok(())
+}
+
+/// The last line: how many aircraft have a state of the last frame.
+fn print_final(server: &SimulationServer) {
+    let t = server.tracks();
+    let latest = t.iter().map(|t| t.track_time_us).max().unwrap_or(0);
+    let current = t.iter().filter(|t| t.track_time_us == latest).count();
+    println!(
+        "final frame {}: {} aircraft, {} with a state of the last frame",
+        server.frame(),
+        t.len(),
+        current
+    );
+}
+
+/// Node processes, killed if the server ends early.
+struct Children(Vec<Child>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// The flags of `glidepath bench tg` (parsed from `glidepath bench`'s own).
+pub struct TgBenchArgs {
+    /// Aircraft counts.
+    pub aircraft: Vec<usize>,
+    /// Node counts.
+    pub nodes: Vec<usize>,
+    /// Threads per node (None: cores / nodes).
+    pub threads: Option<usize>,
+    /// Measured seconds per run.
+    pub seconds: f64,
+    /// Runs per configuration.
+    pub runs: usize,
+    /// Model name.
+    pub model: String,
+    /// Stand-in cost.
+    pub stand_in_us: f64,
+    /// JSON output.
+    pub json: Option<PathBuf>,
+}
+
+/// One configuration's JSON row.
+#[derive(serde::Serialize)]
+struct Row {
+    suite: &'static str,
+    model: &'static str,
+    stand_in_us: Option<f64>,
+    aircraft: usize,
+    nodes: usize,
+    threads_per_node: usize,
+    transport: &'static str,
+    seconds: f64,
+    update_rate_hz: f64,
+    sd_hz: f64,
+    max_hz: f64,
+    min_hz: f64,
+    per_aircraft_us: f64,
+    runs: Vec<RateSummary>,
+    dase_update_rate_hz: Option<f64>,
+}
+
+/// `glidepath bench tg`.
+pub fn bench(args: TgBenchArgs) -> anyhow::Result<()> {
+    let model = model(&args.model, args.stand_in_us)?;
+    let mut rows = Vec::new();
+    for &aircraft in &args.aircraft {
+        for &nodes in &args.nodes {
+            let threads = args
+                .threads
+                .unwrap_or_else(|| default_threads(nodes as u32) as usize);
+            let config = BenchConfig {
+                aircraft,
+                nodes,
+                threads_per_node: threads,
+                seconds: args.seconds,
+                runs: args.runs,
+                model,
+                window: Duration::from_millis(500),
+                warmup_frames: 10,
+                seed: 1,
+            };
+            println!(
+                "\n{aircraft} aircraft, {nodes} node(s) of {threads} thread(s), {} model, inproc",
+                model.name()
+            );
+            println!(
+                "{:<10} {:>12} {:>10} {:>10} {:>10} {:>8} {:>11} {:>11}",
+                "run",
+                "average Hz",
+                "sd Hz",
+                "max Hz",
+                "min Hz",
+                "frames",
+                "compute ms",
+                "publish ms"
+            );
+            let line = |label: &str, r: &RateSummary| {
+                println!(
+                    "{label:<10} {:>12.3} {:>10.3} {:>10.3} {:>10.3} {:>8} {:>11.3} {:>11.3}",
+                    r.update_rate_hz,
+                    r.sd_hz,
+                    r.max_hz,
+                    r.min_hz,
+                    r.frames,
+                    r.compute_ms_mean,
+                    r.publish_ms_mean
+                )
+            };
+            let runs = bench::run(glidepath::Rti::inproc, &config, |i, r| {
+                line(&format!("run {}", i + 1), r)
+            })?;
+            let all = bench::all_runs(&runs);
+            line("all runs", &all);
+            let dase = DASE_TABLES
+                .iter()
+                .find(|(a, n, _)| *a == aircraft && *n == nodes)
+                .map(|t| t.2);
+            if let Some([avg, sd, max, min]) = dase {
+                println!("{:<10} {avg:>12.3} {sd:>10.3} {max:>10.3} {min:>10.3}   (DASE, sleep stand-in, 72 threads)", "DASE");
+            }
+            rows.push(Row {
+                suite: "tg",
+                model: model.name(),
+                stand_in_us: matches!(model, Model::StandIn { .. }).then_some(args.stand_in_us),
+                aircraft,
+                nodes,
+                threads_per_node: threads,
+                transport: "inproc",
+                seconds: args.seconds,
+                update_rate_hz: all.update_rate_hz,
+                sd_hz: all.sd_hz,
+                max_hz: all.max_hz,
+                min_hz: all.min_hz,
+                per_aircraft_us: 1e6 / (all.update_rate_hz * aircraft as f64),
+                runs,
+                dase_update_rate_hz: dase.map(|d| d[0]),
+            });
+        }
+    }
+    if let Some(path) = &args.json {
+        let text = if rows.len() == 1 {
+            serde_json::to_string_pretty(&rows[0])?
+        } else {
+            serde_json::to_string_pretty(&rows)?
+        };
+        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        println!("results written to {}", path.display());
+    }
+    Ok(())
+}
