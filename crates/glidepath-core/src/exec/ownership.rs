@@ -266,6 +266,11 @@ impl Notices {
 }
 
 impl FederationExecution {
+    /// True while the instance is registered (not deleted).
+    pub fn instance_exists(&self, instance: ObjectInstanceHandle) -> bool {
+        self.instances.contains_key(&instance)
+    }
+
     /// The owner of an instance attribute, as the executive records it.
     pub fn attribute_owner(
         &self,

@@ -475,6 +475,15 @@ impl LocalRti {
             .unwrap_or_default()
     }
 
+    /// The attributes of `instance` this federate offers (negotiated divestiture
+    /// pending), in handle order.
+    pub fn divesting_attributes(&self, instance: ObjectInstanceHandle) -> Vec<AttributeHandle> {
+        self.known
+            .get(&instance)
+            .map(|k| k.divesting.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
     /// Every instance of which this federate owns an attribute, with those attributes.
     pub fn owned_instance_attributes(
         &self,
