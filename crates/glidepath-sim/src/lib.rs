@@ -137,6 +137,8 @@ pub struct SimOutcome {
     pub acquisitions_granted: u64,
     pub acquisitions_unavailable: u64,
     pub acquisitions_cancelled: u64,
+    /// Updates of attributes the federate did not own, refused at the call.
+    pub refused_updates: u64,
     /// Updates whose sender the executive confirmed as the owner when they were sent.
     pub owner_checked_updates: u64,
     /// Times the one-owner invariant was checked for an instance.

@@ -148,6 +148,7 @@ struct Sums {
     acquisitions_unavailable: u64,
     acquisitions_cancelled: u64,
     owner_checked_updates: u64,
+    refused_updates: u64,
     ownership_checks: u64,
 }
 
@@ -165,6 +166,7 @@ impl Sums {
         self.acquisitions_unavailable += o.acquisitions_unavailable;
         self.acquisitions_cancelled += o.acquisitions_cancelled;
         self.owner_checked_updates += o.owner_checked_updates;
+        self.refused_updates += o.refused_updates;
         self.ownership_checks += o.ownership_checks;
     }
 }
@@ -249,6 +251,7 @@ fn main() -> ExitCode {
             "acquisitions_unavailable": sums.acquisitions_unavailable,
             "acquisitions_cancelled": sums.acquisitions_cancelled,
             "owner_checked_updates": sums.owner_checked_updates,
+            "refused_updates": sums.refused_updates,
             "ownership_checks": sums.ownership_checks,
             "seconds": began.elapsed().as_secs_f64(),
         });
@@ -265,7 +268,8 @@ fn main() -> ExitCode {
     println!(
         "{} seeds passed ({}..{}), {} events, largest federation {} federates, {:.1} s on {} jobs; \
          {} grants; ownership: {} requests, {} transfers, {} acquisitions ({} granted, {} unavailable, \
-         {} cancelled), {} updates checked against the owner registry, {} one-owner checks, 0 violations",
+         {} cancelled), {} updates checked against the owner registry, {} refused from non-owners, \
+         {} one-owner checks, 0 violations",
         totals.ok.load(Ordering::Relaxed),
         start,
         start + count,
@@ -281,6 +285,7 @@ fn main() -> ExitCode {
         sums.acquisitions_unavailable,
         sums.acquisitions_cancelled,
         sums.owner_checked_updates,
+        sums.refused_updates,
         sums.ownership_checks
     );
     ExitCode::SUCCESS

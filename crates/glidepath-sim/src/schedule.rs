@@ -3,7 +3,8 @@
 
 use bytes::Bytes;
 use glidepath_core::{
-    AttributeHandle, InteractionClassHandle, LocalRti, LogicalTime, ObjectClassHandle,
+    AttributeHandle, InteractionClassHandle, LocalRti, LogicalTime, ObjectClassHandle, ObjectError,
+    RtiError,
 };
 use rand::Rng;
 
@@ -153,23 +154,38 @@ impl Sim {
             0..=29 if !self.nodes[idx].owned.is_empty() => {
                 let i = self.rng.gen_range(0..self.nodes[idx].owned.len());
                 let (instance, class) = self.nodes[idx].owned[i];
-                // Only what it owns: all it publishes, unless ownership moved.
                 let owned = self.nodes[idx]
                     .lrc
                     .as_ref()
                     .map(|l| l.owned_attributes(instance))
                     .unwrap_or_default();
-                let attrs: Vec<AttributeHandle> = self.nodes[idx].published[&class]
-                    .iter()
-                    .copied()
-                    .filter(|a| owned.contains(a))
-                    .collect();
-                let values: Vec<(AttributeHandle, Bytes)> = attrs
+                // Any of what it publishes: an attribute whose ownership moved away
+                // must be refused at the call, with the standard's exception.
+                let attrs = self.nodes[idx].published[&class].clone();
+                let mut values: Vec<(AttributeHandle, Bytes)> = attrs
                     .iter()
                     .filter(|_| self.rng.gen_bool(0.7))
                     .map(|a| (*a, Bytes::from(format!("{idx}:{}", a.0))))
                     .collect();
                 let time = self.tso_time(idx);
+                if let Some(&(a, _)) = values.iter().find(|(a, _)| !owned.contains(a)) {
+                    let refused = self.nodes[idx].lrc.as_mut().map(|l| {
+                        l.update_attribute_values(
+                            instance,
+                            values.clone(),
+                            Bytes::from_static(b"u"),
+                            time,
+                        )
+                    });
+                    let expected = Err(RtiError::Object(ObjectError::AttributeNotOwned(a)));
+                    if refused != Some(expected) {
+                        return Err(self.fail(format!(
+                            "federate {idx}: an update of {a:?} of {instance}, which it does not own, gave {refused:?}"
+                        )));
+                    }
+                    self.out.refused_updates += 1;
+                    values.retain(|(a, _)| owned.contains(a));
+                }
                 if !values.is_empty() && (time.is_some() || !self.nodes[idx].regulation_on) {
                     self.link_call(idx, |l, _| {
                         l.update_attribute_values(instance, values, Bytes::from_static(b"u"), time)
