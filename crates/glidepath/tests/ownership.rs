@@ -235,6 +235,118 @@ fn the_pilot_station_takes_the_aircraft_and_hands_it_back_over_nats() {
     rtis[0].destroy_federation_execution("handover").unwrap();
 }
 
+/// Two acquirers on two connections race for the same attribute, twenty times: the
+/// executive server serialises them, so exactly one wins each round (the other is
+/// refused when the winner denies the release it is then asked for), the winner may
+/// update and the loser may not.
+#[test]
+fn racing_acquirers_over_nats_never_both_win() {
+    const NAME: &str = "race";
+    let testbed = NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
+    let rtis: Vec<Rti> = (0..3)
+        .map(|_| Rti::nats(&testbed.url()).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    rtis[0]
+        .create_federation_execution_with_fom(NAME, vehicles_fom())
+        .unwrap();
+    let feds: Vec<glidepath::Federate> = ["a", "b", "c"]
+        .iter()
+        .zip(&rtis)
+        .map(|(name, rti)| join(rti, NAME, name))
+        .collect();
+    let n = Names::of(&feds[0]);
+    for f in &feds {
+        f.publish_object_class_attributes(n.aircraft, &[n.position])
+            .unwrap();
+    }
+    for f in &feds[1..] {
+        f.subscribe_object_class_attributes(n.aircraft, &[n.position])
+            .unwrap();
+    }
+    let aircraft = feds[0].register_object_instance(n.aircraft).unwrap();
+    for f in &feds[1..] {
+        wait_for(f, "the discovery", |c| {
+            matches!(c, Callback::DiscoverObjectInstance { .. })
+        });
+    }
+    let mut owner = 0;
+    for round in 0..20 {
+        let racers: Vec<usize> = (0..3).filter(|i| *i != owner).collect();
+        let won: Vec<bool> = std::thread::scope(|s| {
+            let runs: Vec<_> = racers
+                .iter()
+                .map(|&i| {
+                    let f = &feds[i];
+                    let position = n.position;
+                    s.spawn(move || {
+                        f.attribute_ownership_acquisition(aircraft, &[position], "")
+                            .unwrap();
+                        let (mut won, mut denied) = (false, false);
+                        loop {
+                            match next(f) {
+                                Callback::AttributeOwnershipAcquisitionNotification { .. } => {
+                                    won = true
+                                }
+                                Callback::RequestAttributeOwnershipRelease {
+                                    attributes, ..
+                                } => {
+                                    f.attribute_ownership_release_denied(aircraft, &attributes)
+                                        .unwrap();
+                                    denied = true;
+                                }
+                                Callback::AttributeOwnershipUnavailable { .. } => return false,
+                                _ => {}
+                            }
+                            if won && denied {
+                                return true;
+                            }
+                        }
+                    })
+                })
+                .collect();
+            // The owner is asked once, however many wait, and releases.
+            wait_for(&feds[owner], "a release request", |c| {
+                matches!(c, Callback::RequestAttributeOwnershipRelease { .. })
+            });
+            assert_eq!(
+                feds[owner]
+                    .attribute_ownership_divestiture_if_wanted(aircraft, &[n.position])
+                    .unwrap(),
+                vec![n.position]
+            );
+            runs.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        assert_eq!(
+            won.iter().filter(|w| **w).count(),
+            1,
+            "round {round}: exactly one winner, got {won:?}"
+        );
+        let winner = racers[won.iter().position(|w| *w).unwrap()];
+        for (i, f) in feds.iter().enumerate() {
+            assert_eq!(
+                f.is_attribute_owned_by_federate(aircraft, n.position)
+                    .unwrap(),
+                i == winner,
+                "round {round}: federate {i}"
+            );
+            let update = f.update_attribute_values(aircraft, [(n.position, b("x"))], "");
+            if i == winner {
+                update.unwrap();
+            } else {
+                assert_eq!(
+                    update,
+                    Err(RtiError::Object(ObjectError::AttributeNotOwned(n.position)))
+                );
+            }
+        }
+        owner = winner;
+    }
+    for f in feds {
+        f.resign(ResignAction::CancelThenDeleteThenDivest).unwrap();
+    }
+    rtis[0].destroy_federation_execution(NAME).unwrap();
+}
+
 /// Release denied, cancellation, the local checks, queries of unowned attributes, and
 /// the resign actions with pending acquisitions and shared instances.
 #[test]

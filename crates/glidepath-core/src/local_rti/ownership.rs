@@ -40,6 +40,7 @@ impl LocalRti {
         request: OwnershipRequest,
     ) -> Result<ExecReply, RtiError> {
         self.live()?;
+        let request = request.normalized();
         self.check_ownership(instance, needs, request.attributes())?;
         let reply = link.request(
             &mut self.outbox,
