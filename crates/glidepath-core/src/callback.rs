@@ -89,4 +89,60 @@ pub enum Callback {
     TimeAdvanceGrant {
         time: LogicalTime,
     },
+    /// Another federate offers these attributes (negotiated or unconditional
+    /// divestiture); this federate publishes them at the instance's known class and
+    /// may acquire them.
+    RequestAttributeOwnershipAssumption {
+        instance: ObjectInstanceHandle,
+        attributes: Vec<AttributeHandle>,
+        tag: Bytes,
+    },
+    /// A federate wants attributes this federate offers (negotiated divestiture):
+    /// answer with `confirm_divestiture` (or cancel the divestiture).
+    RequestDivestitureConfirmation {
+        instance: ObjectInstanceHandle,
+        attributes: Vec<AttributeHandle>,
+    },
+    /// This federate now owns these attributes.
+    AttributeOwnershipAcquisitionNotification {
+        instance: ObjectInstanceHandle,
+        attributes: Vec<AttributeHandle>,
+        tag: Bytes,
+    },
+    /// These attributes cannot be acquired now (owned and not offered, or the owner
+    /// denied their release, or the offer was withdrawn, or the instance was deleted).
+    AttributeOwnershipUnavailable {
+        instance: ObjectInstanceHandle,
+        attributes: Vec<AttributeHandle>,
+    },
+    /// A federate wants attributes this federate owns: release them with
+    /// `attribute_ownership_divestiture_if_wanted`, or refuse with
+    /// `attribute_ownership_release_denied`.
+    RequestAttributeOwnershipRelease {
+        instance: ObjectInstanceHandle,
+        attributes: Vec<AttributeHandle>,
+        tag: Bytes,
+    },
+    /// The acquisition of these attributes is cancelled.
+    ConfirmAttributeOwnershipAcquisitionCancellation {
+        instance: ObjectInstanceHandle,
+        attributes: Vec<AttributeHandle>,
+    },
+    /// The answer to `query_attribute_ownership`: `owner` owns the attribute.
+    InformAttributeOwnership {
+        instance: ObjectInstanceHandle,
+        attribute: AttributeHandle,
+        owner: FederateHandle,
+    },
+    /// The answer to `query_attribute_ownership`: nobody owns the attribute.
+    AttributeIsNotOwned {
+        instance: ObjectInstanceHandle,
+        attribute: AttributeHandle,
+    },
+    /// The answer to `query_attribute_ownership`: the RTI itself owns the attribute
+    /// (attributes of the management object model's instances).
+    AttributeIsOwnedByRti {
+        instance: ObjectInstanceHandle,
+        attribute: AttributeHandle,
+    },
 }

@@ -29,6 +29,10 @@ pub enum FederationError {
     FederateOwnsAttributes(usize),
     #[error("synchronization point `{0}` is not announced to this federate")]
     SynchronizationPointLabelNotAnnounced(String),
+    /// Resigning with an action that does not cancel them while ownership
+    /// acquisitions are pending.
+    #[error("the federate has {0} pending ownership acquisition(s); resign with a cancel action or cancel them first")]
+    OwnershipAcquisitionPending(usize),
     #[error("the FOM could not be loaded: {0}")]
     ErrorReadingFdd(String),
     #[error("the FOM modules given do not match the federation's: {0}")]
@@ -47,6 +51,41 @@ pub enum DeclarationError {
     },
     #[error("interaction class {0} is not defined in the FOM")]
     InteractionClassNotDefined(InteractionClassHandle),
+    /// Unpublishing attributes the federate is acquiring.
+    #[error("attribute {0} is being acquired by this federate; cancel the acquisition before unpublishing")]
+    OwnershipAcquisitionPending(AttributeHandle),
+    #[error(transparent)]
+    Federation(#[from] FederationError),
+}
+
+/// Ownership management (divestiture, acquisition, queries).
+#[derive(Debug, Error, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum OwnershipError {
+    #[error("object instance {0} is not known to this federate")]
+    ObjectInstanceNotKnown(ObjectInstanceHandle),
+    #[error("attribute {attribute} is not an attribute of object class {class}")]
+    AttributeNotDefined {
+        class: ObjectClassHandle,
+        attribute: AttributeHandle,
+    },
+    #[error("attribute {0} of the instance is not owned by this federate")]
+    AttributeNotOwned(AttributeHandle),
+    #[error("attribute {0} of the instance is already owned by this federate")]
+    FederateOwnsAttributes(AttributeHandle),
+    #[error("object class {0} is not published by this federate")]
+    ObjectClassNotPublished(ObjectClassHandle),
+    #[error("attribute {0} is not published by this federate at the instance's known class")]
+    AttributeNotPublished(AttributeHandle),
+    #[error("attribute {0} is already being divested (negotiated divestiture pending)")]
+    AttributeAlreadyBeingDivested(AttributeHandle),
+    #[error("no negotiated divestiture of attribute {0} is pending")]
+    AttributeDivestitureWasNotRequested(AttributeHandle),
+    #[error("attribute {0} is already being acquired by this federate")]
+    AttributeAlreadyBeingAcquired(AttributeHandle),
+    #[error("no acquisition of attribute {0} by this federate is pending")]
+    AttributeAcquisitionWasNotRequested(AttributeHandle),
+    #[error("no federate is waiting to acquire attribute {0}: nothing to confirm")]
+    NoAcquisitionPending(AttributeHandle),
     #[error(transparent)]
     Federation(#[from] FederationError),
 }
@@ -154,6 +193,8 @@ pub enum RtiError {
     Object(#[from] ObjectError),
     #[error(transparent)]
     Time(#[from] TimeError),
+    #[error(transparent)]
+    Ownership(#[from] OwnershipError),
     /// The transport, or the executive behind it, failed; match the
     /// [`TransportError`] to tell why.
     #[error("transport failure: {0}")]

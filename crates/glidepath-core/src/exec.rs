@@ -11,9 +11,15 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::error::{FederationError, ObjectError};
+mod ownership;
+
+use crate::error::{FederationError, ObjectError, OwnershipError};
 use crate::types::{FederateHandle, FederationId, ObjectInstanceHandle, ResignAction};
-use crate::{Fom, ObjectClassHandle};
+use crate::{AttributeHandle, Fom, ObjectClassHandle};
+
+use ownership::AttributeOwnership;
+pub(crate) use ownership::PRIVILEGE_TO_DELETE;
+pub use ownership::{OwnershipNotice, OwnershipOutcome, OwnershipRequest};
 
 /// A request to the executive.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -57,6 +63,10 @@ pub enum ExecRequest {
         federate: FederateHandle,
         class: ObjectClassHandle,
         name: Option<String>,
+        /// The attributes the registrant owns from the start: those it publishes at
+        /// `class`, and `HLAprivilegeToDeleteObject`.
+        #[serde(default)]
+        attributes: Vec<AttributeHandle>,
     },
     DeleteInstance {
         federation: FederationId,
@@ -90,6 +100,13 @@ pub enum ExecRequest {
     DisableRegulation {
         federation: FederationId,
         federate: FederateHandle,
+    },
+    /// An ownership management service on attributes of one instance.
+    Ownership {
+        federation: FederationId,
+        federate: FederateHandle,
+        instance: ObjectInstanceHandle,
+        request: OwnershipRequest,
     },
 }
 
@@ -147,8 +164,15 @@ pub enum ExecReply {
     RegulationEnabling {
         ack_from: Vec<FederateHandle>,
     },
+    /// What an ownership request did to the requester's attributes.
+    Ownership(OwnershipOutcome),
+    /// The answer to [`OwnershipRequest::Query`]: the attribute's owner, if any.
+    AttributeOwner {
+        owner: Option<FederateHandle>,
+    },
     FederationError(FederationError),
     ObjectError(ObjectError),
+    OwnershipError(OwnershipError),
 }
 
 /// A broadcast from the executive to the members of one federation.
@@ -172,6 +196,15 @@ pub enum Notification {
         failed: Vec<FederateHandle>,
         targets: Arc<[FederateHandle]>,
     },
+    /// An ownership callback for `federate` (or, for an offer, for every federate
+    /// but the divesting `federate` that can take the attributes).
+    Ownership {
+        notice: OwnershipNotice,
+        federate: FederateHandle,
+        instance: ObjectInstanceHandle,
+        attributes: Vec<AttributeHandle>,
+        tag: Bytes,
+    },
 }
 
 struct SyncPoint {
@@ -189,6 +222,10 @@ pub struct FederationExecution {
     regulators: BTreeSet<FederateHandle>,
     reserved: HashMap<String, FederateHandle>,
     instances: BTreeMap<ObjectInstanceHandle, InstanceInfo>,
+    /// Per instance, the owner and pending transfers of each attribute with any;
+    /// an attribute missing here is unowned with nothing pending. The one owner
+    /// registry of the federation: every transfer is one request handled here.
+    ownership: BTreeMap<ObjectInstanceHandle, BTreeMap<AttributeHandle, AttributeOwnership>>,
     names_in_use: HashMap<String, ObjectInstanceHandle>,
     next_instance: u64,
     sync_points: BTreeMap<String, SyncPoint>,
@@ -205,6 +242,7 @@ impl FederationExecution {
             regulators: BTreeSet::new(),
             reserved: HashMap::new(),
             instances: BTreeMap::new(),
+            ownership: BTreeMap::new(),
             names_in_use: HashMap::new(),
             next_instance: 1,
             sync_points: BTreeMap::new(),
@@ -288,38 +326,9 @@ impl FederationExecution {
                 if let Err(e) = self.member(federate) {
                     return fed_err(e);
                 }
-                let owned: Vec<InstanceInfo> = self
-                    .instances
-                    .values()
-                    .filter(|i| i.owner == Some(federate))
-                    .cloned()
-                    .collect();
-                let delete = match action {
-                    ResignAction::NoAction | ResignAction::CancelPendingOwnershipAcquisitions
-                        if !owned.is_empty() =>
-                    {
-                        return fed_err(FederationError::FederateOwnsAttributes(owned.len()));
-                    }
-                    ResignAction::NoAction | ResignAction::CancelPendingOwnershipAcquisitions => {
-                        Vec::new()
-                    }
-                    ResignAction::UnconditionallyDivestAttributes => {
-                        for i in &owned {
-                            if let Some(x) = self.instances.get_mut(&i.instance) {
-                                x.owner = None;
-                            }
-                        }
-                        Vec::new()
-                    }
-                    ResignAction::DeleteObjects
-                    | ResignAction::DeleteObjectsThenDivest
-                    | ResignAction::CancelThenDeleteThenDivest => {
-                        for i in &owned {
-                            self.instances.remove(&i.instance);
-                            self.names_in_use.remove(&i.name);
-                        }
-                        owned
-                    }
+                let delete = match self.resign_ownership(federate, action, out) {
+                    Ok(delete) => delete,
+                    Err(e) => return fed_err(e),
                 };
                 self.members.remove(&federate);
                 self.regulators.remove(&federate);
@@ -361,10 +370,20 @@ impl FederationExecution {
                 federate,
                 class,
                 name,
+                attributes,
                 ..
             } => {
                 if let Err(e) = self.member(federate) {
                     return fed_err(e);
+                }
+                let Some(c) = self.fom.object_class(class) else {
+                    return R::ObjectError(ObjectError::ObjectClassNotDefined(class));
+                };
+                if let Some(a) = attributes.iter().find(|a| !c.all_attributes.contains(a)) {
+                    return R::ObjectError(ObjectError::AttributeNotDefined {
+                        class,
+                        attribute: *a,
+                    });
                 }
                 let instance = ObjectInstanceHandle(self.next_instance);
                 let name = match name {
@@ -392,6 +411,13 @@ impl FederationExecution {
                         owner: Some(federate),
                     },
                 );
+                self.ownership.insert(
+                    instance,
+                    attributes
+                        .into_iter()
+                        .map(|a| (a, AttributeOwnership::owned_by(federate)))
+                        .collect(),
+                );
                 R::Registered { instance, name }
             }
             ExecRequest::DeleteInstance {
@@ -402,8 +428,7 @@ impl FederationExecution {
                     R::ObjectError(ObjectError::DeletePrivilegeNotHeld(instance))
                 }
                 Some(_) => {
-                    let i = self.instances.remove(&instance).expect("present");
-                    self.names_in_use.remove(&i.name);
+                    self.remove_instance(instance, out);
                     R::Ok
                 }
             },
@@ -498,6 +523,20 @@ impl FederationExecution {
             ExecRequest::DisableRegulation { federate, .. } => {
                 self.regulators.remove(&federate);
                 R::Ok
+            }
+            ExecRequest::Ownership {
+                federate,
+                instance,
+                request,
+                ..
+            } => {
+                if let Err(e) = self.member(federate) {
+                    return fed_err(e);
+                }
+                match self.ownership_request(federate, instance, request, out) {
+                    Ok(reply) => reply,
+                    Err(e) => R::OwnershipError(e),
+                }
             }
             ExecRequest::Create { .. }
             | ExecRequest::Destroy { .. }
@@ -632,7 +671,8 @@ fn federation_of(req: &ExecRequest) -> FederationId {
         | ExecRequest::RegisterSyncPoint { federation, .. }
         | ExecRequest::AchieveSyncPoint { federation, .. }
         | ExecRequest::EnableRegulation { federation, .. }
-        | ExecRequest::DisableRegulation { federation, .. } => *federation,
+        | ExecRequest::DisableRegulation { federation, .. }
+        | ExecRequest::Ownership { federation, .. } => *federation,
         ExecRequest::Create { .. } | ExecRequest::Destroy { .. } | ExecRequest::Lookup { .. } => {
             FederationId(0)
         }

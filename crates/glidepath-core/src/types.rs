@@ -49,17 +49,23 @@ pub use crate::logical_time::{LogicalTime, LogicalTimeInterval, TimeRepresentati
 /// What a federate asks the RTI to do with its objects when it resigns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ResignAction {
-    /// Leave the objects registered but owned by nobody.
+    /// Leave the objects registered; every attribute the federate owns goes to a
+    /// federate waiting to acquire it, or to nobody.
     UnconditionallyDivestAttributes,
-    /// Delete every object the federate registered.
+    /// Delete every object whose `HLAprivilegeToDeleteObject` the federate holds;
+    /// fails with `FederateOwnsAttributes` if it owns attributes of other objects.
     DeleteObjects,
-    /// Nothing to cancel without ownership management; behaves as `NoAction`.
+    /// Cancel the federate's pending ownership acquisitions; fails with
+    /// `FederateOwnsAttributes` if it still owns instance attributes.
     CancelPendingOwnershipAcquisitions,
-    /// Delete the objects the federate may delete, divest the rest.
+    /// Delete the objects the federate may delete (it holds their
+    /// `HLAprivilegeToDeleteObject`), divest every other attribute it owns.
     DeleteObjectsThenDivest,
-    /// Same as `DeleteObjectsThenDivest` until ownership management lands.
+    /// Cancel pending acquisitions, then as `DeleteObjectsThenDivest`: the action that
+    /// never fails, which a dropped federate resigns with.
     CancelThenDeleteThenDivest,
-    /// Fail with `FederateOwnsAttributes` if the federate still owns objects.
+    /// Fail with `FederateOwnsAttributes` if the federate still owns instance
+    /// attributes, or `OwnershipAcquisitionPending` if it is acquiring some.
     NoAction,
 }
 

@@ -3,7 +3,7 @@
 
 use glidepath_core::{
     galt_bound, Advance, Callback, FederateHandle, LogicalTime, OrderType, Regulation,
-    RegulatorView, ResignAction,
+    RegulatorView,
 };
 
 use crate::trace::TraceEvent;
@@ -35,6 +35,9 @@ impl Sim {
                 callback: cb.clone(),
             },
         );
+        if self.ownership_callback(idx, &cb)? {
+            return self.check_barriers(idx);
+        }
         match cb {
             Callback::AnnounceSynchronizationPoint { label, .. } => {
                 if label == "ready" {
@@ -51,10 +54,7 @@ impl Sim {
                     self.nodes[idx].phase = Phase::Running;
                     self.wake(idx, 1_000, 50_000);
                 } else {
-                    let r = self.link_call(idx, |l, k| l.resign(k, ResignAction::DeleteObjects));
-                    r?;
-                    self.nodes[idx].phase = Phase::Resigned;
-                    self.nodes[idx].wake_at = None;
+                    self.resign_node(idx)?;
                     self.log(format!("{idx} resigned"));
                     return Ok(());
                 }
@@ -129,7 +129,8 @@ impl Sim {
             } => {
                 self.count(info.received_order);
                 let n = &self.nodes[idx];
-                match n.discovered.get(&instance) {
+                // Its own registered instance reflects once others own attributes of it.
+                match n.discovered.get(&instance).or(n.registered.get(&instance)) {
                     Some(c) if *c == class => {}
                     other => {
                         return Err(self.fail(format!(
@@ -144,6 +145,12 @@ impl Sim {
                 {
                     return Err(self.fail(format!(
                         "federate {idx}: reflected unsubscribed attribute {a} of {class}"
+                    )));
+                }
+                if !self.net.owner_checked.contains(&(info.producer, info.seq)) {
+                    return Err(self.fail(format!(
+                        "federate {idx}: reflected an update of {instance} (seq {} from {}) its sender did not own when it sent it",
+                        info.seq, info.producer
                     )));
                 }
                 self.check_tso(idx, info.received_order, info.time, info.producer, info.seq)?;
@@ -170,11 +177,13 @@ impl Sim {
             }
             Callback::RemoveObjectInstance { instance, info, .. } => {
                 self.count(info.received_order);
-                if self.nodes[idx].discovered.remove(&instance).is_none() {
+                let registered = self.nodes[idx].registered.contains_key(&instance);
+                if self.nodes[idx].discovered.remove(&instance).is_none() && !registered {
                     return Err(self.fail(format!(
                         "federate {idx}: removal of undiscovered {instance}"
                     )));
                 }
+                self.instance_gone(idx, instance);
                 self.check_tso(idx, info.received_order, info.time, info.producer, info.seq)?;
             }
             Callback::DiscoverObjectInstance {
@@ -223,8 +232,7 @@ impl Sim {
         }
         let n = &self.nodes[idx];
         if n.phase == Phase::Finished && n.late_join {
-            self.link_call(idx, |l, k| l.resign(k, ResignAction::DeleteObjects))?;
-            self.nodes[idx].phase = Phase::Resigned;
+            self.resign_node(idx)?;
             self.log(format!("{idx} (late joiner) resigned"));
             return Ok(());
         }

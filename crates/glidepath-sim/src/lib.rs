@@ -21,6 +21,7 @@ mod check;
 pub mod flow;
 mod fom;
 mod network;
+mod ownership;
 mod schedule;
 mod trace;
 
@@ -62,6 +63,11 @@ pub struct SimConfig {
     /// (`seed % 5 == 4`) runs an `HLAinteger64Time` federation, the rest float (the
     /// classic profile is always float).
     pub time_representation: Option<TimeRepresentation>,
+    /// Random ownership schedules (divest, negotiated divest and confirm, acquire,
+    /// acquire if available, cancel, release denied, queries, resign with pending
+    /// requests) on top of the weighted profile. Off, a seed replays the schedule it
+    /// had before ownership management existed (the classic profile never has them).
+    pub ownership: bool,
 }
 
 /// How a seed's federation and schedules are drawn.
@@ -98,7 +104,13 @@ impl SimConfig {
             churn: true,
             profile: Profile::default(),
             time_representation: None,
+            ownership: true,
         }
+    }
+
+    /// Whether this run draws ownership schedules.
+    pub fn ownership_schedules(&self) -> bool {
+        self.ownership && self.profile == Profile::Weighted
     }
 }
 
@@ -116,6 +128,21 @@ pub struct SimOutcome {
     /// Quiescent points at which liveness was checked.
     pub quiescent_checks: u64,
     pub virtual_time_ns: u64,
+    /// Ownership services called (each one request to the executive).
+    pub ownership_requests: u64,
+    /// Instance attributes that changed owner to a federate (acquisition notifications).
+    pub ownership_transfers: u64,
+    /// Acquisitions asked for (attributes), and how they ended.
+    pub acquisitions: u64,
+    pub acquisitions_granted: u64,
+    pub acquisitions_unavailable: u64,
+    pub acquisitions_cancelled: u64,
+    /// Updates of attributes the federate did not own, refused at the call.
+    pub refused_updates: u64,
+    /// Updates whose sender the executive confirmed as the owner when they were sent.
+    pub owner_checked_updates: u64,
+    /// Times the one-owner invariant was checked for an instance.
+    pub ownership_checks: u64,
 }
 
 /// A violated invariant (or deadlock), with the seed that replays it.
@@ -183,7 +210,13 @@ pub(crate) struct Node {
     subscribed: BTreeMap<ObjectClassHandle, BTreeSet<AttributeHandle>>,
     pub_interactions: Vec<InteractionClassHandle>,
     sub_interactions: BTreeSet<InteractionClassHandle>,
+    /// Instances of which this federate owns some attribute, with the class it
+    /// publishes them at (registered ones first, in registration order).
     owned: Vec<(ObjectInstanceHandle, ObjectClassHandle)>,
+    /// Instances this federate registered, with their class.
+    registered: HashMap<ObjectInstanceHandle, ObjectClassHandle>,
+    /// Acquisitions this federate asked for that have not ended yet.
+    acquiring: BTreeSet<(ObjectInstanceHandle, AttributeHandle)>,
     setup_performed: bool,
     /// Enables regulation only while running, after others have advanced.
     late_regulation: bool,
@@ -280,6 +313,8 @@ impl Sim {
                 pub_interactions: Vec::new(),
                 sub_interactions: BTreeSet::new(),
                 owned: Vec::new(),
+                registered: HashMap::new(),
+                acquiring: BTreeSet::new(),
                 setup_performed: false,
                 late_regulation: false,
                 regulation_pending: false,
@@ -410,10 +445,14 @@ impl Sim {
             if let Some(storm) = self.net.storm.take() {
                 return Err(self.fail(format!("{storm}\n{}", self.describe())));
             }
+            if let Some(v) = self.net.violations.first() {
+                return Err(self.fail(v.clone()));
+            }
             if self.net.is_quiet() && self.generation != self.checked_generation {
                 self.checked_generation = self.generation;
                 self.out.quiescent_checks += 1;
                 self.check_liveness()?;
+                self.check_all_ownership()?;
             }
         }
         // Nothing left to happen: everyone must have finished.
@@ -435,6 +474,12 @@ impl Sim {
         if !matches!(reply, ExecReply::Ok) {
             return Err(self.fail(format!("destroy after everyone resigned failed: {reply:?}")));
         }
+        if let Some(((instance, attribute), idx)) = self.ended_check() {
+            return Err(self.fail(format!(
+                "federate {idx}'s acquisition of {attribute:?} of {instance} never ended"
+            )));
+        }
+        self.out.owner_checked_updates = self.net.owner_checked.len() as u64;
         self.out.envelopes = self.net.envelopes;
         self.out.statuses = self.net.statuses;
         self.out.virtual_time_ns = self.now;
@@ -467,6 +512,13 @@ impl Sim {
             env.body,
             glidepath_core::Body::Exec(glidepath_core::Notification::FederateJoined { .. })
         );
+        let ownership_of = match &env.body {
+            glidepath_core::Body::Exec(glidepath_core::Notification::Ownership {
+                instance,
+                ..
+            }) => Some(*instance),
+            _ => None,
+        };
         let (nodes, mut link) = self.link_of(idx);
         let Some(lrc) = nodes[idx].lrc.as_mut() else {
             return Ok(());
@@ -483,7 +535,11 @@ impl Sim {
                 envelope: traced,
             },
         );
-        self.after_step(idx)
+        self.after_step(idx)?;
+        match ownership_of {
+            Some(instance) => self.check_instance_ownership(instance),
+            None => Ok(()),
+        }
     }
 
     fn link_call<R>(

@@ -49,6 +49,14 @@ struct Args {
     /// Print every event (with --seed).
     #[arg(long)]
     verbose: bool,
+    /// Write the batch's counts (seeds, events, grants, ownership transfers,
+    /// violations, ...) to this file as JSON, pass or fail.
+    #[arg(long, value_name = "FILE")]
+    json: Option<std::path::PathBuf>,
+    /// Without the random ownership schedules: seeds replay the schedules they had
+    /// before ownership management existed.
+    #[arg(long)]
+    no_ownership: bool,
     /// Simulate reliable delivery (the NATS backend's flow control) over a faulty
     /// network instead of time management.
     #[arg(long)]
@@ -108,6 +116,7 @@ fn config(args: &Args, seed: u64) -> SimConfig {
         TimeArg::Float => TimeRepresentation::Float64,
         TimeArg::Integer => TimeRepresentation::Integer64,
     });
+    cfg.ownership = !args.no_ownership;
     cfg.profile = match args.profile {
         ProfileArg::Weighted => Profile::Weighted,
         ProfileArg::Classic => Profile::Classic,
@@ -121,6 +130,45 @@ struct Totals {
     ok: AtomicU64,
     events: AtomicU64,
     largest: AtomicU64,
+    sums: Mutex<Sums>,
+}
+
+/// The outcome counts summed over the seeds that passed.
+#[derive(Default)]
+struct Sums {
+    grants: u64,
+    tso_delivered: u64,
+    ro_delivered: u64,
+    envelopes: u64,
+    quiescent_checks: u64,
+    ownership_requests: u64,
+    ownership_transfers: u64,
+    acquisitions: u64,
+    acquisitions_granted: u64,
+    acquisitions_unavailable: u64,
+    acquisitions_cancelled: u64,
+    owner_checked_updates: u64,
+    refused_updates: u64,
+    ownership_checks: u64,
+}
+
+impl Sums {
+    fn add(&mut self, o: &glidepath_sim::SimOutcome) {
+        self.grants += o.grants;
+        self.tso_delivered += o.tso_delivered;
+        self.ro_delivered += o.ro_delivered;
+        self.envelopes += o.envelopes;
+        self.quiescent_checks += o.quiescent_checks;
+        self.ownership_requests += o.ownership_requests;
+        self.ownership_transfers += o.ownership_transfers;
+        self.acquisitions += o.acquisitions;
+        self.acquisitions_granted += o.acquisitions_granted;
+        self.acquisitions_unavailable += o.acquisitions_unavailable;
+        self.acquisitions_cancelled += o.acquisitions_cancelled;
+        self.owner_checked_updates += o.owner_checked_updates;
+        self.refused_updates += o.refused_updates;
+        self.ownership_checks += o.ownership_checks;
+    }
 }
 
 fn main() -> ExitCode {
@@ -160,6 +208,7 @@ fn main() -> ExitCode {
                             totals
                                 .largest
                                 .fetch_max(o.federates as u64, Ordering::Relaxed);
+                            totals.sums.lock().expect("not poisoned").add(&o);
                             if args.seed.is_some() {
                                 println!("{o:?}");
                             }
@@ -177,19 +226,67 @@ fn main() -> ExitCode {
             });
         }
     });
-    if let Some(f) = first_failure.into_inner().expect("not poisoned") {
+    let failure = first_failure.into_inner().expect("not poisoned");
+    let sums = totals.sums.lock().expect("not poisoned");
+    if let Some(path) = &args.json {
+        let json = serde_json::json!({
+            "seeds": count,
+            "start": start,
+            "passed": totals.ok.load(Ordering::Relaxed),
+            // Each failing seed stops at its first violated invariant.
+            "violations": u64::from(failure.is_some()),
+            "failed_seed": failure.as_ref().map(|f| f.seed),
+            "failure": failure.as_ref().map(|f| f.message.clone()),
+            "events": totals.events.load(Ordering::Relaxed),
+            "largest_federation": totals.largest.load(Ordering::Relaxed),
+            "grants": sums.grants,
+            "tso_delivered": sums.tso_delivered,
+            "ro_delivered": sums.ro_delivered,
+            "envelopes": sums.envelopes,
+            "quiescent_checks": sums.quiescent_checks,
+            "ownership_requests": sums.ownership_requests,
+            "ownership_transfers": sums.ownership_transfers,
+            "acquisitions": sums.acquisitions,
+            "acquisitions_granted": sums.acquisitions_granted,
+            "acquisitions_unavailable": sums.acquisitions_unavailable,
+            "acquisitions_cancelled": sums.acquisitions_cancelled,
+            "owner_checked_updates": sums.owner_checked_updates,
+            "refused_updates": sums.refused_updates,
+            "ownership_checks": sums.ownership_checks,
+            "seconds": began.elapsed().as_secs_f64(),
+        });
+        let text = serde_json::to_string_pretty(&json).expect("counts serialise");
+        if let Err(e) = std::fs::write(path, text + "\n") {
+            eprintln!("cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    if let Some(f) = failure {
         eprintln!("{f}");
         return ExitCode::FAILURE;
     }
     println!(
-        "{} seeds passed ({}..{}), {} events, largest federation {} federates, {:.1} s on {} jobs",
+        "{} seeds passed ({}..{}), {} events, largest federation {} federates, {:.1} s on {} jobs; \
+         {} grants; ownership: {} requests, {} transfers, {} acquisitions ({} granted, {} unavailable, \
+         {} cancelled), {} updates checked against the owner registry, {} refused from non-owners, \
+         {} one-owner checks, 0 violations",
         totals.ok.load(Ordering::Relaxed),
         start,
         start + count,
         totals.events.load(Ordering::Relaxed),
         totals.largest.load(Ordering::Relaxed),
         began.elapsed().as_secs_f64(),
-        jobs
+        jobs,
+        sums.grants,
+        sums.ownership_requests,
+        sums.ownership_transfers,
+        sums.acquisitions,
+        sums.acquisitions_granted,
+        sums.acquisitions_unavailable,
+        sums.acquisitions_cancelled,
+        sums.owner_checked_updates,
+        sums.refused_updates,
+        sums.ownership_checks
     );
     ExitCode::SUCCESS
 }

@@ -6,7 +6,7 @@
 //! one receiver in order while different senders overtake each other.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
 
 use glidepath_core::{
     Body, Envelope, ExecReply, ExecRequest, ExecutiveHost, FederateHandle, FederationId, Link,
@@ -60,6 +60,11 @@ pub(crate) struct Network {
     pub(crate) statuses: u64,
     /// The buffer a federate's outputs are carried out of ([`SimLink::flush`]).
     pub(crate) spare: Vec<Output>,
+    /// Updates (sender, seq) whose sender owned every updated attribute, by the
+    /// executive's registry, when it sent them.
+    pub(crate) owner_checked: HashSet<(FederateHandle, u64)>,
+    /// Invariant violations found while carrying outputs out.
+    pub(crate) violations: Vec<String>,
 }
 
 impl Network {
@@ -153,9 +158,11 @@ impl SimLink<'_> {
                     federation,
                     topic,
                     envelope,
-                } => self
-                    .net
-                    .send(self.rng, self.now, self.node, federation, topic, envelope),
+                } => {
+                    self.check_owner(federation, &envelope);
+                    self.net
+                        .send(self.rng, self.now, self.node, federation, topic, envelope)
+                }
                 Output::Subscribe { federation, topic } => {
                     self.net
                         .subscribers
@@ -170,6 +177,43 @@ impl SimLink<'_> {
                 }
             }
         }
+    }
+
+    /// An update leaves its sender only if the executive records the sender as the
+    /// owner of every attribute in it at that instant (or the instance is already
+    /// deleted there: a deletion the sender has not heard of yet).
+    fn check_owner(&mut self, federation: FederationId, envelope: &Envelope) {
+        let Body::Update {
+            instance, values, ..
+        } = &envelope.body
+        else {
+            return;
+        };
+        let Some(fed) = self.exec.executive().federation(federation) else {
+            return;
+        };
+        if !fed.instance_exists(*instance) {
+            // Deleted by the holder of the privilege before this owner heard: its
+            // last word on an instance that no longer exists (receivers that already
+            // removed it drop it).
+            self.net
+                .owner_checked
+                .insert((envelope.sender, envelope.seq));
+            return;
+        }
+        for (a, _) in values.iter() {
+            let owner = fed.attribute_owner(*instance, *a);
+            if owner != Some(envelope.sender) {
+                self.net.violations.push(format!(
+                    "{} updated {a:?} of {instance} (seq {}) while the executive records {owner:?} as its owner",
+                    envelope.sender, envelope.seq
+                ));
+                return;
+            }
+        }
+        self.net
+            .owner_checked
+            .insert((envelope.sender, envelope.seq));
     }
 
     /// Carries out everything `lrc` queued (one buffer reused across calls).

@@ -3,7 +3,8 @@
 
 use bytes::Bytes;
 use glidepath_core::{
-    AttributeHandle, InteractionClassHandle, LocalRti, LogicalTime, ObjectClassHandle, ResignAction,
+    AttributeHandle, InteractionClassHandle, LocalRti, LogicalTime, ObjectClassHandle, ObjectError,
+    RtiError,
 };
 use rand::Rng;
 
@@ -140,18 +141,51 @@ impl Sim {
             return if idle { self.advance(idx) } else { Ok(()) };
         }
         self.nodes[idx].actions_left = self.nodes[idx].actions_left.saturating_sub(1);
+        if self.cfg.ownership_schedules() && self.rng.gen_bool(0.3) {
+            self.ownership_action(idx)?;
+            // Its callbacks first (they come from the replies), as a federate's would.
+            self.after_step(idx)?;
+            if self.nodes[idx].phase != Phase::Running {
+                return Ok(());
+            }
+        }
         let roll = self.rng.gen_range(0..100);
         match roll {
             0..=29 if !self.nodes[idx].owned.is_empty() => {
                 let i = self.rng.gen_range(0..self.nodes[idx].owned.len());
                 let (instance, class) = self.nodes[idx].owned[i];
+                let owned = self.nodes[idx]
+                    .lrc
+                    .as_ref()
+                    .map(|l| l.owned_attributes(instance))
+                    .unwrap_or_default();
+                // Any of what it publishes: an attribute whose ownership moved away
+                // must be refused at the call, with the standard's exception.
                 let attrs = self.nodes[idx].published[&class].clone();
-                let values: Vec<(AttributeHandle, Bytes)> = attrs
+                let mut values: Vec<(AttributeHandle, Bytes)> = attrs
                     .iter()
                     .filter(|_| self.rng.gen_bool(0.7))
                     .map(|a| (*a, Bytes::from(format!("{idx}:{}", a.0))))
                     .collect();
                 let time = self.tso_time(idx);
+                if let Some(&(a, _)) = values.iter().find(|(a, _)| !owned.contains(a)) {
+                    let refused = self.nodes[idx].lrc.as_mut().map(|l| {
+                        l.update_attribute_values(
+                            instance,
+                            values.clone(),
+                            Bytes::from_static(b"u"),
+                            time,
+                        )
+                    });
+                    let expected = Err(RtiError::Object(ObjectError::AttributeNotOwned(a)));
+                    if refused != Some(expected) {
+                        return Err(self.fail(format!(
+                            "federate {idx}: an update of {a:?} of {instance}, which it does not own, gave {refused:?}"
+                        )));
+                    }
+                    self.out.refused_updates += 1;
+                    values.retain(|(a, _)| owned.contains(a));
+                }
                 if !values.is_empty() && (time.is_some() || !self.nodes[idx].regulation_on) {
                     self.link_call(idx, |l, _| {
                         l.update_attribute_values(instance, values, Bytes::from_static(b"u"), time)
@@ -186,11 +220,24 @@ impl Sim {
                 let instance =
                     self.link_call(idx, |l, k| l.register_object_instance(k, class, None))?;
                 self.nodes[idx].owned.push((instance, class));
+                self.nodes[idx].registered.insert(instance, class);
                 self.log(format!("{idx} registers {instance} of {class}"));
             }
             53..=55 if !self.nodes[idx].owned.is_empty() => {
                 let i = self.rng.gen_range(0..self.nodes[idx].owned.len());
-                let (instance, _) = self.nodes[idx].owned.swap_remove(i);
+                let (instance, class) = self.nodes[idx].owned[i];
+                // Only the holder of the privilege to delete may.
+                let privilege = self
+                    .fom
+                    .attribute_by_name(class, "HLAprivilegeToDeleteObject");
+                let privileged = self.nodes[idx].lrc.as_ref().is_some_and(|l| {
+                    privilege.is_some_and(|p| l.owned_attributes(instance).contains(&p))
+                });
+                if !privileged {
+                    self.wake(idx, 1_000, 200_000);
+                    return self.after_step(idx);
+                }
+                self.nodes[idx].owned.swap_remove(i);
                 let time = if self.rng.gen_bool(0.5) {
                     self.tso_time(idx)
                 } else {
@@ -199,6 +246,7 @@ impl Sim {
                 self.link_call(idx, |l, k| {
                     l.delete_object_instance(k, instance, Bytes::new(), time)
                 })?;
+                self.instance_gone(idx, instance);
                 self.log(format!("{idx} deletes {instance} at {time:?}"));
             }
             56..=57 if !self.nodes[idx].subscribed.is_empty() => {
@@ -258,9 +306,7 @@ impl Sim {
                 && self.nodes[idx].quitter
                 && self.nodes[idx].advances_left < self.cfg.advances / 2 =>
             {
-                self.link_call(idx, |l, k| l.resign(k, ResignAction::DeleteObjects))?;
-                self.nodes[idx].phase = Phase::Resigned;
-                self.nodes[idx].wake_at = None;
+                self.resign_node(idx)?;
                 self.log(format!("{idx} quits early"));
                 return Ok(());
             }

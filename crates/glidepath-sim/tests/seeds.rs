@@ -20,6 +20,14 @@ fn env_u64(name: &str, default: u64) -> u64 {
     }
 }
 
+/// A seed's configuration as it was when the seed was found: without the ownership
+/// schedules, so it replays exactly the schedule that showed the bug.
+fn before_ownership(seed: u64) -> SimConfig {
+    let mut cfg = SimConfig::for_seed(seed);
+    cfg.ownership = false;
+    cfg
+}
+
 #[test]
 fn random_federations_keep_every_time_management_guarantee() {
     let seeds = env_u64("GLIDEPATH_SIM_SEEDS", 1000);
@@ -90,7 +98,7 @@ fn seed_5007226_of_the_classic_profile_ends_with_every_federate_finished() {
 /// to 3.5 but held its GALT at 3 ("me: last tso 63 > seen 61").
 #[test]
 fn seed_291_stays_live_at_every_quiescent_point() {
-    let o = run(&SimConfig::for_seed(291)).unwrap_or_else(|f| panic!("{f}"));
+    let o = run(&before_ownership(291)).unwrap_or_else(|f| panic!("{f}"));
     assert!(o.quiescent_checks > 0, "the liveness check ran: {o:?}");
 }
 
@@ -101,7 +109,7 @@ fn seed_291_stays_live_at_every_quiescent_point() {
 /// follows everything it sent, may release it.
 #[test]
 fn seed_100003103_keeps_a_resigned_regulator_until_its_last_status() {
-    run(&SimConfig::for_seed(100_003_103)).unwrap_or_else(|f| panic!("{f}"));
+    run(&before_ownership(100_003_103)).unwrap_or_else(|f| panic!("{f}"));
 }
 
 /// A late joiner trusted a waiting peer's conditional bound while a federate that had
@@ -111,7 +119,7 @@ fn seed_100003103_keeps_a_resigned_regulator_until_its_last_status() {
 /// federate's last status.
 #[test]
 fn seed_300082656_waits_for_what_a_departed_federate_sent() {
-    run(&SimConfig::for_seed(300_082_656)).unwrap_or_else(|f| panic!("{f}"));
+    run(&before_ownership(300_082_656)).unwrap_or_else(|f| panic!("{f}"));
 }
 
 /// A zero-lookahead federate enabling regulation late, after a zero-lookahead
@@ -119,7 +127,7 @@ fn seed_300082656_waits_for_what_a_departed_federate_sent() {
 /// it (an application deadlock under any RTI): the schedules no longer ask for it.
 #[test]
 fn seed_400097025_does_not_schedule_a_late_regulator_behind_a_finished_one() {
-    run(&SimConfig::for_seed(400_097_025)).unwrap_or_else(|f| panic!("{f}"));
+    run(&before_ownership(400_097_025)).unwrap_or_else(|f| panic!("{f}"));
 }
 
 /// A late joiner trusted a peer's conditional bound while a member that had stopped
@@ -127,7 +135,36 @@ fn seed_400097025_does_not_schedule_a_late_regulator_behind_a_finished_one() {
 /// flight to that peer. Newcomers now wait for every member's status.
 #[test]
 fn seed_500137605_waits_for_every_member_before_trusting_a_bound() {
-    run(&SimConfig::for_seed(500_137_605)).unwrap_or_else(|f| panic!("{f}"));
+    run(&before_ownership(500_137_605)).unwrap_or_else(|f| panic!("{f}"));
+}
+
+/// Random ownership schedules keep one owner per instance attribute in every view,
+/// refuse updates from non-owners, and end every acquisition; and they really move
+/// ownership around (granted, unavailable and cancelled acquisitions all happen).
+#[test]
+fn ownership_schedules_keep_one_owner_and_end_every_acquisition() {
+    let (mut transfers, mut unavailable, mut cancelled, mut checked) = (0, 0, 0, 0);
+    for seed in 0..200 {
+        let o = run(&SimConfig::for_seed(seed)).unwrap_or_else(|f| panic!("{f}"));
+        assert_eq!(
+            o.acquisitions,
+            o.acquisitions_granted + o.acquisitions_unavailable + o.acquisitions_cancelled,
+            "seed {seed}: every acquisition ends exactly once: {o:?}"
+        );
+        transfers += o.ownership_transfers;
+        unavailable += o.acquisitions_unavailable;
+        cancelled += o.acquisitions_cancelled;
+        checked += o.owner_checked_updates;
+    }
+    assert!(transfers > 1000, "{transfers} transfers");
+    assert!(
+        unavailable > 0 && cancelled > 0,
+        "{unavailable} {cancelled}"
+    );
+    assert!(
+        checked > 1000,
+        "{checked} updates checked against the registry"
+    );
 }
 
 #[test]

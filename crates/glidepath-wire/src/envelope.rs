@@ -14,7 +14,7 @@ mod encode;
 
 #[cfg(doc)]
 use glidepath_core::Envelope;
-use glidepath_core::{Body, FederateHandle, Notification};
+use glidepath_core::{Body, FederateHandle, Notification, OwnershipNotice};
 
 pub use decode::{decode_envelope, decode_envelope_bytes, decode_header};
 pub use encode::{encode_envelope, encode_envelope_into, encoded_len};
@@ -23,14 +23,14 @@ pub use encode::{encode_envelope, encode_envelope_into, encoded_len};
 /// bytes before the version is looked at.
 pub const MAGIC: u8 = 0x47;
 /// The envelope layout version this build writes and the only one it reads.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// Bytes before the sender: magic, version, kind.
 const FIXED_HEADER_LEN: usize = 3;
 
 /// The body kind byte (third byte of an envelope): which [`Body`] variant follows.
 ///
 /// Data kinds are `0x01..=0x06`; notifications of the federation execution
-/// (`Body::Exec`) are `0x10..=0x13`, one kind per [`Notification`] variant.
+/// (`Body::Exec`) are `0x10..=0x14`, one kind per [`Notification`] variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum BodyKind {
@@ -54,6 +54,8 @@ pub enum BodyKind {
     AnnounceSynchronizationPoint = 0x12,
     /// [`Notification::FederationSynchronized`].
     FederationSynchronized = 0x13,
+    /// [`Notification::Ownership`] (version 3).
+    Ownership = 0x14,
 }
 
 impl BodyKind {
@@ -74,6 +76,7 @@ impl BodyKind {
             Body::Exec(Notification::FederationSynchronized { .. }) => {
                 BodyKind::FederationSynchronized
             }
+            Body::Exec(Notification::Ownership { .. }) => BodyKind::Ownership,
         }
     }
 
@@ -90,6 +93,7 @@ impl BodyKind {
             0x11 => BodyKind::FederateResigned,
             0x12 => BodyKind::AnnounceSynchronizationPoint,
             0x13 => BodyKind::FederationSynchronized,
+            0x14 => BodyKind::Ownership,
             _ => return None,
         })
     }
@@ -117,3 +121,13 @@ pub struct EnvelopeHeader {
 /// integer (`i64`); `0` in an `opt_time` means "no time".
 const TIME_FLOAT: u8 = 1;
 const TIME_INTEGER: u8 = 2;
+
+/// The notice tags of an ownership notification, in [`OwnershipNotice`] order.
+const OWNERSHIP_NOTICES: [OwnershipNotice; 6] = [
+    OwnershipNotice::Offered,
+    OwnershipNotice::ConfirmDivestiture,
+    OwnershipNotice::ReleaseRequested,
+    OwnershipNotice::Acquired,
+    OwnershipNotice::Unavailable,
+    OwnershipNotice::Removed,
+];

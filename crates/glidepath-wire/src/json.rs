@@ -1,7 +1,7 @@
 //! The management plane: requests to the executive and its replies as JSON.
 //!
-//! Each message is one JSON object `{"version": 1, "request": ...}` or
-//! `{"version": 1, "reply": ...}`; the request or reply is serde's externally tagged
+//! Each message is one JSON object `{"version": 2, "request": ...}` or
+//! `{"version": 2, "reply": ...}`; the request or reply is serde's externally tagged
 //! form of [`ExecRequest`] / [`ExecReply`] (see `docs/wire-format.md`). The version is
 //! read first, so a message from a newer peer is reported as
 //! [`WireError::UnsupportedVersion`] rather than as a confusing parse error.
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::WireError;
 
 /// The management-plane version this build writes and the only one it reads.
-pub const JSON_VERSION: u64 = 1;
+pub const JSON_VERSION: u64 = 2;
 
 #[derive(Serialize)]
 struct RequestOut<'a> {

@@ -109,19 +109,27 @@ fn each_error_is_reported() {
             field: "version"
         })
     );
-    // Version 1 had untagged times: refused, not misread.
+    // Version 1 had untagged times, version 2 no ownership notifications: refused,
+    // not misread.
     assert_eq!(
         check(&[MAGIC, 1, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 1,
-            supported: 2
+            supported: 3
+        })
+    );
+    assert_eq!(
+        check(&[MAGIC, 2, 0x02]),
+        Err(WireError::UnsupportedVersion {
+            version: 2,
+            supported: 3
         })
     );
     assert_eq!(
         check(&[MAGIC, 0, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 0,
-            supported: 2
+            supported: 3
         })
     );
     assert_eq!(
@@ -273,7 +281,7 @@ fn errors_name_the_problem() {
     let e = check(&[MAGIC, 9]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unsupported wire format version 9; this build speaks version 2"
+        "unsupported wire format version 9; this build speaks version 3"
     );
     let e = check(&[MAGIC, VERSION, 0x02, 1]).unwrap_err();
     assert_eq!(e.to_string(), "input ends inside seq (starting at byte 4)");

@@ -12,7 +12,8 @@ use glidepath_core::fom::Fom;
 use glidepath_core::{
     AttributeHandle, ExecReply, ExecRequest, FederateHandle, FederateInfo, FederationError,
     FederationId, InstanceInfo, InteractionClassHandle, LogicalTime, LogicalTimeInterval,
-    ObjectClassHandle, ObjectError, ObjectInstanceHandle, ParameterHandle, ResignAction,
+    ObjectClassHandle, ObjectError, ObjectInstanceHandle, OwnershipError, OwnershipOutcome,
+    OwnershipRequest, ParameterHandle, ResignAction,
 };
 use glidepath_wire::{decode_reply, decode_request, encode_reply, encode_request, WireError};
 use proptest::prelude::*;
@@ -43,9 +44,10 @@ fn request_name(r: &ExecRequest) -> &'static str {
         ExecRequest::AchieveSyncPoint { .. } => "AchieveSyncPoint",
         ExecRequest::EnableRegulation { .. } => "EnableRegulation",
         ExecRequest::DisableRegulation { .. } => "DisableRegulation",
+        ExecRequest::Ownership { .. } => "Ownership",
     }
 }
-const REQUEST_VARIANTS: usize = 15;
+const REQUEST_VARIANTS: usize = 16;
 
 fn reply_name(r: &ExecReply) -> &'static str {
     match r {
@@ -62,9 +64,12 @@ fn reply_name(r: &ExecReply) -> &'static str {
         ExecReply::RegulationEnabling { .. } => "RegulationEnabling",
         ExecReply::FederationError(_) => "FederationError",
         ExecReply::ObjectError(_) => "ObjectError",
+        ExecReply::Ownership(_) => "Ownership",
+        ExecReply::AttributeOwner { .. } => "AttributeOwner",
+        ExecReply::OwnershipError(_) => "OwnershipError",
     }
 }
-const REPLY_VARIANTS: usize = 13;
+const REPLY_VARIANTS: usize = 16;
 
 fn requests() -> Vec<ExecRequest> {
     let f = FederationId(3);
@@ -104,12 +109,14 @@ fn requests() -> Vec<ExecRequest> {
             federate: me,
             class: ObjectClassHandle(1),
             name: Some("KLM123".into()),
+            attributes: vec![AttributeHandle(0), AttributeHandle(4)],
         },
         ExecRequest::RegisterInstance {
             federation: f,
             federate: me,
             class: ObjectClassHandle(1),
             name: None,
+            attributes: Vec::new(),
         },
         ExecRequest::DeleteInstance {
             federation: f,
@@ -150,6 +157,50 @@ fn requests() -> Vec<ExecRequest> {
             federate: me,
         },
     ];
+    let attributes = vec![AttributeHandle(4), AttributeHandle(5)];
+    let tag = Bytes::from_static(b"take");
+    for request in [
+        OwnershipRequest::UnconditionalDivest {
+            attributes: attributes.clone(),
+        },
+        OwnershipRequest::NegotiatedDivest {
+            attributes: attributes.clone(),
+            tag: tag.clone(),
+        },
+        OwnershipRequest::ConfirmDivestiture {
+            attributes: attributes.clone(),
+            tag: Bytes::new(),
+        },
+        OwnershipRequest::DivestIfWanted {
+            attributes: attributes.clone(),
+        },
+        OwnershipRequest::CancelDivestiture {
+            attributes: attributes.clone(),
+        },
+        OwnershipRequest::Acquire {
+            attributes: attributes.clone(),
+            tag: tag.clone(),
+        },
+        OwnershipRequest::AcquireIfAvailable {
+            attributes: attributes.clone(),
+        },
+        OwnershipRequest::ReleaseDenied {
+            attributes: attributes.clone(),
+        },
+        OwnershipRequest::CancelAcquisition {
+            attributes: Vec::new(),
+        },
+        OwnershipRequest::Query {
+            attribute: AttributeHandle(0),
+        },
+    ] {
+        v.push(ExecRequest::Ownership {
+            federation: f,
+            federate: me,
+            instance: ObjectInstanceHandle(7),
+            request,
+        });
+    }
     for action in [
         ResignAction::UnconditionallyDivestAttributes,
         ResignAction::DeleteObjects,
@@ -297,6 +348,27 @@ fn replies() -> Vec<ExecReply> {
         ExecReply::RegulationEnabling {
             ack_from: Vec::new(),
         },
+        ExecReply::Ownership(OwnershipOutcome::default()),
+        ExecReply::Ownership(OwnershipOutcome {
+            acquired: vec![AttributeHandle(1)],
+            divested: vec![AttributeHandle(2)],
+            pending: vec![AttributeHandle(3)],
+            unavailable: vec![AttributeHandle(4)],
+            cancelled: vec![AttributeHandle(5)],
+            confirm: vec![AttributeHandle(6)],
+            release: vec![AttributeHandle(7)],
+            release_tag: Bytes::from_static(b"please"),
+        }),
+        ExecReply::AttributeOwner {
+            owner: Some(FederateHandle(2)),
+        },
+        ExecReply::AttributeOwner { owner: None },
+        ExecReply::OwnershipError(OwnershipError::AttributeNotOwned(AttributeHandle(4))),
+        ExecReply::OwnershipError(OwnershipError::NoAcquisitionPending(AttributeHandle(4))),
+        ExecReply::OwnershipError(OwnershipError::AttributeNotDefined {
+            class: ObjectClassHandle(1),
+            attribute: AttributeHandle(9),
+        }),
     ];
     v.extend(
         federation_errors()
@@ -393,7 +465,7 @@ fn infinite_times_are_strings_in_json() {
 fn bad_times_are_refused() {
     for bad in [r#""NaN""#, r#""inf""#, "null", "true", r#"[1]"#] {
         let text = format!(
-            r#"{{"version":1,"reply":{{"ObjectError":{{"InvalidLogicalTime":{{"time":{bad},"earliest":1}}}}}}}}"#
+            r#"{{"version":2,"reply":{{"ObjectError":{{"InvalidLogicalTime":{{"time":{bad},"earliest":1}}}}}}}}"#
         );
         assert!(
             matches!(decode_reply(text.as_bytes()), Err(WireError::Json { .. })),
@@ -402,7 +474,7 @@ fn bad_times_are_refused() {
     }
     // Integers are accepted as times.
     let text =
-        r#"{"version":1,"reply":{"ObjectError":{"InvalidLogicalTime":{"time":3,"earliest":-4}}}}"#;
+        r#"{"version":2,"reply":{"ObjectError":{"InvalidLogicalTime":{"time":3,"earliest":-4}}}}"#;
     assert!(matches!(
         decode_reply(text.as_bytes()),
         Ok(ExecReply::ObjectError(
@@ -426,27 +498,28 @@ fn intervals_are_checked_on_decode() {
 
 #[test]
 fn versions_and_malformed_messages_are_refused() {
-    let join = r#"{"request":{"Join":{"federation":1,"federate_name":null,"federate_type":"x"}},"version":2}"#;
+    // Version 1 had no ownership management: a version 1 peer is refused.
+    let join = r#"{"request":{"Join":{"federation":1,"federate_name":null,"federate_type":"x"}},"version":1}"#;
     assert_eq!(
         decode_request(join.as_bytes()).unwrap_err(),
         WireError::UnsupportedVersion {
-            version: 2,
-            supported: 1
+            version: 1,
+            supported: 2
         }
     );
     assert_eq!(
         decode_reply(br#"{"version":7,"reply":"Ok"}"#).unwrap_err(),
         WireError::UnsupportedVersion {
             version: 7,
-            supported: 1
+            supported: 2
         }
     );
     for bad in [
         &br#"{"request":"ListFederates"}"#[..],
-        br#"{"version":1}"#,
-        br#"{"version":1,"request":{"Launch":{}}}"#,
-        br#"{"version":1,"request":{"Join":{"federation":-1,"federate_type":"x"}}}"#,
-        br#"{"version":1,"request":{"ListFederates":{"federation":1}}"#,
+        br#"{"version":2}"#,
+        br#"{"version":2,"request":{"Launch":{}}}"#,
+        br#"{"version":2,"request":{"Join":{"federation":-1,"federate_type":"x"}}}"#,
+        br#"{"version":2,"request":{"ListFederates":{"federation":1}}"#,
         br#"{"version":"1","request":{"ListFederates":{"federation":1}}}"#,
         b"",
         b"\xff\xfe",
@@ -459,7 +532,7 @@ fn versions_and_malformed_messages_are_refused() {
     }
     // Optional members may be left out, and unknown members are ignored (room for
     // additive changes without a version bump).
-    let text = br#"{"version":1,"request":{"Join":{"federation":1,"federate_type":"x","priority":3}},"trace":"abc"}"#;
+    let text = br#"{"version":2,"request":{"Join":{"federation":1,"federate_type":"x","priority":3}},"trace":"abc"}"#;
     assert!(matches!(
         decode_request(text),
         Ok(ExecRequest::Join {
@@ -468,7 +541,7 @@ fn versions_and_malformed_messages_are_refused() {
         })
     ));
     assert!(matches!(
-        decode_reply(br#"{"version":1,"reply":"Ok"}"#),
+        decode_reply(br#"{"version":2,"reply":"Ok"}"#),
         Ok(ExecReply::Ok)
     ));
 }

@@ -73,6 +73,46 @@ pub trait FederateAmbassador {
             Callback::TimeRegulationEnabled { time } => self.time_regulation_enabled(time),
             Callback::TimeConstrainedEnabled { time } => self.time_constrained_enabled(time),
             Callback::TimeAdvanceGrant { time } => self.time_advance_grant(time),
+            Callback::RequestAttributeOwnershipAssumption {
+                instance,
+                attributes,
+                tag,
+            } => self.request_attribute_ownership_assumption(instance, &attributes, tag),
+            Callback::RequestDivestitureConfirmation {
+                instance,
+                attributes,
+            } => self.request_divestiture_confirmation(instance, &attributes),
+            Callback::AttributeOwnershipAcquisitionNotification {
+                instance,
+                attributes,
+                tag,
+            } => self.attribute_ownership_acquisition_notification(instance, &attributes, tag),
+            Callback::AttributeOwnershipUnavailable {
+                instance,
+                attributes,
+            } => self.attribute_ownership_unavailable(instance, &attributes),
+            Callback::RequestAttributeOwnershipRelease {
+                instance,
+                attributes,
+                tag,
+            } => self.request_attribute_ownership_release(instance, &attributes, tag),
+            Callback::ConfirmAttributeOwnershipAcquisitionCancellation {
+                instance,
+                attributes,
+            } => self.confirm_attribute_ownership_acquisition_cancellation(instance, &attributes),
+            Callback::InformAttributeOwnership {
+                instance,
+                attribute,
+                owner,
+            } => self.inform_attribute_ownership(instance, attribute, owner),
+            Callback::AttributeIsNotOwned {
+                instance,
+                attribute,
+            } => self.attribute_is_not_owned(instance, attribute),
+            Callback::AttributeIsOwnedByRti {
+                instance,
+                attribute,
+            } => self.attribute_is_owned_by_rti(instance, attribute),
         }
     }
 
@@ -141,6 +181,78 @@ pub trait FederateAmbassador {
     fn time_constrained_enabled(&mut self, time: LogicalTime) {}
     /// The pending time advance (TAR, TARA, NER, NERA or FQR) is granted at `time`.
     fn time_advance_grant(&mut self, time: LogicalTime) {}
+    /// Another federate offers attributes this federate publishes: acquire them (for
+    /// example with `attribute_ownership_acquisition_if_available`) or ignore the offer.
+    fn request_attribute_ownership_assumption(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        attributes: &[AttributeHandle],
+        tag: Bytes,
+    ) {
+    }
+    /// A federate waits for attributes this federate offers: confirm the divestiture
+    /// (`confirm_divestiture`) or withdraw the offer.
+    fn request_divestiture_confirmation(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        attributes: &[AttributeHandle],
+    ) {
+    }
+    /// This federate now owns `attributes` and may update them.
+    fn attribute_ownership_acquisition_notification(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        attributes: &[AttributeHandle],
+        tag: Bytes,
+    ) {
+    }
+    /// The acquisition of `attributes` ended without them.
+    fn attribute_ownership_unavailable(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        attributes: &[AttributeHandle],
+    ) {
+    }
+    /// A federate wants attributes this federate owns: release them
+    /// (`attribute_ownership_divestiture_if_wanted`) or refuse
+    /// (`attribute_ownership_release_denied`).
+    fn request_attribute_ownership_release(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        attributes: &[AttributeHandle],
+        tag: Bytes,
+    ) {
+    }
+    /// The acquisition of `attributes` is cancelled.
+    fn confirm_attribute_ownership_acquisition_cancellation(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        attributes: &[AttributeHandle],
+    ) {
+    }
+    /// Answer to `query_attribute_ownership`: `owner` owns the attribute.
+    fn inform_attribute_ownership(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        attribute: AttributeHandle,
+        owner: FederateHandle,
+    ) {
+    }
+    /// Answer to `query_attribute_ownership`: nobody owns the attribute.
+    fn attribute_is_not_owned(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        attribute: AttributeHandle,
+    ) {
+    }
+    /// Answer to `query_attribute_ownership`: the RTI owns the attribute (management
+    /// object model instances).
+    fn attribute_is_owned_by_rti(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        attribute: AttributeHandle,
+    ) {
+    }
 }
 
 /// Forwards to the boxed ambassador, so `Box<dyn FederateAmbassador + Send>` is one too.

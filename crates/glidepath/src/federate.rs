@@ -25,6 +25,8 @@ use crate::delivery::{self, Shared, WaitStrategy};
 use crate::error::{NameError, NameKind};
 use crate::link::Outbound;
 
+mod ownership;
+
 /// How a federate joins a federation execution.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JoinOptions {
@@ -138,8 +140,12 @@ impl Drop for Inner {
         {
             let mut rti = self.shared.rti.lock();
             if !rti.is_resigned() {
-                // Nobody is left to hear about a failure here.
-                let _ = rti.resign(&mut self.shared.link(), ResignAction::DeleteObjects);
+                // Nobody is left to hear about a failure here; the action that never
+                // fails, so a dropped federate never stays a member.
+                let _ = rti.resign(
+                    &mut self.shared.link(),
+                    ResignAction::CancelThenDeleteThenDivest,
+                );
                 let _ = self.shared.send(rti);
             }
         }
@@ -150,8 +156,9 @@ impl Drop for Inner {
 /// A federate joined to a federation execution.
 ///
 /// Cheap to clone; every clone is the same federate and may be used from any thread.
-/// Dropping the last clone resigns with [`ResignAction::DeleteObjects`] (if still
-/// joined) and stops the federate's RTI thread.
+/// Dropping the last clone resigns with [`ResignAction::CancelThenDeleteThenDivest`]
+/// (if still joined: pending acquisitions are cancelled, deletable objects deleted,
+/// other owned attributes divested) and stops the federate's RTI thread.
 ///
 /// In the immediate model an ambassador that keeps a clone keeps the federate alive:
 /// keep a [`WeakFederate`] there instead, or call [`Federate::resign`] explicitly.
@@ -412,9 +419,22 @@ impl Federate {
         self.shared()
             .call(|r, _| r.publish_object_class_attributes(class, attributes))
     }
-    /// Stops publishing `class`.
+    /// Stops publishing `class`. What this federate owns of instances it knows as
+    /// `class` is unconditionally divested (except the privilege to delete);
+    /// refused with `OwnershipAcquisitionPending` while it acquires attributes there.
     pub fn unpublish_object_class(&self, class: ObjectClassHandle) -> Result<(), RtiError> {
-        self.shared().call(|r, _| r.unpublish_object_class(class))
+        self.shared()
+            .call(|r, l| r.unpublish_object_class(l, class))
+    }
+    /// Stops publishing these attributes of `class`, divesting what this federate
+    /// owns of them, as [`Federate::unpublish_object_class`] does for the whole class.
+    pub fn unpublish_object_class_attributes(
+        &self,
+        class: ObjectClassHandle,
+        attributes: &[AttributeHandle],
+    ) -> Result<(), RtiError> {
+        self.shared()
+            .call(|r, l| r.unpublish_object_class_attributes(l, class, attributes))
     }
     /// Subscribes these attributes of `class` (replacing the class's previous set).
     /// Instances of `class` and its subclasses, including those registered earlier,
@@ -564,8 +584,8 @@ impl Federate {
         self.shared()
             .call(|r, l| r.delete_object_instance(l, instance, tag, Some(time)))
     }
-    /// Asks the owner of a discovered instance to provide current values; it gets
-    /// `provide_attribute_value_update`.
+    /// Asks the owners of attributes of a known instance to provide current values;
+    /// each gets `provide_attribute_value_update` for the attributes it owns.
     pub fn request_instance_attribute_value_update(
         &self,
         instance: ObjectInstanceHandle,
@@ -574,7 +594,7 @@ impl Federate {
     ) -> Result<(), RtiError> {
         let tag = tag.into();
         self.shared()
-            .call(|r, l| r.request_instance_attribute_value_update(l, instance, attributes, tag))
+            .call(|r, _| r.request_instance_attribute_value_update(instance, attributes, tag))
     }
     /// Asks the owners of every instance of `class` and its subclasses to provide values.
     pub fn request_class_attribute_value_update(

@@ -92,9 +92,9 @@ pub use glidepath_core::FederationId;
 pub use glidepath_core::{
     AttributeHandle, Callback, DeclarationError, FederateHandle, FederateInfo, FederationError,
     InteractionClassHandle, LocalStats, LogicalTime, LogicalTimeInterval, MessageInfo,
-    ObjectClassHandle, ObjectError, ObjectInstanceHandle, OrderType, ParameterHandle, PeerError,
-    ProcessModel, ResignAction, RtiError, TimeError, TimeRepresentation, TimeValue,
-    TransportationType, Values,
+    ObjectClassHandle, ObjectError, ObjectInstanceHandle, OrderType, OwnershipError,
+    ParameterHandle, PeerError, ProcessModel, ResignAction, RtiError, TimeError,
+    TimeRepresentation, TimeValue, TransportationType, Values,
 };
 /// The Federation Object Model: loading, merging and inspecting FOM modules.
 pub use glidepath_fom as fom;
@@ -117,7 +117,8 @@ pub use hosting::{ensure_executive, replay, serve_executive, EXECUTIVE_SUBJECT};
 /// that only run federates never need it.
 pub mod backend {
     pub use glidepath_core::{
-        Body, Envelope, ExecReply, ExecRequest, FederationId, Notification, Topic,
+        Body, Envelope, ExecReply, ExecRequest, FederationId, Notification, OwnershipNotice,
+        OwnershipOutcome, OwnershipRequest, Topic,
     };
     /// The NATS backend, the executive server that hosts federations for it, and a
     /// helper that starts a real `nats-server` (for tests and benchmarks).

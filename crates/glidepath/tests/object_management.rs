@@ -171,8 +171,8 @@ fn updates_reflect_subsets_with_tag_and_message_info() {
     );
     assert_eq!(
         sub.update_attribute_values(plane, [(n.label, b("x"))], ""),
-        Err(RtiError::Object(ObjectError::ObjectInstanceNotKnown(plane))),
-        "only the owner updates"
+        Err(RtiError::Object(ObjectError::AttributeNotOwned(n.label))),
+        "only the owner updates: the subscriber knows the instance but owns none of it"
     );
 }
 

@@ -48,11 +48,50 @@ impl LocalRti {
         Ok(())
     }
 
-    /// Stops publishing `class` entirely.
-    pub fn unpublish_object_class(&mut self, class: ObjectClassHandle) -> Result<(), RtiError> {
+    /// Stops publishing `class` entirely; what this federate owns of instances it
+    /// knows as `class` is unconditionally divested (the privilege to delete stays).
+    pub fn unpublish_object_class(
+        &mut self,
+        link: &mut impl Link,
+        class: ObjectClassHandle,
+    ) -> Result<(), RtiError> {
         self.live()?;
         self.check_class_attributes(class, &[])?;
-        self.published_attributes.remove(&class);
+        let all = self
+            .published_attributes
+            .get(&class)
+            .cloned()
+            .unwrap_or_default();
+        self.unpublish(link, class, all)
+    }
+
+    /// Stops publishing these attributes of `class`; what this federate owns of them
+    /// is unconditionally divested. Refused while it is acquiring one of them.
+    pub fn unpublish_object_class_attributes(
+        &mut self,
+        link: &mut impl Link,
+        class: ObjectClassHandle,
+        attributes: &[AttributeHandle],
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        self.check_class_attributes(class, attributes)?;
+        self.unpublish(link, class, attributes.iter().copied().collect())
+    }
+
+    fn unpublish(
+        &mut self,
+        link: &mut impl Link,
+        class: ObjectClassHandle,
+        attributes: BTreeSet<AttributeHandle>,
+    ) -> Result<(), RtiError> {
+        self.check_no_acquisition(class, &attributes)?;
+        self.divest_unpublished(link, class, &attributes)?;
+        if let Some(published) = self.published_attributes.get_mut(&class) {
+            published.retain(|a| !attributes.contains(a));
+            if published.is_empty() {
+                self.published_attributes.remove(&class);
+            }
+        }
         Ok(())
     }
 

@@ -45,7 +45,7 @@ impl LocalRti {
             return Err(unexpected(&reply));
         };
         for info in delete {
-            self.owned.remove(&info.instance);
+            self.known.remove(&info.instance);
             self.send(
                 Topic::ObjectClass(info.class),
                 Body::Delete {
@@ -57,7 +57,11 @@ impl LocalRti {
                 },
             );
         }
-        self.owned.clear();
+        for k in self.known.values_mut() {
+            k.owned.clear();
+            k.acquiring.clear();
+            k.divesting.clear();
+        }
         self.publish_status(StatusReason::Resign);
         self.resigned = true;
         for topic in std::mem::take(&mut self.data_topics) {

@@ -66,25 +66,39 @@ impl LocalRti {
                 attributes,
                 tag,
             } => {
-                let targets: Vec<ObjectInstanceHandle> = match instance {
-                    Some(i) => self
-                        .owned
-                        .contains_key(&i)
-                        .then_some(i)
-                        .into_iter()
-                        .collect(),
-                    None => self
-                        .owned
-                        .iter()
-                        .filter(|(_, o)| self.fom.is_object_subclass_of(o.class, class))
-                        .map(|(i, _)| *i)
-                        .collect(),
-                };
-                for instance in targets {
+                // Each owner answers for the requested attributes it owns (all
+                // of them when none are named).
+                let mut targets: Vec<(ObjectInstanceHandle, Vec<AttributeHandle>)> = self
+                    .known
+                    .iter()
+                    .filter(|(i, k)| match instance {
+                        Some(wanted) => **i == wanted,
+                        None => self.fom.is_object_subclass_of(k.class, class),
+                    })
+                    .filter_map(|(i, k)| {
+                        let owned: Vec<AttributeHandle> = if attributes.is_empty() {
+                            Vec::new()
+                        } else {
+                            attributes
+                                .iter()
+                                .copied()
+                                .filter(|a| k.owned.contains(a))
+                                .collect()
+                        };
+                        let answers = if attributes.is_empty() {
+                            !k.owned.is_empty()
+                        } else {
+                            !owned.is_empty()
+                        };
+                        answers.then_some((*i, owned))
+                    })
+                    .collect();
+                targets.sort_unstable_by_key(|(i, _)| *i);
+                for (instance, attributes) in targets {
                     self.callbacks
                         .push_back(Callback::ProvideAttributeValueUpdate {
                             instance,
-                            attributes: attributes.to_vec(),
+                            attributes,
                             tag: tag.clone(),
                         });
                 }
@@ -190,6 +204,13 @@ impl LocalRti {
                         .push_back(Callback::FederationSynchronized { label, failed });
                 }
             }
+            Notification::Ownership {
+                notice,
+                federate,
+                instance,
+                attributes,
+                tag,
+            } => self.handle_ownership_notice(notice, federate, instance, attributes, tag),
         }
     }
 

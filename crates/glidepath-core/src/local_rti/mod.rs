@@ -11,6 +11,7 @@ mod declaration;
 mod federation;
 mod incoming;
 mod object;
+mod ownership;
 
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -90,14 +91,39 @@ pub struct LocalStats {
     pub last_peer_error: Option<PeerError>,
 }
 
+/// An object instance this federate knows: registered here or discovered.
 pub(crate) struct KnownInstance {
+    /// The class it was registered as: its data travels on this class's topic.
+    pub(crate) class: ObjectClassHandle,
+    /// The class this federate knows it as: the registered class for its
+    /// registrant, the subscribed class it was discovered as for the others.
     pub(crate) known_class: ObjectClassHandle,
     pub(crate) name: String,
+    /// The attributes this federate owns. Changed only by the executive's replies
+    /// and notifications, so it is never ahead of the executive's grant: the update
+    /// path checks it without a round trip.
+    pub(crate) owned: BTreeSet<AttributeHandle>,
+    /// Attributes this federate waits to acquire.
+    pub(crate) acquiring: BTreeSet<AttributeHandle>,
+    /// Attributes this federate offers (negotiated divestiture).
+    pub(crate) divesting: BTreeSet<AttributeHandle>,
 }
 
-pub(crate) struct OwnedInstance {
-    pub(crate) class: ObjectClassHandle,
-    pub(crate) name: String,
+impl KnownInstance {
+    pub(crate) fn new(
+        class: ObjectClassHandle,
+        known_class: ObjectClassHandle,
+        name: String,
+    ) -> KnownInstance {
+        KnownInstance {
+            class,
+            known_class,
+            name,
+            owned: BTreeSet::new(),
+            acquiring: BTreeSet::new(),
+            divesting: BTreeSet::new(),
+        }
+    }
 }
 
 /// One federate's local RTI component. No I/O and no clock: what it publishes and
@@ -118,7 +144,7 @@ pub struct LocalRti {
     pub(crate) published_interactions: HashSet<InteractionClassHandle>,
     pub(crate) subscribed_interactions: HashSet<InteractionClassHandle>,
     pub(crate) data_topics: BTreeSet<Topic>,
-    pub(crate) owned: BTreeMap<ObjectInstanceHandle, OwnedInstance>,
+    /// Every instance this federate registered or discovered, with what it owns of each.
     pub(crate) known: HashMap<ObjectInstanceHandle, KnownInstance>,
     pub(crate) announced: HashSet<String>,
     /// Federates that resigned before this one joined (smaller handles missing from
@@ -231,7 +257,6 @@ impl LocalRti {
             published_interactions: HashSet::new(),
             subscribed_interactions: HashSet::new(),
             data_topics: BTreeSet::new(),
-            owned: BTreeMap::new(),
             known: HashMap::new(),
             announced: HashSet::new(),
             ghosts,

@@ -83,9 +83,12 @@ impl LocalRti {
         self.fom
             .object_class(class)
             .ok_or(ObjectError::ObjectClassNotDefined(class))?;
-        if !self.published_attributes.contains_key(&class) {
+        let Some(published) = self.published_attributes.get(&class) else {
             return Err(ObjectError::ObjectClassNotPublished(class).into());
-        }
+        };
+        // The registrant owns what it publishes, and the privilege to delete.
+        let mut owned = published.clone();
+        owned.extend(self.privilege_to_delete(class));
         let reply = expect_ok(link.request(
             &mut self.outbox,
             ExecRequest::RegisterInstance {
@@ -93,18 +96,15 @@ impl LocalRti {
                 federate: self.me,
                 class,
                 name: name.map(str::to_string),
+                attributes: owned.iter().copied().collect(),
             },
         )?)?;
         let ExecReply::Registered { instance, name } = reply else {
             return Err(unexpected(&reply));
         };
-        self.owned.insert(
-            instance,
-            OwnedInstance {
-                class,
-                name: name.clone(),
-            },
-        );
+        let mut known = KnownInstance::new(class, class, name.clone());
+        known.owned = owned;
+        self.known.insert(instance, known);
         self.send(
             Topic::ObjectClass(class),
             Body::Register {
@@ -196,16 +196,15 @@ impl LocalRti {
     ) -> Result<(), RtiError> {
         self.live()?;
         let time = self.federation_times(time)?;
-        let class = self
-            .owned
+        let known = self
+            .known
             .get(&instance)
-            .ok_or(ObjectError::ObjectInstanceNotKnown(instance))?
-            .class;
+            .ok_or(ObjectError::ObjectInstanceNotKnown(instance))?;
+        let class = known.class;
         let fom = self.fom.clone();
         let c = fom
             .object_class(class)
             .ok_or(ObjectError::ObjectClassNotDefined(class))?;
-        let published = self.published_attributes.get(&class);
         type Group = (
             (OrderType, TransportationType),
             Vec<(AttributeHandle, Bytes)>,
@@ -219,7 +218,9 @@ impl LocalRti {
                 }
                 .into());
             }
-            if !published.is_some_and(|p| p.contains(&a)) {
+            // Only the owner may update: checked here, on the federate's own view,
+            // which never runs ahead of the executive's grants.
+            if !known.owned.contains(&a) {
                 return Err(ObjectError::AttributeNotOwned(a).into());
             }
             let attr = &fom.attributes[a.index()];
@@ -300,13 +301,16 @@ impl LocalRti {
     ) -> Result<(), RtiError> {
         self.live()?;
         let time = self.federation_times(time)?;
-        let class = match self.owned.get(&instance) {
-            Some(o) => o.class,
-            None if self.known.contains_key(&instance) => {
-                return Err(ObjectError::DeletePrivilegeNotHeld(instance).into())
-            }
-            None => return Err(ObjectError::ObjectInstanceNotKnown(instance).into()),
+        let Some(known) = self.known.get(&instance) else {
+            return Err(ObjectError::ObjectInstanceNotKnown(instance).into());
         };
+        let class = known.class;
+        let privileged = self
+            .privilege_to_delete(class)
+            .is_some_and(|p| known.owned.contains(&p));
+        if !privileged {
+            return Err(ObjectError::DeletePrivilegeNotHeld(instance).into());
+        }
         let order = self.sent_order(OrderType::TimeStamp, time)?;
         expect_ok(link.request(
             &mut self.outbox,
@@ -316,7 +320,7 @@ impl LocalRti {
                 instance,
             },
         )?)?;
-        self.owned.remove(&instance);
+        self.known.remove(&instance);
         self.send(
             Topic::ObjectClass(class),
             Body::Delete {
@@ -331,10 +335,11 @@ impl LocalRti {
         Ok(())
     }
 
-    /// Asks the owner of `instance` to provide current values of `attributes`.
+    /// Asks the owners of `attributes` of `instance` to provide current values. The
+    /// request goes to every member, and each owner answers for what it owns: the
+    /// attributes of one instance may have several owners.
     pub fn request_instance_attribute_value_update(
         &mut self,
-        link: &mut impl Link,
         instance: ObjectInstanceHandle,
         attributes: &[AttributeHandle],
         tag: Bytes,
@@ -346,27 +351,8 @@ impl LocalRti {
             .ok_or(ObjectError::ObjectInstanceNotKnown(instance))?
             .known_class;
         self.check_class_attributes(class, attributes)?;
-        let reply = expect_ok(link.request(
-            &mut self.outbox,
-            ExecRequest::ListInstances {
-                federation: self.federation,
-                federate: self.me,
-                classes: self.fom.object_class_and_descendants(class),
-            },
-        )?)?;
-        let ExecReply::Instances(list) = reply else {
-            return Err(unexpected(&reply));
-        };
-        let Some(owner) = list
-            .iter()
-            .find(|i| i.instance == instance)
-            .and_then(|i| i.owner)
-        else {
-            // Deleted or divested meanwhile: nobody can provide.
-            return Ok(());
-        };
         self.send(
-            Topic::Federate(owner),
+            Topic::Federation,
             Body::RequestUpdate {
                 instance: Some(instance),
                 class,
@@ -405,7 +391,7 @@ impl LocalRti {
         name: &str,
         producer: FederateHandle,
     ) {
-        if self.known.contains_key(&instance) || self.owned.contains_key(&instance) {
+        if self.known.contains_key(&instance) {
             return;
         }
         let Some(known_class) = self.subscribed_object_class_for(class) else {
@@ -413,10 +399,7 @@ impl LocalRti {
         };
         self.known.insert(
             instance,
-            KnownInstance {
-                known_class,
-                name: name.to_string(),
-            },
+            KnownInstance::new(class, known_class, name.to_string()),
         );
         self.callbacks.push_back(Callback::DiscoverObjectInstance {
             instance,
@@ -428,9 +411,13 @@ impl LocalRti {
 
     /// The instance's name, when this federate knows or owns it.
     pub fn object_instance_name(&self, instance: ObjectInstanceHandle) -> Option<&str> {
-        match self.owned.get(&instance) {
-            Some(o) => Some(o.name.as_str()),
-            None => self.known.get(&instance).map(|k| k.name.as_str()),
-        }
+        self.known.get(&instance).map(|k| k.name.as_str())
+    }
+
+    /// The `HLAprivilegeToDeleteObject` attribute of a class (inherited from
+    /// `HLAobjectRoot`), when the FOM has one.
+    pub(crate) fn privilege_to_delete(&self, class: ObjectClassHandle) -> Option<AttributeHandle> {
+        self.fom
+            .attribute_by_name(class, crate::exec::PRIVILEGE_TO_DELETE)
     }
 }

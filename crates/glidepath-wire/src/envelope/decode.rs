@@ -11,7 +11,9 @@ use glidepath_core::{
     ParameterHandle, Regulation, TimeStatus, TransportationType,
 };
 
-use super::{BodyKind, EnvelopeHeader, FIXED_HEADER_LEN, MAGIC, TIME_INTEGER, VERSION};
+use super::{
+    BodyKind, EnvelopeHeader, FIXED_HEADER_LEN, MAGIC, OWNERSHIP_NOTICES, TIME_INTEGER, VERSION,
+};
 use crate::varint::{self, VarintError};
 use crate::WireError;
 
@@ -402,6 +404,25 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
             failed: r.federates("failed")?,
             targets: r.federates("targets")?.into(),
         }),
+        BodyKind::Ownership => {
+            let notice = OWNERSHIP_NOTICES
+                [usize::from(r.tag(OWNERSHIP_NOTICES.len() as u8, "ownership notice")?)];
+            let federate = r.federate("federate")?;
+            let instance = ObjectInstanceHandle(r.varint("instance")?);
+            let n = r.count(1, "attributes")?;
+            let mut attributes = Vec::with_capacity(n);
+            for _ in 0..n {
+                attributes.push(AttributeHandle(r.varint_u32("attributes")?));
+            }
+            let tag = src.slice(r.bytes_range("tag")?);
+            Body::Exec(Notification::Ownership {
+                notice,
+                federate,
+                instance,
+                attributes,
+                tag,
+            })
+        }
     })
 }
 

@@ -7,7 +7,7 @@ use glidepath_core::{
     Notification, OrderType, ParameterHandle, Regulation, TimeValue, TransportationType,
 };
 
-use super::{BodyKind, MAGIC, TIME_FLOAT, TIME_INTEGER, VERSION};
+use super::{BodyKind, MAGIC, OWNERSHIP_NOTICES, TIME_FLOAT, TIME_INTEGER, VERSION};
 use crate::varint;
 
 /// Where the layout writes to: a byte counter or a buffer.
@@ -278,6 +278,26 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
             s.bytes(label.as_bytes());
             write_federates(s, failed);
             write_federates(s, targets);
+        }
+        Body::Exec(Notification::Ownership {
+            notice,
+            federate,
+            instance,
+            attributes,
+            tag,
+        }) => {
+            let n = OWNERSHIP_NOTICES
+                .iter()
+                .position(|x| x == notice)
+                .expect("every notice has a tag");
+            s.u8(n as u8);
+            s.varint(u64::from(federate.0));
+            s.varint(instance.0);
+            s.varint(attributes.len() as u64);
+            for a in attributes {
+                s.varint(u64::from(a.0));
+            }
+            s.bytes(tag);
         }
     }
 }

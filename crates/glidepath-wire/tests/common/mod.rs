@@ -11,7 +11,7 @@ use bytes::Bytes;
 use glidepath_core::{
     Advance, AttributeHandle, Body, Envelope, FederateHandle, InteractionClassHandle, LogicalTime,
     LogicalTimeInterval, Notification, ObjectClassHandle, ObjectInstanceHandle, OrderType,
-    ParameterHandle, Regulation, TimeStatus, TransportationType,
+    OwnershipNotice, ParameterHandle, Regulation, TimeStatus, TransportationType,
 };
 use proptest::prelude::*;
 
@@ -255,6 +255,28 @@ pub fn samples() -> Vec<Envelope> {
                 targets: Arc::from(Vec::new()),
             }),
         ),
+        env(
+            u32::MAX,
+            18,
+            Body::Exec(Notification::Ownership {
+                notice: OwnershipNotice::ReleaseRequested,
+                federate: FederateHandle(3),
+                instance: ObjectInstanceHandle(u64::from(u32::MAX) + 9),
+                attributes: vec![AttributeHandle(1), AttributeHandle(300)],
+                tag: Bytes::from_static(b"mine"),
+            }),
+        ),
+        env(
+            u32::MAX,
+            19,
+            Body::Exec(Notification::Ownership {
+                notice: OwnershipNotice::Removed,
+                federate: FederateHandle(1),
+                instance: ObjectInstanceHandle(1),
+                attributes: Vec::new(),
+                tag: Bytes::new(),
+            }),
+        ),
     ]
 }
 
@@ -412,6 +434,27 @@ fn arb_notification() -> impl Strategy<Value = Notification> {
                 targets: Arc::from(targets),
             }
         }),
+        (
+            0..6usize,
+            arb_u32(),
+            arb_u64(),
+            prop::collection::vec(arb_u32(), 0..6),
+            arb_bytes()
+        )
+            .prop_map(|(n, f, i, attributes, tag)| Notification::Ownership {
+                notice: [
+                    OwnershipNotice::Offered,
+                    OwnershipNotice::ConfirmDivestiture,
+                    OwnershipNotice::ReleaseRequested,
+                    OwnershipNotice::Acquired,
+                    OwnershipNotice::Unavailable,
+                    OwnershipNotice::Removed,
+                ][n],
+                federate: FederateHandle(f),
+                instance: ObjectInstanceHandle(i),
+                attributes: attributes.into_iter().map(AttributeHandle).collect(),
+                tag,
+            }),
     ]
 }
 
