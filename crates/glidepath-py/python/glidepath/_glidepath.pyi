@@ -2,30 +2,31 @@
 
 from __future__ import annotations
 
-import enum
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 Time = Union[int, float]
 Values = Mapping[int, Union[bytes, bytearray]]
 
 __version__: str
 
-class ProcessModel(enum.Enum):
-    """Where callbacks are delivered."""
+class ProcessModel:
+    """Where callbacks are delivered (compares equal to its int value)."""
 
-    EVOKED = 0
-    IMMEDIATE = 1
+    EVOKED: ClassVar[ProcessModel]
+    IMMEDIATE: ClassVar[ProcessModel]
+    def __int__(self) -> int: ...
 
-class ResignAction(enum.Enum):
+class ResignAction:
     """What resigning does with the federate's object instances."""
 
-    UNCONDITIONALLY_DIVEST_ATTRIBUTES = 0
-    DELETE_OBJECTS = 1
-    CANCEL_PENDING_OWNERSHIP_ACQUISITIONS = 2
-    DELETE_OBJECTS_THEN_DIVEST = 3
-    CANCEL_THEN_DELETE_THEN_DIVEST = 4
-    NO_ACTION = 5
+    UNCONDITIONALLY_DIVEST_ATTRIBUTES: ClassVar[ResignAction]
+    DELETE_OBJECTS: ClassVar[ResignAction]
+    CANCEL_PENDING_OWNERSHIP_ACQUISITIONS: ClassVar[ResignAction]
+    DELETE_OBJECTS_THEN_DIVEST: ClassVar[ResignAction]
+    CANCEL_THEN_DELETE_THEN_DIVEST: ClassVar[ResignAction]
+    NO_ACTION: ClassVar[ResignAction]
+    def __int__(self) -> int: ...
 
 class MessageInfo:
     """How a reflected update, a received interaction or a removal travelled."""
