@@ -181,3 +181,34 @@ def test_time_management_services(fom):
     assert fed.evoke_multiple(0.0, 0.05) >= 0
     fed.resign_federation_execution()
     rti.destroy_federation_execution("time")
+
+
+def test_evoke_releases_the_gil_while_it_waits(fom):
+    rti = glidepath.Rti()
+    rti.create_federation_execution("gil", [fom])
+    amb = Recorder()
+    waiter = rti.join_federation_execution("gil", amb, name="waiter")
+    sender = rti.join_federation_execution("gil", glidepath.FederateAmbassador(), name="sender")
+    ping = sender.get_interaction_class_handle("Ping")
+    waiter.subscribe_interaction_class(ping)
+    sender.publish_interaction_class(ping)
+    started = threading.Event()
+    result = []
+
+    def wait_in_evoke():
+        started.set()
+        result.append(waiter.evoke(60.0))
+
+    thread = threading.Thread(target=wait_in_evoke)
+    thread.start()
+    started.wait()
+    # The waiter keeps the GIL from started.set() until it blocks, which is inside
+    # evoke (or after its switch interval). This thread needs the GIL to send: were it held by the waiting evoke, nothing
+    # would be sent and the evoke would return False after 60 s.
+    sender.send_interaction(ping, {}, tag=b"wake")
+    thread.join(timeout=60)
+    assert result == [True]
+    assert amb.names() == ["receive_interaction"]
+    waiter.resign_federation_execution()
+    sender.resign_federation_execution()
+    rti.destroy_federation_execution("gil")
