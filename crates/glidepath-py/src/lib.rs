@@ -285,7 +285,7 @@ impl Drop for PyExecutiveServer {
 
 /// Runs the test suite's Rust federate (`rust_peer`) on this RTI with the GIL
 /// released (call it from a Python thread): `mode` `"lockstep"` returns `(grants,
-/// matched, last_grant)`, `"flood"` returns `(sent, 0, 0.0)`. For interoperability
+/// matched, last_grant)`, `"flood"` returns `(sent, receivers_given_up, 0.0)`. For interoperability
 /// tests; not part of the stable API.
 #[pyfunction]
 #[pyo3(name = "_run_rust_peer", signature = (rti, federation, count, mode = "lockstep"))]
@@ -303,7 +303,7 @@ fn run_rust_peer(
             .map(|r| (r.grants, r.matched, r.last_grant)),
         "flood" => py
             .allow_threads(|| rust_peer::flood(&rti, federation, u64::from(count)))
-            .map(|n| (n, 0, 0.0)),
+            .map(|r| (r.sent, r.receivers_given_up, 0.0)),
         other => {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "mode must be \"lockstep\" or \"flood\", not {other:?}"

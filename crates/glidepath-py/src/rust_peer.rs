@@ -183,14 +183,28 @@ fn lockstep_joined(federate: &Federate, steps: u32) -> Result<LockstepReport, Pe
     Ok(report)
 }
 
+/// What the peer saw in a flood run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FloodReport {
+    /// Updates sent, the final `u64::MAX` one included.
+    pub sent: u64,
+    /// Receivers the transport stopped waiting for because they went silent (a
+    /// killed process): `EndpointStats::receivers_given_up`, read after resigning.
+    pub receivers_given_up: u64,
+}
+
 /// Floods `payload` with `updates` receive-order updates (8-byte big-endian
 /// sequence numbers), then one of value `u64::MAX`, and resigns. Starts once it has
-/// discovered another federate's object. Returns how many updates it sent.
-pub fn flood(rti: &Rti, federation: &str, updates: u64) -> Result<u64, PeerError> {
+/// discovered another federate's object.
+pub fn flood(rti: &Rti, federation: &str, updates: u64) -> Result<FloodReport, PeerError> {
     let federate = rti.join(federation, JoinOptions::named("rust-flood", "rust"))?;
     let result = flood_joined(&federate, updates);
     federate.resign(ResignAction::DeleteObjects)?;
-    result
+    let sent = result?;
+    Ok(FloodReport {
+        sent,
+        receivers_given_up: federate.transport_stats().receivers_given_up,
+    })
 }
 
 fn flood_joined(federate: &Federate, updates: u64) -> Result<u64, PeerError> {

@@ -7,7 +7,7 @@
 //! ```
 //!
 //! The transport comes from `GLIDEPATH_*` variables and the usual flags. Prints one
-//! line, `grants=G matched=M last_grant=T` or `sent=N`, and exits 0; on failure
+//! line, `grants=G matched=M last_grant=T` or `sent=N receivers_given_up=G`, and exits 0; on failure
 //! prints the reason to standard error and exits 1.
 
 #[path = "../rust_peer.rs"]
@@ -45,9 +45,12 @@ fn run() -> Result<(), String> {
             );
         }
         "flood" => {
-            let sent =
+            let r =
                 rust_peer::flood(&rti, federation, u64::from(count)).map_err(|e| e.to_string())?;
-            println!("sent={sent}");
+            println!(
+                "sent={} receivers_given_up={}",
+                r.sent, r.receivers_given_up
+            );
         }
         _ => return Err(usage.into()),
     }
