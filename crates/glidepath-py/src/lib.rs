@@ -218,9 +218,11 @@ impl PyRti {
         federate_type: &str,
         process_model: PyProcessModel,
     ) -> PyResult<PyFederate> {
-        let mut options = JoinOptions::default();
-        options.federate_name = name;
-        options.federate_type = federate_type.to_string();
+        let options = JoinOptions {
+            federate_name: name,
+            federate_type: federate_type.to_string(),
+            ..JoinOptions::default()
+        };
         let errors = Arc::new(AtomicU64::new(0));
         let rti = &self.rti;
         let federate = match process_model {
