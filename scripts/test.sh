@@ -57,3 +57,18 @@ cargo --version
 # Every test of every crate, doc tests included. The simulator runs
 # GLIDEPATH_SIM_SEEDS seeds (default 1000) of random federations.
 cargo test --workspace --locked
+
+# The Python package (crates/glidepath-py): a virtual environment of its own under
+# the Cargo target directory, maturin and pytest from PyPI, the extension built in
+# the dev profile (the same dependency builds as the tests above; a release build
+# would add minutes for no test's sake) and installed with `maturin develop`, the
+# Rust peer program of the interoperability tests, then pytest.
+target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
+venv="$target_dir/py-venv"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.7,<2" "pytest>=7"
+(cd crates/glidepath-py && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --locked --quiet)
+cargo build --locked -p glidepath-py --bin glidepath-py-peer
+GLIDEPATH_PY_PEER="$target_dir/debug/glidepath-py-peer" "$venv/bin/python" -m pytest -q crates/glidepath-py/tests

@@ -1,0 +1,26 @@
+"""glidepath: an HLA (IEEE 1516-2010) run-time infrastructure, from Python.
+
+Create an :class:`Rti` (in-process by default, or over NATS), create or join a
+federation execution with a :class:`FederateAmbassador` subclass that receives the
+callbacks, and call the HLA services on the :class:`Federate` it returns. Handles are
+``int``; attribute and parameter values are ``dict[int, bytes]``; logical times are
+``float`` (HLAfloat64Time) or ``int`` (HLAinteger64Time). Errors are the HLA
+exceptions, all subclasses of :class:`RTIexception`.
+"""
+
+from glidepath import _glidepath
+from glidepath._glidepath import *  # noqa: F401,F403  (the classes and exceptions)
+from glidepath._glidepath import __version__
+from glidepath.ambassador import FederateAmbassador
+
+__all__ = [
+    "__version__",
+    "Rti",
+    "Federate",
+    "FederateAmbassador",
+    "ExecutiveServer",
+    "MessageInfo",
+    "ProcessModel",
+    "ResignAction",
+] + [name for name in dir(_glidepath) if isinstance(getattr(_glidepath, name), type)
+     and issubclass(getattr(_glidepath, name), BaseException)]
