@@ -86,7 +86,13 @@ pub fn rti_error(e: RtiError) -> PyErr {
                 InteractionClassNotDefined::new_err(message)
             }
             DeclarationError::Federation(f) => federation_error(f, message),
+            // Ownership is not bound in Python yet: its exceptions are reported as
+            // internal errors, with the standard's name in the message.
+            DeclarationError::OwnershipAcquisitionPending(_) => {
+                RTIinternalError::new_err(message)
+            }
         },
+        RtiError::Ownership(o) => ownership_error(o, message),
         RtiError::Object(o) => object_error(o, message),
         RtiError::Time(t) => time_error(t, message),
         RtiError::Link(_)
@@ -113,6 +119,21 @@ fn federation_error(e: FederationError, message: String) -> PyErr {
         }
         F::ErrorReadingFdd(_) => ErrorReadingFDD::new_err(message),
         F::InconsistentFdd(_) => InconsistentFDD::new_err(message),
+        F::OwnershipAcquisitionPending(_) => RTIinternalError::new_err(message),
+    }
+}
+
+fn ownership_error(e: glidepath::OwnershipError, message: String) -> PyErr {
+    use glidepath::OwnershipError as W;
+    match e {
+        W::ObjectInstanceNotKnown(_) => ObjectInstanceNotKnown::new_err(message),
+        W::AttributeNotDefined { .. } => AttributeNotDefined::new_err(message),
+        W::AttributeNotOwned(_) => AttributeNotOwned::new_err(message),
+        W::FederateOwnsAttributes(_) => FederateOwnsAttributes::new_err(message),
+        W::ObjectClassNotPublished(_) => ObjectClassNotPublished::new_err(message),
+        W::Federation(f) => federation_error(f, message),
+        // The rest belong to ownership services not bound in Python yet.
+        _ => RTIinternalError::new_err(message),
     }
 }
 
