@@ -88,9 +88,7 @@ pub fn rti_error(e: RtiError) -> PyErr {
             DeclarationError::Federation(f) => federation_error(f, message),
             // Ownership is not bound in Python yet: its exceptions are reported as
             // internal errors, with the standard's name in the message.
-            DeclarationError::OwnershipAcquisitionPending(_) => {
-                RTIinternalError::new_err(message)
-            }
+            DeclarationError::OwnershipAcquisitionPending(_) => RTIinternalError::new_err(message),
         },
         RtiError::Ownership(o) => ownership_error(o, message),
         RtiError::Object(o) => object_error(o, message),
