@@ -135,14 +135,12 @@ fn two_node_processes_over_nats() {
         out.contains("2 node(s)") && out.contains("transport nats"),
         "{out}"
     );
-    // Each node process flew half the demo and stopped when told.
+    // Each node process flew half the demo and stopped when told. The two processes
+    // share one stderr, so their lines may interleave: count, do not parse lines.
     for node in ["tg-node-1", "tg-node-2"] {
-        assert!(
-            err.lines()
-                .any(|l| l.starts_with(node) && l.contains("4 aircraft") && l.ends_with("Stopped")),
-            "{err}"
-        );
+        assert!(err.contains(node), "{err}");
     }
+    assert!(err.matches("4 aircraft, Stopped").count() >= 2, "{err}");
 }
 
 #[test]
