@@ -58,6 +58,8 @@ pub struct BenchOptions {
     pub transport: TransportChoice,
     /// The NATS server for `Nats` (and for the raw NATS peer).
     pub nats_url: String,
+    /// TLS and credentials for that server (glidepath's connections and the raw peer's).
+    pub nats_security: glidepath::NatsSecurity,
     /// Payload sizes in bytes; empty means the suite's own sweep.
     pub sizes: Vec<usize>,
     /// Messages (or grants) per configuration; 0 means the suite's default.
@@ -92,6 +94,7 @@ impl Default for BenchOptions {
         BenchOptions {
             transport: TransportChoice::Inproc,
             nats_url: glidepath::DEFAULT_NATS_URL.to_string(),
+            nats_security: Default::default(),
             sizes: Vec::new(),
             count: 0,
             federates: 0,
@@ -188,6 +191,7 @@ impl BenchOptions {
             TransportChoice::Nats => TransportKind::Nats,
         };
         config.nats_url = self.nats_url.clone();
+        config.nats_security = self.nats_security.clone();
         let mut bundle = BundleConfig::default();
         if let Some(bytes) = self.bundle_bytes {
             bundle.bundle_bytes_max = bytes;
@@ -259,8 +263,8 @@ impl Bench {
         };
         let rti = Rti::from_config(&opts.rti_config()).with_context(|| {
             format!(
-                "connecting the nats transport to {} (is nats-server running there?)",
-                opts.nats_url
+                "connecting the nats transport to {}",
+                glidepath::redact_url(&opts.nats_url)
             )
         })?;
         let run_id = format!(
@@ -359,15 +363,19 @@ impl Bench {
 /// Makes sure an executive answers on the NATS server of `config`: returns `None`
 /// when one does (a `glidepath server`), or the one started here when none does.
 fn ensure_executive(config: &RtiConfig) -> anyhow::Result<Option<glidepath::ExecutiveServer>> {
-    let url = &config.nats_url;
+    let url = config.nats_url_shown();
     match glidepath::ensure_executive(config) {
         Ok(executive) => Ok(executive),
-        Err(e @ glidepath::TransportError::ConnectFailed { .. }) => Err(anyhow::Error::new(e)
-            .context(format!(
-                "nothing answers at {url}: start `nats-server -a 127.0.0.1 -p PORT` and pass \
+        Err(
+            e @ glidepath::TransportError::ConnectFailed {
+                cause: glidepath::ConnectCause::Unreachable,
+                ..
+            },
+        ) => Err(anyhow::Error::new(e).context(format!(
+            "nothing answers at {url}: start `nats-server -a 127.0.0.1 -p PORT` and pass \
                  --nats-url nats://127.0.0.1:PORT (or set {})",
-                glidepath::NATS_URL_ENV
-            ))),
+            glidepath::NATS_URL_ENV
+        ))),
         Err(e) => Err(anyhow::Error::new(e)
             .context(format!("starting the executive in this process on {url}"))),
     }
@@ -491,19 +499,22 @@ pub fn recv_with<T>(rx: &Receiver<T>, wait: WaitStrategy, max_wait: Duration) ->
 /// connections, so that only glidepath differs between the two measurements.
 pub struct RawNats {
     url: String,
+    security: glidepath::NatsSecurity,
     runtime: tokio::runtime::Runtime,
 }
 
 impl std::fmt::Debug for RawNats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RawNats").field("url", &self.url).finish()
+        f.debug_struct("RawNats")
+            .field("url", &glidepath::redact_url(&self.url))
+            .finish()
     }
 }
 
 impl RawNats {
     /// A runtime for raw clients of the NATS server at `url`; checks that the
     /// server answers.
-    pub fn new(url: &str) -> anyhow::Result<RawNats> {
+    pub fn new(url: &str, security: &glidepath::NatsSecurity) -> anyhow::Result<RawNats> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("bench-raw-nats")
@@ -512,8 +523,10 @@ impl RawNats {
             .context("starting the raw NATS peer's runtime")?;
         let raw = RawNats {
             url: url.to_string(),
+            security: security.clone(),
             runtime,
         };
+        let url = glidepath::redact_url(url);
         raw.block_on(async {
             let client = raw.connect().await?;
             client
@@ -531,14 +544,18 @@ impl RawNats {
 
     /// Connects a new client (call inside [`RawNats::block_on`] or a spawned task).
     pub async fn connect(&self) -> anyhow::Result<async_nats::Client> {
-        async_nats::ConnectOptions::new()
+        let base = async_nats::ConnectOptions::new()
             .subscription_capacity(4 << 20)
             .client_capacity(64 << 10)
             .connection_timeout(Duration::from_secs(5))
-            .no_echo()
-            .connect(&self.url)
-            .await
-            .map_err(|e| anyhow!("cannot connect to the NATS server at {}: {e}", self.url))
+            .no_echo();
+        let (options, servers) = self.security.configure(base, &self.url).await?;
+        options.connect(servers.as_slice()).await.map_err(|e| {
+            anyhow!(
+                "cannot connect to the NATS server at {}: {e}",
+                glidepath::redact_url(&self.url)
+            )
+        })
     }
 
     /// Runs a future on the runtime from a plain thread.
@@ -570,11 +587,6 @@ pub async fn settle(client: &async_nats::Client) -> anyhow::Result<()> {
         Err(e) if e.kind() == async_nats::RequestErrorKind::NoResponders => Ok(()),
         Err(e) => Err(anyhow!("round trip to the NATS server failed: {e}")),
     }
-}
-
-/// The raw NATS peer for `url` (see [`RawNats`]).
-pub fn raw_nats_connect(url: &str) -> anyhow::Result<RawNats> {
-    RawNats::new(url)
 }
 
 /// Length of a [`stamp`]: sequence number and send time, little-endian.

@@ -20,11 +20,11 @@ pub struct BenchArgs {
     /// The transport glidepath runs on: inproc or nats [default: inproc].
     #[arg(long, value_name = "TRANSPORT")]
     transport: Option<String>,
-    /// The NATS server for `--transport nats` and the raw NATS peer; the executive is
-    /// started in this process when no `glidepath server` answers there
-    /// [default: $GLIDEPATH_NATS_URL, else nats://127.0.0.1:4222].
-    #[arg(long, value_name = "URL")]
-    nats_url: Option<String>,
+    /// The NATS server for `--transport nats` and the raw NATS peer (the executive is
+    /// started in this process when no `glidepath server` answers there), and how to
+    /// reach it.
+    #[command(flatten)]
+    nats: crate::nats_args::NatsArgs,
     /// Message sizes in bytes, comma-separated; K/KiB (1024) and M/MiB suffixes
     /// allowed, e.g. `200` or `32,1K,64KiB` [default: the suite's sweep].
     #[arg(long, value_name = "BYTES")]
@@ -193,13 +193,10 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
             other => bail!("--transport `{other}`: expected inproc or nats"),
         };
     }
-    o.nats_url = match &args.nats_url {
-        Some(url) => url.clone(),
-        None => match std::env::var(glidepath::NATS_URL_ENV) {
-            Ok(url) if !url.trim().is_empty() => url.trim().to_string(),
-            _ => glidepath::DEFAULT_NATS_URL.to_string(),
-        },
-    };
+    let mut config = glidepath::RtiConfig::from_env()?;
+    args.nats.clone().apply(&mut config)?;
+    o.nats_url = config.nats_url.clone();
+    o.nats_security = config.nats_security.clone();
     if let Some(v) = &args.size {
         o.sizes = list("--size", v, size)?;
         if o.sizes.contains(&0) {

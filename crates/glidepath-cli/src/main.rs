@@ -7,9 +7,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use glidepath::{Fom, ProcessModel, RtiConfig, TransportKind};
+use nats_args::NatsArgs;
 
 mod bench;
 mod demo;
+mod nats_args;
 mod run;
 mod tg;
 
@@ -63,9 +65,8 @@ struct ReplayArgs {
     /// The federation's id (the number in its subjects, `glidepath.<id>.>`).
     #[arg(long, value_name = "ID")]
     federation_id: u64,
-    /// The NATS server [default: $GLIDEPATH_NATS_URL, else nats://127.0.0.1:4222].
-    #[arg(long, value_name = "URL")]
-    nats_url: Option<String>,
+    #[command(flatten)]
+    nats: NatsArgs,
     /// The stream sequence number to start from (1 is the first message).
     #[arg(long, default_value_t = 1, value_name = "SEQ")]
     from_seq: u64,
@@ -77,9 +78,8 @@ struct ReplayArgs {
 
 #[derive(clap::Args, Debug)]
 struct ServerArgs {
-    /// The NATS server to serve on [default: $GLIDEPATH_NATS_URL, else nats://127.0.0.1:4222].
-    #[arg(long, value_name = "URL")]
-    nats_url: Option<String>,
+    #[command(flatten)]
+    nats: NatsArgs,
     /// A file holding the federation key (64 hex digits): requests, replies and
     /// notifications are then encrypted and authenticated, and processes without the
     /// key are refused [default: $GLIDEPATH_KEY_FILE, else no key].
@@ -172,9 +172,8 @@ struct DemoArgs {
     /// The transport [default: $GLIDEPATH_TRANSPORT, else inproc].
     #[arg(long, value_enum)]
     transport: Option<TransportArg>,
-    /// The NATS server for `--transport nats` [default: $GLIDEPATH_NATS_URL, else nats://127.0.0.1:4222].
-    #[arg(long, value_name = "URL")]
-    nats_url: Option<String>,
+    #[command(flatten)]
+    nats: NatsArgs,
     /// Which part of the federation this process runs: everything, only the monitor
     /// (which waits for `--federates` aircraft from other processes), or only
     /// `--federates` aircraft numbered from `--index`.
@@ -278,9 +277,7 @@ fn demo_options(args: DemoArgs) -> anyhow::Result<demo::DemoOptions> {
             TransportArg::Nats => TransportKind::Nats,
         };
     }
-    if let Some(url) = args.nats_url {
-        config.nats_url = url;
-    }
+    args.nats.apply(&mut config)?;
     args.messaging.apply(&mut config)?;
     let role = match args.role {
         RoleArg::All => demo::Role::All,
@@ -311,9 +308,7 @@ fn demo_options(args: DemoArgs) -> anyhow::Result<demo::DemoOptions> {
 /// `glidepath server`: hosts the executive until killed.
 fn server(args: ServerArgs) -> anyhow::Result<()> {
     let mut config = RtiConfig::from_env()?;
-    if let Some(url) = args.nats_url {
-        config.nats_url = url;
-    }
+    args.nats.apply(&mut config)?;
     let messaging = MessagingArgs {
         compression: args.compression,
         compress_min_bytes: None,
@@ -331,11 +326,15 @@ fn server(args: ServerArgs) -> anyhow::Result<()> {
     } else {
         ""
     };
-    let server = glidepath::serve_executive(&config)
-        .with_context(|| format!("starting the executive server on {}", config.nats_url))?;
+    let server = glidepath::serve_executive(&config).with_context(|| {
+        format!(
+            "starting the executive server on {}",
+            config.nats_url_shown()
+        )
+    })?;
     println!(
         "glidepath server: hosting federations on {} (requests on {}{keyed}, persistence {}); ready",
-        config.nats_url,
+        config.nats_url_shown(),
         glidepath::EXECUTIVE_SUBJECT,
         config.persistence.name()
     );
@@ -349,9 +348,7 @@ fn server(args: ServerArgs) -> anyhow::Result<()> {
 fn replay(args: ReplayArgs) -> anyhow::Result<()> {
     use std::collections::BTreeMap;
     let mut config = RtiConfig::from_env()?;
-    if let Some(url) = args.nats_url {
-        config.nats_url = url;
-    }
+    args.nats.apply(&mut config)?;
     if let Some(file) = args.key_file {
         config.apply_args(["--key-file".to_string(), file])?;
     }
@@ -359,7 +356,8 @@ fn replay(args: ReplayArgs) -> anyhow::Result<()> {
     let replay = glidepath::replay(&config, federation, args.from_seq).with_context(|| {
         format!(
             "replaying federation {} from {}",
-            federation.0, config.nats_url
+            federation.0,
+            config.nats_url_shown()
         )
     })?;
     let mut per_sender: BTreeMap<String, u64> = BTreeMap::new();

@@ -24,9 +24,8 @@ pub struct RunArgs {
     /// The transport [default: $GLIDEPATH_TRANSPORT, else inproc].
     #[arg(long, value_enum)]
     transport: Option<TransportArg>,
-    /// The NATS server for `--transport nats` [default: $GLIDEPATH_NATS_URL, else nats://127.0.0.1:4222].
-    #[arg(long, value_name = "URL")]
-    nats_url: Option<String>,
+    #[command(flatten)]
+    nats: crate::nats_args::NatsArgs,
     /// Run only the first H hours of the simulated day (a fraction is fine).
     #[arg(long, value_name = "H")]
     hours: Option<f64>,
@@ -85,9 +84,7 @@ fn config_of(args: &mut RunArgs) -> anyhow::Result<RtiConfig> {
             TransportArg::Nats => TransportKind::Nats,
         };
     }
-    if let Some(url) = args.nats_url.take() {
-        config.nats_url = url;
-    }
+    std::mem::take(&mut args.nats).apply(&mut config)?;
     if let Some(mode) = args.persistence.take() {
         config.apply_args(["--persistence".to_string(), mode])?;
     }
@@ -122,6 +119,7 @@ fn launcher(layout: PathBuf, key_file: Option<String>) -> anyhow::Result<Launche
             .args(["--codec", o.codec.name(), "--run-name", &o.run_name])
             .args(["--wait".to_string(), o.wait.to_string()])
             .args(o.config.to_args());
+        o.config.configure_child(&mut command);
         if let Some(h) = o.hours {
             command.args(["--hours".to_string(), h.to_string()]);
         }

@@ -61,9 +61,8 @@ pub struct TgArgs {
     /// [default: $GLIDEPATH_TRANSPORT, else inproc].
     #[arg(long, value_name = "TRANSPORT")]
     transport: Option<String>,
-    /// The NATS server [default: $GLIDEPATH_NATS_URL, else nats://127.0.0.1:4222].
-    #[arg(long, value_name = "URL")]
-    nats_url: Option<String>,
+    #[command(flatten)]
+    nats: crate::nats_args::NatsArgs,
     /// The federation's name.
     #[arg(long, default_value = "glidepath-tg")]
     federation: String,
@@ -100,14 +99,15 @@ fn default_threads(nodes: u32) -> u32 {
     (cores / nodes).max(1)
 }
 
-fn rti_config(transport: &Option<String>, nats_url: &Option<String>) -> anyhow::Result<RtiConfig> {
+fn rti_config(
+    transport: &Option<String>,
+    nats: &crate::nats_args::NatsArgs,
+) -> anyhow::Result<RtiConfig> {
     let mut config = RtiConfig::from_env()?;
     if let Some(t) = transport {
         config.apply_args(["--transport".to_string(), t.clone()])?;
     }
-    if let Some(url) = nats_url {
-        config.nats_url = url.clone();
-    }
+    nats.clone().apply(&mut config)?;
     Ok(config)
 }
 
@@ -125,7 +125,7 @@ pub fn run(args: TgArgs) -> anyhow::Result<()> {
     });
     let model = model(&args.model, args.stand_in_us)?;
     let threads = args.threads.unwrap_or_else(|| default_threads(args.nodes)) as usize;
-    let config = rti_config(&args.transport, &args.nats_url)?;
+    let config = rti_config(&args.transport, &args.nats)?;
     if !(args.rate.is_finite() && args.rate >= 0.0) {
         bail!(
             "--rate: {} is not a rate in Hz (0 = as fast as possible)",
@@ -254,15 +254,10 @@ fn serve(
     let program = std::env::current_exe().context("finding this program to start the nodes")?;
     for k in 0..args.nodes {
         let mut cmd = Process::new(&program);
-        cmd.args([
-            "tg",
-            "--role",
-            "node",
-            "--transport",
-            "nats",
-            "--nats-url",
-            &config.nats_url,
-        ]);
+        cmd.args(["tg", "--role", "node", "--transport", "nats"]);
+        // The URL and any credentials through the environment, never the command line.
+        config.configure_child(&mut cmd);
+        cmd.env(glidepath::NATS_URL_ENV, &config.nats_url);
         cmd.args([
             "--federation",
             &args.federation,

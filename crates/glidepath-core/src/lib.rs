@@ -41,5 +41,5 @@ pub use host::{ExecutiveHost, Hosted};
 pub use local_rti::{Link, LocalRti, LocalStats, Output};
 pub use message::*;
 pub use time::{galt_bound, RegulatorView, TimeSnapshot};
-pub use transport_error::TransportError;
+pub use transport_error::{ConnectCause, TransportError};
 pub use types::*;

@@ -62,15 +62,22 @@ pub enum TransportError {
         /// The server's limit.
         max_payload_bytes: usize,
     },
-    /// The messaging server could not be reached.
-    #[error(
-        "cannot connect to the NATS server at {url}: {reason} (is `nats-server` running there?)"
-    )]
+    /// No connection to the messaging server: nothing answered, or it refused us.
+    #[error("{}", connect_failed_text(url, *cause, reason))]
     ConnectFailed {
-        /// The URL tried.
+        /// The URL tried, any password or token in it masked.
         url: String,
+        /// Why, as far as the client can tell.
+        cause: ConnectCause,
         /// The client's explanation.
         reason: String,
+    },
+    /// The messaging server refused a publication or subscription: the connection's
+    /// permissions do not allow the subject.
+    #[error("the NATS server refused an operation for this connection's permissions: {detail} (see docs/security.md for the subjects each role needs)")]
+    PermissionDenied {
+        /// The server's words (the operation and subject).
+        detail: String,
     },
     /// An operation on an established connection failed (the connection was lost,
     /// the client's queue refused it, ...).
@@ -131,4 +138,42 @@ pub enum TransportError {
     /// A backend failure no other variant names; the text says what and where.
     #[error("transport backend failure: {0}")]
     Backend(String),
+}
+
+/// Why a connection to the messaging server failed: each asks for a different fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectCause {
+    /// Nothing answered (refused, timed out, name not found).
+    Unreachable,
+    /// The server answered and refused our credentials: "authorization violation".
+    Authorization,
+    /// Our credential could not be used to sign in (a bad NKey seed or `.creds`).
+    Authentication,
+    /// TLS failed: the server's certificate is not trusted, ours was refused, or one
+    /// side wants TLS and the other does not.
+    Tls,
+    /// The URL itself is not a server address.
+    InvalidAddress,
+}
+
+fn connect_failed_text(url: &str, cause: ConnectCause, reason: &str) -> String {
+    match cause {
+        ConnectCause::Unreachable => format!(
+            "cannot connect to the NATS server at {url}: {reason} (is `nats-server` running there?)"
+        ),
+        ConnectCause::Authorization => format!(
+            "the NATS server at {url} refused the connection: authorization ({reason}); \
+             check the user and password, token, NKey or credentials file"
+        ),
+        ConnectCause::Authentication => format!(
+            "could not authenticate to the NATS server at {url}: {reason}; \
+             the NKey seed or credentials file is not usable"
+        ),
+        ConnectCause::Tls => format!(
+            "TLS with the NATS server at {url} failed: {reason}; check the CA file, \
+             the client certificate and key, and whether the server expects TLS"
+        ),
+        ConnectCause::InvalidAddress => format!("`{url}` is not a NATS server address: {reason}"),
+    }
 }

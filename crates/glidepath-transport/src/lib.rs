@@ -80,7 +80,7 @@ pub use nats::{NatsEndpoint, NatsOptions, NatsTransport};
 
 /// Why a transport operation failed (defined in the core, which carries it in
 /// `RtiError::Link`).
-pub use glidepath_core::TransportError;
+pub use glidepath_core::{ConnectCause, TransportError};
 
 /// A messaging backend: opens endpoints, one per federate (or per admin client).
 ///
@@ -148,6 +148,9 @@ pub struct EndpointStats {
     /// Messages dropped because they failed authentication: a wrong key, no key,
     /// tampered bytes, or plaintext where the federation requires its key.
     pub rejected_frames: u64,
+    /// Publications and subscriptions the messaging server refused because the
+    /// connection's permissions do not allow them (NATS `Permissions Violation`).
+    pub permission_violations: u64,
     /// Best-effort envelopes (updates and interactions the FOM marks `HLAbestEffort`)
     /// dropped because this endpoint's inbox already held [`BEST_EFFORT_BACKLOG_MAX`]
     /// envelopes: a slow subscriber sheds best-effort data instead of growing without

@@ -5,6 +5,15 @@ use std::str::FromStr;
 
 use glidepath_codec::{BundleConfig, ChainConfig, Compression, FederationKey};
 
+#[cfg(feature = "transport-nats")]
+mod security;
+#[cfg(feature = "transport-nats")]
+pub use security::{
+    NATS_CA_ENV, NATS_CERT_ENV, NATS_CREDS_ENV, NATS_KEY_ENV, NATS_NKEY_ENV, NATS_NKEY_FILE_ENV,
+    NATS_PASSWORD_ENV, NATS_PASSWORD_FILE_ENV, NATS_TOKEN_ENV, NATS_TOKEN_FILE_ENV,
+    NATS_URL_FILE_ENV, NATS_USER_ENV,
+};
+
 /// The environment variable [`RtiConfig::from_env`] reads the transport name from.
 pub const TRANSPORT_ENV: &str = "GLIDEPATH_TRANSPORT";
 
@@ -145,7 +154,8 @@ pub enum ConfigError {
 }
 
 /// How to build an [`crate::Rti`]. Fields are public; start from [`RtiConfig::default`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `Debug` masks a password or token in the NATS URL, and never shows a secret.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RtiConfig {
     /// The transport backend. Default: [`TransportKind::Inproc`], the embedded bus,
@@ -174,6 +184,32 @@ pub struct RtiConfig {
     /// and retransmission off (plain at-most-once core NATS, gaps only counted).
     #[cfg(feature = "transport-nats")]
     pub reliable_window_envelopes: usize,
+    /// TLS and the credential of every NATS connection (flags `--nats-ca`,
+    /// `--nats-cert`, `--nats-key`, `--nats-user` with `--nats-password-file`,
+    /// `--nats-token-file`, `--nats-nkey-file`, `--nats-creds`, and their variables).
+    /// Default: none.
+    #[cfg(feature = "transport-nats")]
+    pub nats_security: glidepath_transport::nats::NatsSecurity,
+}
+
+impl fmt::Debug for RtiConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("RtiConfig");
+        d.field("transport", &self.transport);
+        #[cfg(feature = "transport-nats")]
+        d.field(
+            "nats_url",
+            &glidepath_transport::nats::redact_url(&self.nats_url),
+        );
+        #[cfg(not(feature = "transport-nats"))]
+        d.field("nats_url", &self.nats_url);
+        d.field("chain", &self.chain).field("bundle", &self.bundle);
+        #[cfg(feature = "transport-nats")]
+        d.field("persistence", &self.persistence)
+            .field("reliable_window_envelopes", &self.reliable_window_envelopes)
+            .field("nats_security", &self.nats_security);
+        d.finish()
+    }
 }
 
 impl Default for RtiConfig {
@@ -187,6 +223,8 @@ impl Default for RtiConfig {
             persistence: Default::default(),
             #[cfg(feature = "transport-nats")]
             reliable_window_envelopes: glidepath_transport::NatsOptions::default().window_envelopes,
+            #[cfg(feature = "transport-nats")]
+            nats_security: Default::default(),
         }
     }
 }
@@ -204,6 +242,7 @@ impl RtiConfig {
             },
             persistence: self.persistence,
             window_envelopes: self.reliable_window_envelopes,
+            security: self.nats_security.clone(),
             ..Default::default()
         }
     }
@@ -232,6 +271,14 @@ const SETTINGS: &[(&str, &str)] = &[
     #[cfg(feature = "transport-nats")]
     ("--reliable-window", RELIABLE_WINDOW_ENV),
 ];
+
+/// Every setting a flag or variable can make.
+fn all_settings() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+    let settings = SETTINGS.iter();
+    #[cfg(feature = "transport-nats")]
+    let settings = settings.chain(security::SECURITY_SETTINGS.iter());
+    settings
+}
 
 fn number<T: FromStr>(setting: &'static str, value: &str) -> Result<T, ConfigError>
 where
@@ -268,24 +315,28 @@ impl RtiConfig {
     /// `GLIDEPATH_PERSISTENCE` and `GLIDEPATH_RELIABLE_WINDOW`.
     pub fn from_env() -> Result<RtiConfig, ConfigError> {
         let mut config = RtiConfig::default();
-        for &(_, variable) in SETTINGS {
+        for &(_, variable) in all_settings() {
             if let Some(v) = env_value(variable)? {
                 config.set(variable, &v)?;
             }
         }
+        #[cfg(feature = "transport-nats")]
+        config.secrets_from_env()?;
         Ok(config)
     }
 
     /// Applies one setting by its flag or environment variable name.
     fn set(&mut self, setting: &'static str, value: &str) -> Result<(), ConfigError> {
         let value = value.trim();
-        let name = SETTINGS
-            .iter()
+        let name = all_settings()
             .find(|(f, v)| *f == setting || *v == setting)
             .map(|(f, _)| *f)
             .unwrap_or(setting);
         match name {
             "--transport" => self.transport = value.parse()?,
+            #[cfg(feature = "transport-nats")]
+            "--nats-url" => self.set_nats_url(setting, value)?,
+            #[cfg(not(feature = "transport-nats"))]
             "--nats-url" => self.nats_url = value.to_string(),
             "--compression" => {
                 self.chain.compression =
@@ -323,6 +374,11 @@ impl RtiConfig {
                             reason: "too large".into(),
                         })?;
             }
+            #[cfg(feature = "transport-nats")]
+            flag => {
+                self.set_security(flag, setting, value)?;
+            }
+            #[cfg(not(feature = "transport-nats"))]
             _ => {}
         }
         Ok(())
@@ -345,11 +401,15 @@ impl RtiConfig {
     /// key is left out on purpose: a command line is visible to every user of the
     /// machine, so hand the child the key file (`--key-file`) or its variable instead.
     pub fn to_args(&self) -> Vec<String> {
-        let mut args = vec![
-            "--transport".to_string(),
-            self.transport.name().to_string(),
-            "--nats-url".to_string(),
-            self.nats_url.clone(),
+        let mut args = vec!["--transport".to_string(), self.transport.name().to_string()];
+        #[cfg(feature = "transport-nats")]
+        let url_in_env = self.to_env().iter().any(|(v, _)| *v == NATS_URL_ENV);
+        #[cfg(not(feature = "transport-nats"))]
+        let url_in_env = false;
+        if !url_in_env {
+            args.extend(["--nats-url".to_string(), self.nats_url.clone()]);
+        }
+        args.extend([
             "--compression".to_string(),
             self.chain.compression.to_string(),
             "--compress-min-bytes".to_string(),
@@ -358,7 +418,7 @@ impl RtiConfig {
             self.bundle.bundle_bytes_max.to_string(),
             "--bundle-time-us".to_string(),
             (self.bundle.bundle_time_ns_max / 1_000).to_string(),
-        ];
+        ]);
         #[cfg(feature = "transport-nats")]
         args.extend([
             "--persistence".to_string(),
@@ -381,7 +441,7 @@ impl RtiConfig {
                 Some((f, v)) => (f.to_string(), Some(v.to_string())),
                 None => (arg.clone(), None),
             };
-            let Some(&(flag, _)) = SETTINGS.iter().find(|(f, _)| *f == flag) else {
+            let Some(&(flag, _)) = all_settings().find(|(f, _)| *f == flag) else {
                 continue;
             };
             let value = match inline.or_else(|| args.next()) {

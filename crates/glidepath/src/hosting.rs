@@ -47,6 +47,7 @@ pub fn replay(
             chain: config.chain.clone(),
             ..Default::default()
         },
+        security: config.nats_security.clone(),
         ..Default::default()
     };
     nats::replay(&config.nats_url, federation, from_sequence, &options)

@@ -78,6 +78,12 @@ pub use config::{
     COMPRESSION_ENV, COMPRESS_MIN_BYTES_ENV, DEFAULT_NATS_URL, KEY_FILE_ENV, NATS_URL_ENV,
     TRANSPORT_ENV,
 };
+#[cfg(feature = "transport-nats")]
+pub use config::{
+    NATS_CA_ENV, NATS_CERT_ENV, NATS_CREDS_ENV, NATS_KEY_ENV, NATS_NKEY_ENV, NATS_NKEY_FILE_ENV,
+    NATS_PASSWORD_ENV, NATS_PASSWORD_FILE_ENV, NATS_TOKEN_ENV, NATS_TOKEN_FILE_ENV,
+    NATS_URL_FILE_ENV, NATS_USER_ENV,
+};
 pub use delivery::WaitStrategy;
 pub use error::{NameError, NameKind};
 pub use federate::{Federate, IntoLogicalTime, JoinOptions, WeakFederate};
@@ -103,11 +109,14 @@ pub use glidepath_fom::{Fom, FomError, FomModule, FomSummary};
 /// recorder of exact counts per value, for benchmarks and run reports alike.
 pub use glidepath_stats as stats;
 pub use glidepath_transport::{
-    monotonic_now_ns, EndpointStats, InprocTransport, Transport, TransportError,
+    monotonic_now_ns, ConnectCause, EndpointStats, InprocTransport, Transport, TransportError,
 };
 
 #[cfg(feature = "transport-nats")]
-pub use glidepath_transport::nats::{ExecutiveServer, Persistence, Replay, ReplayedEnvelope};
+pub use glidepath_transport::nats::{
+    redact_url, ExecutiveServer, NatsAuth, NatsSecurity, NatsTls, Persistence, Replay,
+    ReplayedEnvelope, Secret,
+};
 #[cfg(feature = "transport-nats")]
 pub use hosting::{ensure_executive, replay, serve_executive, EXECUTIVE_SUBJECT};
 

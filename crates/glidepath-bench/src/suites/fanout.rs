@@ -65,7 +65,7 @@ pub fn run(
 ) -> anyhow::Result<Vec<BenchResult>> {
     let count = opts.count_or(DEFAULT_COUNT);
     let raw = match (opts.raw, opts.transport) {
-        (true, TransportChoice::Nats) => Some(RawNats::new(&opts.nats_url)?),
+        (true, TransportChoice::Nats) => Some(RawNats::new(&opts.nats_url, &opts.nats_security)?),
         _ => None,
     };
     let raw = Raw {

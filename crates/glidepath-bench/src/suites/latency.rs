@@ -95,7 +95,7 @@ pub fn run(
     ponger.subscribe_interaction_class(classes.ping)?;
 
     let raw = match (opts.raw, opts.transport) {
-        (true, TransportChoice::Nats) => Some(RawNats::new(&opts.nats_url)?),
+        (true, TransportChoice::Nats) => Some(RawNats::new(&opts.nats_url, &opts.nats_security)?),
         _ => None,
     };
     let mut results = Vec::new();

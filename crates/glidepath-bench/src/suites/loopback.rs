@@ -61,7 +61,7 @@ pub fn run(
     let count = opts.count_or(DEFAULT_COUNT);
     let repeaters = opts.peers("loopback", "repeater")?;
     let raw_nats = match (opts.raw, opts.transport) {
-        (true, TransportChoice::Nats) => Some(RawNats::new(&opts.nats_url)?),
+        (true, TransportChoice::Nats) => Some(RawNats::new(&opts.nats_url, &opts.nats_security)?),
         _ => None,
     };
     let mut results = Vec::new();

@@ -75,7 +75,7 @@ pub fn run(
     let sizes = opts.sizes_or(DEFAULT_SIZES);
     let peers = opts.peers("throughput", "receiver (and one sender)")?;
     let raw_nats = match (opts.raw, opts.transport) {
-        (true, TransportChoice::Nats) => Some(RawNats::new(&opts.nats_url)?),
+        (true, TransportChoice::Nats) => Some(RawNats::new(&opts.nats_url, &opts.nats_security)?),
         _ => None,
     };
     let mut results = Vec::new();

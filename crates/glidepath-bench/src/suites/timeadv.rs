@@ -73,7 +73,11 @@ pub fn run(
     let raw = if opts.raw {
         progress.stage(&format!("{label} (raw all-to-all peer)"));
         let raw = match opts.transport {
-            TransportChoice::Nats => raw_nats_run(&RawNats::new(&opts.nats_url)?, n, steps),
+            TransportChoice::Nats => raw_nats_run(
+                &RawNats::new(&opts.nats_url, &opts.nats_security)?,
+                n,
+                steps,
+            ),
             TransportChoice::Inproc => raw_channel_run(opts.wait, n, steps, progress),
         };
         Some(raw.with_context(|| format!("{label} (raw peer)"))?)

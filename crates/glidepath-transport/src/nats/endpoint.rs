@@ -88,7 +88,8 @@ impl NatsEndpoint {
         self.transport.block_on(async {
             self.outgoing.flush().await?;
             barrier(&self.client, timeout).await
-        })
+        })?;
+        self.counters.take_permission_error()
     }
 
     /// With persistence, the most JetStream publications that ever waited for their
@@ -160,7 +161,7 @@ impl NatsEndpoint {
         match e.kind() {
             RequestErrorKind::TimedOut => TransportError::Timeout(options.request_timeout),
             RequestErrorKind::NoResponders => TransportError::NoExecutive {
-                url: self.transport.url.clone(),
+                url: super::redact_url(&self.transport.url),
                 subject: EXEC_SUBJECT.to_string(),
             },
             RequestErrorKind::MaxPayloadExceeded => TransportError::PayloadTooLarge {
@@ -183,6 +184,7 @@ impl Endpoint for NatsEndpoint {
         mut envelope: Envelope,
     ) -> Result<(), TransportError> {
         self.check_open()?;
+        self.counters.take_permission_error()?;
         if envelope.publish_time_ns == 0 {
             envelope.publish_time_ns = monotonic_now_ns();
         }
@@ -423,6 +425,7 @@ impl Endpoint for NatsEndpoint {
                     .map_or(0, |f| f.malformed_controls.load(Ordering::Relaxed)),
             slow_consumer_events: self.counters.slow_consumer.load(Ordering::Relaxed),
             rejected_frames: self.counters.rejected.load(Ordering::Relaxed),
+            permission_violations: self.counters.permission_denied.load(Ordering::Relaxed),
             best_effort_dropped: self.counters.best_effort_dropped.load(Ordering::Relaxed),
             duplicates_dropped: self.counters.duplicates.load(Ordering::Relaxed),
             retransmitted: self
@@ -443,7 +446,8 @@ impl Endpoint for NatsEndpoint {
     /// client sends what it holds on its own).
     fn flush(&self) -> Result<(), TransportError> {
         self.check_open()?;
-        self.transport.block_on(self.outgoing.flush())
+        self.transport.block_on(self.outgoing.flush())?;
+        self.counters.take_permission_error()
     }
 }
 

@@ -92,6 +92,7 @@ mod frames;
 pub mod jetstream;
 mod process;
 mod reader;
+pub mod security;
 mod server;
 mod throttle;
 mod transport;
@@ -129,6 +130,7 @@ pub use process::{
     find_nats_server, NatsServerError, NatsServerProcess, NatsTestbed, NatsTestbedError,
     NATS_SERVER_ENV,
 };
+pub use security::{redact_url, split_url_credentials, NatsAuth, NatsSecurity, NatsTls, Secret};
 pub use server::{
     parse_notified, serve_executive, serve_executive_with, ExecutiveServer, ERROR_HEADER,
     NOTIFIED_HEADER,
@@ -174,6 +176,9 @@ pub struct NatsOptions {
     /// a sender's retransmission buffer never holds more, and a receiver never has
     /// more than this per sender in flight towards it.
     pub window_bytes: usize,
+    /// TLS and the credential every connection presents (see [`security`]).
+    /// Default: neither.
+    pub security: NatsSecurity,
 }
 
 impl Default for NatsOptions {
@@ -188,6 +193,7 @@ impl Default for NatsOptions {
             persistence: Persistence::None,
             window_envelopes: 16 << 10,
             window_bytes: 16 << 20,
+            security: NatsSecurity::default(),
         }
     }
 }
@@ -220,6 +226,35 @@ struct Counters {
     best_effort_dropped: AtomicU64,
     duplicates: AtomicU64,
     consumer_restarts: AtomicU64,
+    /// Publications and subscriptions the server refused for our permissions.
+    permission_denied: AtomicU64,
+    /// How many of them a call has already returned as an error.
+    permission_reported: AtomicU64,
+    /// The server's words about the last one.
+    permission_detail: Mutex<String>,
+}
+
+impl Counters {
+    /// An error for a permission violation the server reported since the last one
+    /// returned, if any: NATS reports them asynchronously, so the next publish or
+    /// flush of the connection returns it.
+    fn take_permission_error(&self) -> Result<(), crate::TransportError> {
+        let denied = self
+            .permission_denied
+            .load(std::sync::atomic::Ordering::Acquire);
+        if denied
+            > self
+                .permission_reported
+                .load(std::sync::atomic::Ordering::Acquire)
+        {
+            self.permission_reported
+                .store(denied, std::sync::atomic::Ordering::Release);
+            return Err(crate::TransportError::PermissionDenied {
+                detail: self.permission_detail.lock().clone(),
+            });
+        }
+        Ok(())
+    }
 }
 /// The highest executive notification `seq` each federation's reader has delivered.
 #[derive(Default)]

@@ -64,7 +64,7 @@ struct ServerCounters {
 impl std::fmt::Debug for ExecutiveServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ExecutiveServer")
-            .field("url", &self.url)
+            .field("url", &super::redact_url(&self.url))
             .field("requests", &self.requests())
             .finish_non_exhaustive()
     }
@@ -221,14 +221,14 @@ async fn start(
         Err(e) if e.kind() == RequestErrorKind::NoResponders => {}
         Ok(_) => {
             return Err(TransportError::ExecutiveAlreadyHosted {
-                url: url.to_string(),
+                url: super::redact_url(url),
                 subject: EXEC_SUBJECT.to_string(),
             })
         }
         Err(e) => {
             return Err(TransportError::ConnectionFailed {
                 operation: "probing for another executive server",
-                reason: format!("{e} (at {url})"),
+                reason: format!("{e} (at {})", super::redact_url(url)),
             })
         }
     }

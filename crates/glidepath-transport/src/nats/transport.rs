@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 
 use crate::{Endpoint, Transport, TransportError};
 
+use super::security;
 use super::{
     flow, frames, jetstream, Counters, EndpointState, FrameCodec, NatsEndpoint, NatsOptions,
     NatsTransport, Notified, Outgoing, Persistence, RuntimeHolder, TransportInner, BARRIER_SUBJECT,
@@ -44,7 +45,7 @@ impl TransportInner {
 impl std::fmt::Debug for NatsTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NatsTransport")
-            .field("url", &self.inner.url)
+            .field("url", &super::redact_url(&self.inner.url))
             .finish_non_exhaustive()
     }
 }
@@ -199,7 +200,7 @@ pub(super) async fn connect_client(
     counters: Arc<Counters>,
 ) -> Result<Client, TransportError> {
     let conn_name = name.clone();
-    ConnectOptions::new()
+    let base = ConnectOptions::new()
         .no_echo()
         .name(name)
         .subscription_capacity(options.subscription_capacity)
@@ -221,6 +222,13 @@ pub(super) async fn connect_client(
                     Event::Connected => {
                         tracing::debug!(connection = %conn_name, "connected to the NATS server")
                     }
+                    Event::ServerError(async_nats::ServerError::Other(e))
+                        if e.to_ascii_lowercase().contains("permissions violation") =>
+                    {
+                        *counters.permission_detail.lock() = e.clone();
+                        counters.permission_denied.fetch_add(1, Ordering::AcqRel);
+                        tracing::warn!(connection = %conn_name, error = %e, "the NATS server refused an operation: permissions");
+                    }
                     Event::ServerError(e) => {
                         tracing::warn!(connection = %conn_name, error = %e, "NATS server error")
                     }
@@ -231,14 +239,12 @@ pub(super) async fn connect_client(
                 }
             }
         })
-        .connect(url)
+        ;
+    let (connect, servers) = options.security.configure(base, url).await?;
+    connect
+        .connect(servers.as_slice())
         .await
-        .map_err(|e| {
-            TransportError::ConnectFailed {
-                url: url.to_string(),
-                reason: e.to_string(),
-            }
-        })
+        .map_err(|e| security::connect_error(url, e))
 }
 
 /// The [`TransportError`] of a failed subscription.

@@ -68,7 +68,7 @@ pub fn replay(
             .await
             .map_err(|e| TransportError::StreamNotFound {
                 stream: stream_name(federation),
-                reason: format!("{e}, at {url}"),
+                reason: format!("{e}, at {}", crate::nats::redact_url(url)),
             })?;
         let last = stream.cached_info().state.last_sequence;
         let mut replay = Replay::default();
