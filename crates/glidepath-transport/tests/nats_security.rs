@@ -5,7 +5,8 @@
 //! printing the secret; a federate whose permissions exclude a federation's subjects
 //! cannot inject into it, and the refusal is counted and returned.
 //!
-//! Certificates are made for each run with `rcgen`; NKeys with `nkeys`.
+//! Certificates are made for each run with `rcgen`; NKeys with `nkeys`; JWTs (operator,
+//! account, user) are signed here as `nsc` signs them, for a server in operator mode.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -399,4 +400,154 @@ fn the_example_permissions_let_each_role_work_and_keep_a_federate_out_of_another
     assert!(e.to_string().contains("glidepath.2."), "{e}");
     assert!(intruder.stats().permission_violations >= 1);
     drop(monitor);
+}
+
+/// A NATS JWT (header, claims, ed25519 signature by `issuer`), as `nsc` makes them.
+fn jwt(
+    issuer: &nkeys::KeyPair,
+    subject: &str,
+    name: &str,
+    nats: serde_json::Value,
+    exp: Option<u64>,
+) -> String {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let mut claims = serde_json::json!({
+        "jti": format!("GLIDEPATHTEST{}{}", now, name.to_uppercase()),
+        "iat": now - 60,
+        "iss": issuer.public_key(),
+        "name": name,
+        "sub": subject,
+        "nats": nats,
+    });
+    if let Some(exp) = exp {
+        claims["exp"] = exp.into();
+    }
+    let header = b64.encode(r#"{"typ":"JWT","alg":"ed25519-nkey"}"#);
+    let body = b64.encode(claims.to_string());
+    let signed = format!("{header}.{body}");
+    let signature = b64.encode(issuer.sign(signed.as_bytes()).unwrap());
+    format!("{signed}.{signature}")
+}
+
+/// An operator, an account and a `nats-server` in operator mode trusting them.
+struct Operator {
+    account: nkeys::KeyPair,
+    server: NatsServerProcess,
+}
+
+impl Operator {
+    fn start(dir: &Dir) -> Operator {
+        let operator = nkeys::KeyPair::new_operator();
+        let account = nkeys::KeyPair::new_account();
+        let operator_jwt = jwt(
+            &operator,
+            &operator.public_key(),
+            "glidepath-test-operator",
+            serde_json::json!({ "type": "operator", "version": 2 }),
+            None,
+        );
+        let unlimited = serde_json::json!({
+            "subs": -1, "data": -1, "payload": -1, "imports": -1, "exports": -1,
+            "wildcards": true, "conn": -1, "leaf": -1
+        });
+        let account_jwt = jwt(
+            &operator,
+            &account.public_key(),
+            "glidepath-test-account",
+            serde_json::json!({ "type": "account", "version": 2, "limits": unlimited }),
+            None,
+        );
+        let operator_file = dir.write("operator.jwt", &operator_jwt);
+        let conf = format!(
+            "operator: {:?}\nresolver: MEMORY\nresolver_preload: {{ {}: {:?} }}\n",
+            operator_file,
+            account.public_key(),
+            account_jwt
+        );
+        let server = server(dir, &conf);
+        Operator { account, server }
+    }
+
+    /// A `.creds` file for a new user of the account, expiring at `exp` if given.
+    fn creds(&self, dir: &Dir, name: &str, exp: Option<u64>) -> PathBuf {
+        creds_of(&self.account, dir, name, exp)
+    }
+}
+
+/// A `.creds` file for a new user of `account`, expiring at `exp` if given.
+fn creds_of(account: &nkeys::KeyPair, dir: &Dir, name: &str, exp: Option<u64>) -> PathBuf {
+    let user = nkeys::KeyPair::new_user();
+    let token = jwt(
+        account,
+        &user.public_key(),
+        name,
+        serde_json::json!({
+            "type": "user", "version": 2, "pub": {}, "sub": {},
+            "subs": -1, "data": -1, "payload": -1
+        }),
+        exp,
+    );
+    let text = format!(
+        "-----BEGIN NATS USER JWT-----\n{token}\n------END NATS USER JWT------\n\n\
+             ************************* IMPORTANT *************************\n\
+             NKEY Seed printed below can be used to sign and prove identity.\n\n\
+             -----BEGIN USER NKEY SEED-----\n{}\n------END USER NKEY SEED------\n",
+        user.seed().unwrap()
+    );
+    dir.write(&format!("{name}.creds"), &text)
+}
+
+#[test]
+fn a_jwt_credentials_file_signs_in_and_an_expired_or_foreign_one_is_refused() {
+    let dir = Dir::new("jwt");
+    let operator = Operator::start(&dir);
+    let url = operator.server.url();
+    let creds = operator.creds(&dir, "federate", None);
+    works(
+        &url,
+        with(NatsAuth::CredsFile(creds.clone()), NatsTls::default()),
+    );
+    let seed_line = std::fs::read_to_string(&creds)
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("SU"))
+        .unwrap()
+        .to_string();
+
+    // Expired an hour ago.
+    let past = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        - 3600;
+    let expired = operator.creds(&dir, "expired", Some(past));
+    let e = refused(
+        &url,
+        with(NatsAuth::CredsFile(expired), NatsTls::default()),
+        &seed_line,
+    );
+    assert_eq!(cause(&e), Some(ConnectCause::Authorization), "{e}");
+
+    // Signed by an account the operator never trusted.
+    let foreign = creds_of(&nkeys::KeyPair::new_account(), &dir, "foreign", None);
+    let e = refused(
+        &url,
+        with(NatsAuth::CredsFile(foreign), NatsTls::default()),
+        &seed_line,
+    );
+    assert_eq!(cause(&e), Some(ConnectCause::Authorization), "{e}");
+
+    // A file that is not a credentials file is named.
+    let garbage = dir.write("garbage.creds", "not a credentials file\n");
+    let e = refused(
+        &url,
+        with(NatsAuth::CredsFile(garbage), NatsTls::default()),
+        &seed_line,
+    );
+    assert!(e.to_string().contains("garbage.creds"), "{e}");
 }
