@@ -93,6 +93,10 @@ struct ServerArgs {
     /// run with `--jetstream`): none or jetstream [default: $GLIDEPATH_PERSISTENCE, else none].
     #[arg(long, value_name = "MODE")]
     persistence: Option<String>,
+    /// With JetStream persistence on a NATS cluster, the copies of each federation's
+    /// stream (1 to 5; 3 survives the loss of a node) [default: $GLIDEPATH_STREAM_REPLICAS, else 1].
+    #[arg(long, value_name = "N")]
+    stream_replicas: Option<String>,
 }
 
 /// Encoder-chain and bundling flags, shared by the commands that send messages.
@@ -320,6 +324,9 @@ fn server(args: ServerArgs) -> anyhow::Result<()> {
     messaging.apply(&mut config)?;
     if let Some(mode) = args.persistence {
         config.apply_args(["--persistence".to_string(), mode])?;
+    }
+    if let Some(n) = args.stream_replicas {
+        config.apply_args(["--stream-replicas".to_string(), n])?;
     }
     let keyed = if config.chain.key.is_some() {
         ", federation key required"

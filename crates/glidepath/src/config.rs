@@ -51,6 +51,11 @@ pub const PERSISTENCE_ENV: &str = "GLIDEPATH_PERSISTENCE";
 #[cfg(feature = "transport-nats")]
 pub const RELIABLE_WINDOW_ENV: &str = "GLIDEPATH_RELIABLE_WINDOW";
 
+/// The environment variable for [`RtiConfig::stream_replicas`] (flag
+/// `--stream-replicas`): copies of each federation's JetStream stream in a cluster.
+#[cfg(feature = "transport-nats")]
+pub const STREAM_REPLICAS_ENV: &str = "GLIDEPATH_STREAM_REPLICAS";
+
 /// Where the `nats` transport looks for a NATS server unless told otherwise: the
 /// address `nats-server` listens on by default, on this host.
 pub const DEFAULT_NATS_URL: &str = "nats://127.0.0.1:4222";
@@ -184,6 +189,11 @@ pub struct RtiConfig {
     /// and retransmission off (plain at-most-once core NATS, gaps only counted).
     #[cfg(feature = "transport-nats")]
     pub reliable_window_envelopes: usize,
+    /// With JetStream persistence, the copies of each federation's stream a NATS
+    /// cluster keeps (1 to 5; the executive server creates the streams, so it is the
+    /// executive's setting that counts). Default 1.
+    #[cfg(feature = "transport-nats")]
+    pub stream_replicas: usize,
     /// TLS and the credential of every NATS connection (flags `--nats-ca`,
     /// `--nats-cert`, `--nats-key`, `--nats-user` with `--nats-password-file`,
     /// `--nats-token-file`, `--nats-nkey-file`, `--nats-creds`, and their variables).
@@ -207,6 +217,7 @@ impl fmt::Debug for RtiConfig {
         #[cfg(feature = "transport-nats")]
         d.field("persistence", &self.persistence)
             .field("reliable_window_envelopes", &self.reliable_window_envelopes)
+            .field("stream_replicas", &self.stream_replicas)
             .field("nats_security", &self.nats_security);
         d.finish()
     }
@@ -224,6 +235,8 @@ impl Default for RtiConfig {
             #[cfg(feature = "transport-nats")]
             reliable_window_envelopes: glidepath_transport::NatsOptions::default().window_envelopes,
             #[cfg(feature = "transport-nats")]
+            stream_replicas: 1,
+            #[cfg(feature = "transport-nats")]
             nats_security: Default::default(),
         }
     }
@@ -240,7 +253,13 @@ impl RtiConfig {
                 bundle: self.bundle,
                 ..Default::default()
             },
-            persistence: self.persistence,
+            persistence: match self.persistence {
+                glidepath_transport::nats::Persistence::JetStream(mut js) => {
+                    js.replicas = self.stream_replicas;
+                    glidepath_transport::nats::Persistence::JetStream(js)
+                }
+                other => other,
+            },
             window_envelopes: self.reliable_window_envelopes,
             security: self.nats_security.clone(),
             ..Default::default()
@@ -270,6 +289,8 @@ const SETTINGS: &[(&str, &str)] = &[
     ("--persistence", PERSISTENCE_ENV),
     #[cfg(feature = "transport-nats")]
     ("--reliable-window", RELIABLE_WINDOW_ENV),
+    #[cfg(feature = "transport-nats")]
+    ("--stream-replicas", STREAM_REPLICAS_ENV),
 ];
 
 /// Every setting a flag or variable can make.
@@ -362,6 +383,18 @@ impl RtiConfig {
             }
             #[cfg(feature = "transport-nats")]
             "--reliable-window" => self.reliable_window_envelopes = number(setting, value)?,
+            #[cfg(feature = "transport-nats")]
+            "--stream-replicas" => {
+                let n: usize = number(setting, value)?;
+                if !(1..=5).contains(&n) {
+                    return Err(ConfigError::InvalidValue {
+                        setting,
+                        value: value.to_string(),
+                        reason: "JetStream keeps 1 to 5 copies of a stream".into(),
+                    });
+                }
+                self.stream_replicas = n;
+            }
             "--key-file" => self.chain.key = Some(read_key_file(setting, value)?),
             "--bundle-bytes" => self.bundle.bundle_bytes_max = number(setting, value)?,
             "--bundle-time-us" => {
@@ -425,6 +458,8 @@ impl RtiConfig {
             self.persistence.name().to_string(),
             "--reliable-window".to_string(),
             self.reliable_window_envelopes.to_string(),
+            "--stream-replicas".to_string(),
+            self.stream_replicas.to_string(),
         ]);
         args
     }

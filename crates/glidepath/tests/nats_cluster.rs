@@ -33,10 +33,37 @@ fn free_port() -> u16 {
 struct Cluster {
     nodes: Vec<Option<NatsServerProcess>>,
     urls: Vec<String>,
+    /// With JetStream: the nodes' stores, removed at the end.
+    store: Option<std::path::PathBuf>,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for node in self.nodes.iter_mut().flatten() {
+            node.stop();
+        }
+        if let Some(dir) = &self.store {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 impl Cluster {
     fn start() -> Cluster {
+        Cluster::start_with(false)
+    }
+
+    /// With `jetstream`, every node runs JetStream with a store of its own.
+    fn start_with(jetstream: bool) -> Cluster {
+        let store = jetstream.then(|| {
+            let dir = std::env::temp_dir().join(format!(
+                "glidepath-cluster-js-{}-{}",
+                std::process::id(),
+                free_port()
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            dir
+        });
         let cluster_ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
         let mut nodes = Vec::new();
         let mut urls = Vec::new();
@@ -49,26 +76,66 @@ impl Cluster {
                 .map(|(_, p)| format!("nats://127.0.0.1:{p}"))
                 .collect();
             let name = format!("node-{i}");
-            let node = NatsServerProcess::start_with(
-                None,
-                &[
-                    "--name",
-                    &name,
-                    "--cluster_name",
-                    "glidepath-test",
-                    "--cluster",
-                    &listen,
-                    "--routes",
-                    &routes.join(","),
-                ],
-            )
-            .unwrap_or_else(|e| panic!("{e}"));
+            let routes = routes.join(",");
+            let mut args = vec![
+                "--name",
+                &name,
+                "--cluster_name",
+                "glidepath-test",
+                "--cluster",
+                &listen,
+                "--routes",
+                &routes,
+            ];
+            let node_store = store.as_ref().map(|d| d.join(&name).display().to_string());
+            if let Some(dir) = &node_store {
+                args.extend(["--jetstream", "--store_dir", dir]);
+            }
+            let node = NatsServerProcess::start_with(None, &args).unwrap_or_else(|e| panic!("{e}"));
             urls.push(node.url());
             nodes.push(Some(node));
         }
-        let cluster = Cluster { nodes, urls };
+        let cluster = Cluster { nodes, urls, store };
         cluster.wait_for_routes();
+        if jetstream {
+            cluster.wait_for_jetstream();
+        }
         cluster
+    }
+
+    /// Waits (bounded) until the cluster's JetStream can place a stream of three
+    /// replicas (its meta leader elected, every node's store known).
+    fn wait_for_jetstream(&self) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let client = async_nats::connect(&self.urls[0]).await.unwrap();
+            let js = async_nats::jetstream::new(client);
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                let probe = async_nats::jetstream::stream::Config {
+                    name: "GLIDEPATH_PROBE".into(),
+                    subjects: vec!["glidepath-test.js-probe".into()],
+                    num_replicas: 3,
+                    ..Default::default()
+                };
+                match js.create_stream(probe).await {
+                    Ok(_) => {
+                        let _ = js.delete_stream("GLIDEPATH_PROBE").await;
+                        return;
+                    }
+                    Err(e) => {
+                        assert!(
+                            Instant::now() < deadline,
+                            "JetStream never became ready: {e}"
+                        );
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                }
+            }
+        });
     }
 
     /// Waits (bounded) until a message published on each node reaches the others.
@@ -266,4 +333,71 @@ fn time_advances_resume_after_the_loss_of_a_regulators_node() {
     );
     a.resign(ResignAction::DeleteObjects).unwrap();
     b.resign(ResignAction::DeleteObjects).unwrap();
+}
+
+#[test]
+fn a_stream_kept_three_times_survives_the_loss_of_a_node() {
+    let mut cluster = Cluster::start_with(true);
+    let config_on = |url: &str| {
+        let mut config = RtiConfig::default();
+        config.transport = TransportKind::Nats;
+        config.nats_url = url.to_string();
+        config
+            .apply_args(["--persistence", "jetstream", "--stream-replicas", "3"])
+            .unwrap();
+        config
+    };
+    let _executive = glidepath::serve_executive(&config_on(&cluster.urls[2])).unwrap();
+    let sender_rti = Rti::from_config(&config_on(&cluster.urls[0])).unwrap();
+    let receiver_rti = Rti::from_config(&config_on(&cluster.urls[1])).unwrap();
+    let name = "cluster-stream";
+    receiver_rti
+        .create_federation_execution_with_fom(name, vehicles_fom())
+        .unwrap();
+    let receiver = join(&receiver_rti, name, "receiver");
+    let n = Names::of(&receiver);
+    receiver
+        .subscribe_object_class_attributes(n.vehicle, &[n.label])
+        .unwrap();
+    let sender = join(&sender_rti, name, "sender");
+    sender
+        .publish_object_class_attributes(n.vehicle, &[n.label])
+        .unwrap();
+    let total: u64 = (updates() / 10).max(3);
+    let kill_at = total / 3;
+    thread::scope(|s| {
+        s.spawn(|| {
+            let instance = sender.register_object_instance(n.vehicle).unwrap();
+            for i in 1..=total {
+                sender
+                    .update_attribute_values(
+                        instance,
+                        [(n.label, Bytes::copy_from_slice(&i.to_be_bytes()))],
+                        Bytes::new(),
+                    )
+                    .unwrap_or_else(|e| panic!("update {i}: {e}"));
+            }
+            sender.resign(ResignAction::DeleteObjects).unwrap();
+        });
+        let mut expected = 1u64;
+        loop {
+            match next(&receiver) {
+                Callback::DiscoverObjectInstance { .. } => {}
+                Callback::ReflectAttributeValues { values, .. } => {
+                    let got = u64::from_be_bytes(values[0].1[..].try_into().unwrap());
+                    assert_eq!(got, expected, "update lost, duplicated or reordered");
+                    expected += 1;
+                    if got == kill_at {
+                        cluster.kill(0);
+                    }
+                }
+                Callback::RemoveObjectInstance { .. } => break,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(expected - 1, total, "updates received before the removal");
+    });
+    assert_eq!(receiver.transport_stats().lost_envelopes, 0);
+    eprintln!("cluster: {total} updates through a stream of three replicas, a node killed after {kill_at}: none lost");
+    receiver.resign(ResignAction::DeleteObjects).unwrap();
 }

@@ -151,6 +151,10 @@ pub struct JetStreamOptions {
     /// server's disk. Default 65,536: a few megabytes, far more than a federate that
     /// keeps up ever holds.
     pub inbox_backlog_max: usize,
+    /// Copies of each federation's stream the NATS cluster keeps (JetStream's
+    /// `num_replicas`, 1 to 5). Default 1, all a single server can hold; 3 on a
+    /// cluster of three or more, so the stream survives the loss of a node.
+    pub replicas: usize,
 }
 
 impl Default for JetStreamOptions {
@@ -160,6 +164,7 @@ impl Default for JetStreamOptions {
             stream_age_max: Duration::ZERO,
             acks_outstanding_max: 4096,
             inbox_backlog_max: 64 << 10,
+            replicas: 1,
         }
     }
 }
@@ -204,6 +209,7 @@ fn stream_config(federation: FederationId, options: &JetStreamOptions) -> Stream
             n => i64::try_from(n).unwrap_or(i64::MAX),
         },
         max_age: options.stream_age_max,
+        num_replicas: options.replicas.max(1),
         ..Default::default()
     }
 }
