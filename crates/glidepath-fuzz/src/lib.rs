@@ -1,0 +1,401 @@
+//! Fuzz harnesses for everything glidepath reads from a peer or a file, on a stable
+//! compiler (coverage-guided fuzzing needs a nightly one these machines cannot
+//! install). Each [`Target`] is a decoder and the property it must keep on any input:
+//! return `Ok` or `Err`, never panic, and what it accepts must survive a round trip.
+//! Inputs are valid messages (the corpus under `corpus/<target>/`, kept in the
+//! repository, and samples built here) mutated by [`mutate`], seeded so that a run
+//! repeats exactly; a panicking input is saved and becomes a regression test.
+//!
+//! `cargo run -p glidepath-fuzz --release -- all --cases 1000000` is the long run;
+//! `tests/fuzz.rs` runs a bounded slice of every target and replays the regressions.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use glidepath_codec::{BundleConfig, Bundler, ChainConfig, Compression, EncoderChain};
+use glidepath_core::{
+    AttributeHandle, Body, Envelope, ExecRequest, FederateHandle, FederationId,
+    InteractionClassHandle, LogicalTime, ObjectClassHandle, ObjectInstanceHandle, OrderType,
+    ParameterHandle, TransportationType,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+pub mod mutate;
+
+/// What is fuzzed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The binary envelope (`glidepath_wire::decode_envelope`).
+    Envelope,
+    /// A bundle of envelopes (`glidepath_codec::unbundle`).
+    Bundle,
+    /// A frame of the encoder chain: zstd-compressed, and lz4 with a federation key.
+    ChainFrame,
+    /// The executive's JSON requests (`glidepath_wire::decode_request`).
+    ExecRequest,
+    /// A FOM module (OMT XML), parsed and merged.
+    FomXml,
+    /// An ATM layout (TOML).
+    LayoutToml,
+}
+
+impl Target {
+    /// Every target.
+    pub const ALL: [Target; 6] = [
+        Target::Envelope,
+        Target::Bundle,
+        Target::ChainFrame,
+        Target::ExecRequest,
+        Target::FomXml,
+        Target::LayoutToml,
+    ];
+
+    /// Its name on the command line and under `corpus/`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Envelope => "envelope",
+            Target::Bundle => "bundle",
+            Target::ChainFrame => "chain-frame",
+            Target::ExecRequest => "exec-request",
+            Target::FomXml => "fom-xml",
+            Target::LayoutToml => "layout-toml",
+        }
+    }
+
+    /// The target called `name`.
+    pub fn from_name(name: &str) -> Option<Target> {
+        Target::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// Runs the harness on one input; panics when a property breaks.
+    pub fn run(self, input: &[u8]) {
+        match self {
+            Target::Envelope => envelope(input),
+            Target::Bundle => {
+                if let Ok(parts) = glidepath_codec::unbundle(&Bytes::copy_from_slice(input)) {
+                    let total: usize = parts.iter().map(Bytes::len).sum();
+                    assert!(total <= input.len(), "a bundle yielded more than it held");
+                    for part in parts {
+                        envelope(&part);
+                    }
+                }
+            }
+            Target::ChainFrame => {
+                for chain in chains() {
+                    if let Ok(payload) = chain.decode(input) {
+                        assert!(payload.len() <= chain.config().message_bytes_max);
+                        envelope(&payload);
+                    }
+                }
+            }
+            Target::ExecRequest => {
+                if let Ok(request) = glidepath_wire::decode_request(input) {
+                    let again = glidepath_wire::encode_request(&request);
+                    let decoded = glidepath_wire::decode_request(&again)
+                        .unwrap_or_else(|e| panic!("re-encoded request fails to decode: {e}"));
+                    assert_eq!(
+                        glidepath_wire::encode_request(&decoded),
+                        again,
+                        "a request changed on a round trip"
+                    );
+                }
+            }
+            Target::FomXml => {
+                if let Ok(text) = std::str::from_utf8(input) {
+                    if let Ok(module) = glidepath_fom::FomModule::parse_str("fuzz.xml", text) {
+                        let _ = glidepath_fom::Fom::merge(&[module]);
+                    }
+                }
+            }
+            Target::LayoutToml => {
+                if let Ok(text) = std::str::from_utf8(input) {
+                    let _ = glidepath_atm::layout::parse_layout(text, "fuzz.toml");
+                }
+            }
+        }
+    }
+
+    /// The built-in valid inputs (the corpus files come on top).
+    pub fn samples(self) -> Vec<Vec<u8>> {
+        match self {
+            Target::Envelope => sample_envelopes()
+                .iter()
+                .map(|e| glidepath_wire::encode_envelope(e).to_vec())
+                .collect(),
+            Target::Bundle => {
+                // Small bundles (about one envelope each) and one holding them all.
+                let mut out = Vec::new();
+                for bytes_max in [200, 4096] {
+                    let mut bundler = Bundler::new(BundleConfig {
+                        bundle_bytes_max: bytes_max,
+                        bundle_time_ns_max: u64::MAX,
+                    });
+                    for e in sample_envelopes() {
+                        out.extend(bundler.push(&glidepath_wire::encode_envelope(&e), 0));
+                    }
+                    out.extend(bundler.flush());
+                }
+                out.into_iter().map(|b| b.to_vec()).collect()
+            }
+            Target::ChainFrame => chains()
+                .iter()
+                .flat_map(|chain| {
+                    sample_envelopes().into_iter().map(move |e| {
+                        chain
+                            .encode(&glidepath_wire::encode_envelope(&e))
+                            .expect("a sample encodes")
+                            .to_vec()
+                    })
+                })
+                .collect(),
+            Target::ExecRequest => sample_requests()
+                .iter()
+                .map(glidepath_wire::encode_request)
+                .collect(),
+            Target::FomXml | Target::LayoutToml => Vec::new(),
+        }
+    }
+}
+
+/// The envelope property: decoding never panics, and what is accepted is the
+/// canonical encoding of what was decoded.
+fn envelope(input: &[u8]) {
+    if let Ok(e) = glidepath_wire::decode_envelope(input) {
+        assert_eq!(
+            &glidepath_wire::encode_envelope(&e)[..],
+            input,
+            "accepted a non-canonical encoding"
+        );
+    }
+}
+
+/// The chains a federation may run: compression alone, and compression with a key.
+fn chains() -> Vec<EncoderChain> {
+    vec![
+        EncoderChain::new(ChainConfig {
+            compression: Compression::Zstd { level: 3 },
+            compress_bytes_min: 0,
+            ..ChainConfig::default()
+        })
+        .expect("chain"),
+        EncoderChain::new(ChainConfig {
+            compression: Compression::Lz4,
+            compress_bytes_min: 0,
+            key: Some(glidepath_codec::FederationKey::from_bytes([7; 32])),
+            ..ChainConfig::default()
+        })
+        .expect("chain"),
+    ]
+}
+
+fn sample_envelopes() -> Vec<Envelope> {
+    let t = |v: f64| LogicalTime::new(v).expect("not NaN");
+    let env = |seq: u64, body: Body| Envelope {
+        sender: FederateHandle(3),
+        seq,
+        publish_time_ns: 1_700_000_000_000_000_000,
+        body,
+    };
+    vec![
+        env(
+            1,
+            Body::Register {
+                instance: ObjectInstanceHandle(9),
+                class: ObjectClassHandle(2),
+                name: Arc::from("KLM123"),
+            },
+        ),
+        env(
+            2,
+            Body::Update {
+                instance: ObjectInstanceHandle(9),
+                class: ObjectClassHandle(2),
+                values: Arc::from(vec![
+                    (AttributeHandle(1), Bytes::from_static(b"52.3")),
+                    (AttributeHandle(2), Bytes::from(vec![0xAB; 300])),
+                ]),
+                tag: Bytes::from_static(b"t"),
+                order: OrderType::TimeStamp,
+                transport: TransportationType::Reliable,
+                time: Some(t(10.5)),
+            },
+        ),
+        env(
+            3,
+            Body::Interaction {
+                class: InteractionClassHandle(6),
+                values: Arc::from(vec![(ParameterHandle(1), Bytes::from_static(&[0, 1, 2]))]),
+                tag: Bytes::new(),
+                order: OrderType::Receive,
+                transport: TransportationType::BestEffort,
+                time: None,
+            },
+        ),
+        env(
+            4,
+            Body::Delete {
+                instance: ObjectInstanceHandle(9),
+                class: ObjectClassHandle(2),
+                tag: Bytes::from_static(b"bye"),
+                order: OrderType::TimeStamp,
+                time: Some(LogicalTime::INFINITY),
+            },
+        ),
+    ]
+}
+
+fn sample_requests() -> Vec<ExecRequest> {
+    let f = FederationId(3);
+    let me = FederateHandle(2);
+    vec![
+        ExecRequest::Destroy { name: "ATC".into() },
+        ExecRequest::Lookup {
+            name: "ATC \"quoted\" ✈".into(),
+        },
+        ExecRequest::Join {
+            federation: f,
+            federate_name: Some("radar".into()),
+            federate_type: "Sensor".into(),
+        },
+        ExecRequest::ListFederates { federation: f },
+        ExecRequest::RegisterInstance {
+            federation: f,
+            federate: me,
+            class: ObjectClassHandle(1),
+            name: Some("KLM123".into()),
+            attributes: vec![AttributeHandle(0), AttributeHandle(4)],
+        },
+        ExecRequest::RegisterSyncPoint {
+            federation: f,
+            federate: me,
+            label: "Ready".into(),
+            tag: Bytes::from_static(b"\x00go\xff"),
+            set: Some(vec![FederateHandle(1)]),
+        },
+        ExecRequest::EnableRegulation {
+            federation: f,
+            federate: me,
+        },
+    ]
+}
+
+/// The corpus directory of a target in this crate.
+pub fn corpus_dir(target: Target) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus")
+        .join(target.name())
+}
+
+/// Saved crashing inputs of a target, replayed by the tests.
+pub fn regressions_dir(target: Target) -> PathBuf {
+    corpus_dir(target).join("regressions")
+}
+
+/// Files directly in `dir` (not in subdirectories), sorted by name.
+pub fn files_in(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<(PathBuf, Vec<u8>)> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .filter_map(|p| std::fs::read(&p).ok().map(|b| (p, b)))
+        .collect();
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    files
+}
+
+/// The seeds of a run: the corpus files, the built-in samples and the regressions.
+pub fn seeds(target: Target) -> Vec<Vec<u8>> {
+    let mut seeds: Vec<Vec<u8>> = files_in(&corpus_dir(target))
+        .into_iter()
+        .map(|(_, b)| b)
+        .collect();
+    seeds.extend(target.samples());
+    seeds.extend(
+        files_in(&regressions_dir(target))
+            .into_iter()
+            .map(|(_, b)| b),
+    );
+    if seeds.is_empty() {
+        seeds.push(Vec::new());
+    }
+    seeds
+}
+
+/// A panicking input.
+#[derive(Debug, Clone)]
+pub struct Crash {
+    /// The input.
+    pub input: Vec<u8>,
+    /// What the panic said.
+    pub message: String,
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The target.
+    pub target: Target,
+    /// Inputs tried (seeds included).
+    pub cases: u64,
+    /// Inputs that panicked (the first few of each message).
+    pub crashes: Vec<Crash>,
+}
+
+/// Runs `input` through `target`, catching a panic.
+pub fn check(target: Target, input: &[u8]) -> Result<(), String> {
+    catch_unwind(AssertUnwindSafe(|| target.run(input))).map_err(|p| {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panic".into())
+    })
+}
+
+/// Fuzzes `target` with `cases` inputs from `seed`: every seed once, then mutations.
+/// Panics are caught (and their default report silenced) and returned.
+pub fn fuzz(target: Target, cases: u64, seed: u64) -> Report {
+    let seeds = seeds(target);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (target as u64).wrapping_mul(0x9E37_79B9));
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let mut crashes: Vec<Crash> = Vec::new();
+    let record = |input: &[u8], message: String, crashes: &mut Vec<Crash>| {
+        if crashes.iter().filter(|c| c.message == message).count() < 3 {
+            crashes.push(Crash {
+                input: input.to_vec(),
+                message,
+            });
+        }
+    };
+    let mut done = 0u64;
+    for s in &seeds {
+        if done >= cases {
+            break;
+        }
+        if let Err(m) = check(target, s) {
+            record(s, m, &mut crashes);
+        }
+        done += 1;
+    }
+    while done < cases {
+        let base = &seeds[rng.gen_range(0..seeds.len())];
+        let other = &seeds[rng.gen_range(0..seeds.len())];
+        let input = mutate::mutate(&mut rng, base, other);
+        if let Err(m) = check(target, &input) {
+            record(&input, m, &mut crashes);
+        }
+        done += 1;
+    }
+    std::panic::set_hook(previous);
+    Report {
+        target,
+        cases: done,
+        crashes,
+    }
+}
