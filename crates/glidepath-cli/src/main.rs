@@ -97,6 +97,11 @@ struct ServerArgs {
     /// stream (1 to 5; 3 survives the loss of a node) [default: $GLIDEPATH_STREAM_REPLICAS, else 1].
     #[arg(long, value_name = "N")]
     stream_replicas: Option<String>,
+    /// Run as one of several executive servers: the state in a JetStream log (the
+    /// NATS server must run with `--jetstream`), one active, the others standing by
+    /// to take over within about a second of its death.
+    #[arg(long)]
+    failover: bool,
 }
 
 /// Encoder-chain and bundling flags, shared by the commands that send messages.
@@ -328,6 +333,7 @@ fn server(args: ServerArgs) -> anyhow::Result<()> {
     if let Some(n) = args.stream_replicas {
         config.apply_args(["--stream-replicas".to_string(), n])?;
     }
+    config.executive_failover = args.failover;
     let keyed = if config.chain.key.is_some() {
         ", federation key required"
     } else {
@@ -347,6 +353,23 @@ fn server(args: ServerArgs) -> anyhow::Result<()> {
     );
     use std::io::Write;
     std::io::stdout().flush()?;
+    if config.executive_failover {
+        // Say each change of role as it happens.
+        let mut active = None;
+        while !server.is_finished() {
+            let now = server.is_active();
+            if active != Some(now) {
+                if now {
+                    println!("glidepath server: active (holds the executive lease)");
+                } else {
+                    println!("glidepath server: standing by (following the executive log)");
+                }
+                std::io::stdout().flush()?;
+                active = Some(now);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
     server.wait();
     anyhow::bail!("the executive server stopped: its NATS connection closed")
 }

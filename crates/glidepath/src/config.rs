@@ -194,6 +194,11 @@ pub struct RtiConfig {
     /// executive's setting that counts). Default 1.
     #[cfg(feature = "transport-nats")]
     pub stream_replicas: usize,
+    /// For `glidepath server`: run as one of several executive servers with failover
+    /// (a request log and a lease in JetStream, kept `stream_replicas` times; a
+    /// standby takes over when the active server dies). Default off.
+    #[cfg(feature = "transport-nats")]
+    pub executive_failover: bool,
     /// TLS and the credential of every NATS connection (flags `--nats-ca`,
     /// `--nats-cert`, `--nats-key`, `--nats-user` with `--nats-password-file`,
     /// `--nats-token-file`, `--nats-nkey-file`, `--nats-creds`, and their variables).
@@ -218,6 +223,7 @@ impl fmt::Debug for RtiConfig {
         d.field("persistence", &self.persistence)
             .field("reliable_window_envelopes", &self.reliable_window_envelopes)
             .field("stream_replicas", &self.stream_replicas)
+            .field("executive_failover", &self.executive_failover)
             .field("nats_security", &self.nats_security);
         d.finish()
     }
@@ -236,6 +242,8 @@ impl Default for RtiConfig {
             reliable_window_envelopes: glidepath_transport::NatsOptions::default().window_envelopes,
             #[cfg(feature = "transport-nats")]
             stream_replicas: 1,
+            #[cfg(feature = "transport-nats")]
+            executive_failover: false,
             #[cfg(feature = "transport-nats")]
             nats_security: Default::default(),
         }
@@ -262,6 +270,12 @@ impl RtiConfig {
             },
             window_envelopes: self.reliable_window_envelopes,
             security: self.nats_security.clone(),
+            failover: self.executive_failover.then_some(
+                glidepath_transport::nats::FailoverOptions {
+                    replicas: self.stream_replicas,
+                    ..Default::default()
+                },
+            ),
             ..Default::default()
         }
     }

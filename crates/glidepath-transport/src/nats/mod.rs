@@ -132,8 +132,8 @@ pub use process::{
 };
 pub use security::{redact_url, split_url_credentials, NatsAuth, NatsSecurity, NatsTls, Secret};
 pub use server::{
-    parse_notified, serve_executive, serve_executive_with, ExecutiveServer, ERROR_HEADER,
-    NOTIFIED_HEADER,
+    parse_notified, serve_executive, serve_executive_with, ExecutiveServer, FailoverOptions,
+    ERROR_HEADER, LEASE_BUCKET, LOG_STREAM, LOG_SUBJECT, NOTIFIED_HEADER, REPUBLISH,
 };
 
 /// Where a NATS server listens when nobody says otherwise (`nats-server`'s default).
@@ -179,6 +179,10 @@ pub struct NatsOptions {
     /// TLS and the credential every connection presents (see [`security`]).
     /// Default: neither.
     pub security: NatsSecurity,
+    /// For an executive server: failover (a request log and a lease in JetStream,
+    /// so a standby server takes over; see `server/failover.rs`). Default none: one
+    /// server, no JetStream needed.
+    pub failover: Option<FailoverOptions>,
 }
 
 impl Default for NatsOptions {
@@ -194,6 +198,7 @@ impl Default for NatsOptions {
             window_envelopes: 16 << 10,
             window_bytes: 16 << 20,
             security: NatsSecurity::default(),
+            failover: None,
         }
     }
 }

@@ -103,6 +103,12 @@ impl Reader {
             Entry::Vacant(v) => {
                 v.insert(seq);
             }
+            // A notification seen already: a new active executive server publishes
+            // the last ones again when it takes over (see `server/failover.rs`).
+            Entry::Occupied(o) if sender == FederateHandle::EXECUTIVE && seq <= *o.get() => {
+                self.counters.duplicates.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
             Entry::Occupied(mut o) => {
                 let last = *o.get();
                 if seq > last + 1 {

@@ -14,14 +14,16 @@
 //! `Glidepath-Error` saying authentication failed, which is how a process without
 //! the key learns it cannot join. Replies and notifications are sealed with the key.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 
 use async_nats::{Client, HeaderMap, Message, RequestErrorKind, Subject};
 use bytes::Bytes;
 use futures::StreamExt;
-use glidepath_core::{ExecReply, ExecRequest, ExecutiveHost, FederationId, Hosted, Topic};
+use glidepath_core::{
+    Envelope, ExecReply, ExecRequest, ExecutiveHost, FederationId, Hosted, Topic,
+};
 use tokio::sync::oneshot;
 
 use super::frames::{sender_of, FrameCodec, Refused};
@@ -30,6 +32,10 @@ use super::subject::{topic_subject, BARRIER_SUBJECT, EXEC_SUBJECT};
 use super::throttle::warn_throttled;
 use super::{connect_client, Counters, NatsOptions};
 use crate::{monotonic_now_ns, TransportError};
+
+mod failover;
+use failover::{Appended, Entry, Log};
+pub use failover::{FailoverOptions, LEASE_BUCKET, LOG_STREAM, LOG_SUBJECT, REPUBLISH};
 
 /// A reply header set by the executive server when a request could not be decoded
 /// or answered; its value says why, and the body is `{"error": "..."}`.
@@ -56,6 +62,9 @@ pub struct ExecutiveServer {
 
 #[derive(Default)]
 struct ServerCounters {
+    /// Whether this server answers requests (always, without failover; while it
+    /// holds the lease, with it).
+    active: AtomicBool,
     requests: AtomicU64,
     malformed: AtomicU64,
     rejected: AtomicU64,
@@ -89,6 +98,17 @@ impl ExecutiveServer {
     /// Requests refused because they failed authentication (no key or a wrong key).
     pub fn rejected_requests(&self) -> u64 {
         self.counters.rejected.load(Ordering::Relaxed)
+    }
+
+    /// Whether this server answers requests now: always without failover; with it,
+    /// only while it holds the lease (a standby follows the log).
+    pub fn is_active(&self) -> bool {
+        self.counters.active.load(Ordering::Acquire)
+    }
+
+    /// Whether the server has stopped (its connection closed for good).
+    pub fn is_finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
     }
 
     /// Blocks until the server stops, which it does only when its connection is
@@ -149,6 +169,19 @@ pub fn serve_executive_with(
         .name("glidepath-executive".into())
         .spawn(move || {
             runtime.block_on(async move {
+                if let Some(failover) = options.failover {
+                    serve_failover(
+                        &thread_url,
+                        &options,
+                        failover,
+                        codec,
+                        ready_tx,
+                        stop_rx,
+                        &thread_counters,
+                    )
+                    .await;
+                    return;
+                }
                 let client = match start(&thread_url, &options).await {
                     Ok(started) => started,
                     Err(e) => {
@@ -283,7 +316,9 @@ async fn serve(
         executive,
         max_payload: client.server_info().max_payload,
         codec,
+        log: None,
     };
+    counters.active.store(true, Ordering::Release);
     loop {
         tokio::select! {
             biased;
@@ -315,6 +350,8 @@ struct Host {
     codec: FrameCodec,
     /// Creates each new federation's JetStream stream, with persistence.
     streams: Option<StreamHost>,
+    /// With failover: the request log and the lease.
+    log: Option<Log>,
 }
 
 /// Counts a request that cannot be read and logs it (rate-limited: a flood of bad
@@ -353,6 +390,15 @@ impl Host {
                 return;
             }
         };
+        if let Some(mut log) = self.log.take() {
+            let logged = self.append_request(&mut log, &message.payload).await;
+            self.log = Some(log);
+            if let Err(why) = logged {
+                tracing::warn!(%why, "a request was not logged: not applied");
+                reply_error(client, reply_to, &why).await;
+                return;
+            }
+        }
         let (reply, notified) = self.execute(client, request).await;
         let payload = match self
             .codec
@@ -411,8 +457,18 @@ impl Host {
         let Some(federation) = federation else {
             return (reply, None);
         };
+        self.publish(client, federation, &notifications).await;
+        if let Some(log) = &mut self.log {
+            log.remember(federation, notifications);
+        }
+        (reply, last)
+    }
+
+    /// Publishes notifications of `federation` on its `fed` subject.
+    async fn publish(&self, client: &Client, federation: FederationId, notifications: &[Envelope]) {
         let subject = topic_subject(federation, Topic::Federation);
-        for mut envelope in notifications {
+        for envelope in notifications {
+            let mut envelope = envelope.clone();
             envelope.publish_time_ns = monotonic_now_ns();
             let payload = match self.codec.seal(
                 Some(Topic::Federation),
@@ -437,8 +493,189 @@ impl Host {
                 tracing::warn!(error = %e, federation = federation.0, "could not publish a notification");
             }
         }
-        (reply, last)
     }
+
+    /// Appends a request to the log before it is applied; catches up first when
+    /// another server appended meanwhile, as long as we still hold the lease.
+    async fn append_request(&mut self, log: &mut Log, payload: &Bytes) -> Result<(), String> {
+        loop {
+            match log.append(&Entry::Request(payload.clone())).await {
+                Ok(Appended::At(seq)) => {
+                    log.applied = seq;
+                    return Ok(());
+                }
+                Ok(Appended::Behind) => {
+                    if !log.renew().await {
+                        return Err("this executive server lost its lease to another one during the request; ask again".into());
+                    }
+                    self.catch_up(log).await.map_err(|e| e.to_string())?;
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    }
+
+    /// Applies a logged entry without answering anyone (a standby, or catching up).
+    fn apply(&mut self, log: &mut Log, entry: Entry) {
+        match entry {
+            Entry::Reserve(n) => self.executive.executive_mut().reserve_ids_through(n),
+            Entry::Request(payload) => {
+                let Ok(body) = self.codec.open(&payload) else {
+                    return;
+                };
+                let Ok(request) = glidepath_wire::decode_request(&body) else {
+                    return;
+                };
+                let hosted = self.executive.handle(request, 0);
+                if let Some(federation) = hosted.federation {
+                    log.remember(federation, hosted.notifications);
+                }
+            }
+        }
+    }
+
+    /// Applies every entry of the log after the last one applied here.
+    async fn catch_up(&mut self, log: &mut Log) -> Result<(), TransportError> {
+        let last = log.last().await?;
+        while log.applied < last {
+            let seq = log.applied + 1;
+            if let Some(entry) = log.read(seq).await? {
+                self.apply(log, entry);
+            }
+            log.applied = seq;
+        }
+        Ok(())
+    }
+}
+
+/// An executive server with failover (see [`failover`]): follows the log as a
+/// standby, answers while it holds the lease, and stands by again if it loses it.
+async fn serve_failover(
+    url: &str,
+    options: &NatsOptions,
+    failover: FailoverOptions,
+    codec: FrameCodec,
+    ready: std::sync::mpsc::Sender<Result<(), TransportError>>,
+    mut stop: oneshot::Receiver<()>,
+    counters: &ServerCounters,
+) {
+    let started = async {
+        let client = connect_client(
+            url,
+            options,
+            "glidepath-executive".into(),
+            Arc::new(Counters::default()),
+        )
+        .await?;
+        let streams = StreamHost::start(&client, &options.persistence).await?;
+        let log = Log::open(&client, failover).await?;
+        Ok::<_, TransportError>((client, streams, log))
+    };
+    let (client, streams, log) = match started.await {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let _ = ready.send(Ok(()));
+    let poll = failover.lease / 5;
+    let mut host = Host {
+        streams,
+        executive: ExecutiveHost::new(),
+        max_payload: client.server_info().max_payload,
+        codec,
+        log: Some(log),
+    };
+    'serving: loop {
+        // Standby: follow the log until the lease is ours.
+        counters.active.store(false, Ordering::Release);
+        loop {
+            let mut log = host.log.take().expect("the log");
+            let followed = host.catch_up(&mut log).await;
+            let acquired = followed.is_ok() && log.try_acquire().await;
+            host.log = Some(log);
+            if let Err(e) = followed {
+                warn_throttled!(error = %e, "a standby executive server could not read the log");
+            }
+            if acquired {
+                break;
+            }
+            tokio::select! {
+                _ = &mut stop => break 'serving,
+                _ = tokio::time::sleep(poll) => {}
+            }
+        }
+        // Active: the whole log applied, the last notifications published again,
+        // then requests.
+        let mut log = host.log.take().expect("the log");
+        if let Err(e) = host.catch_up(&mut log).await {
+            tracing::warn!(error = %e, "could not read the log on taking over; standing by");
+            host.log = Some(log);
+            continue;
+        }
+        if log.applied == 0 {
+            if let Some(kept) = host.streams.as_ref().map(StreamHost::kept_through) {
+                if kept > 0 {
+                    if let Ok(Appended::At(seq)) = log.append(&Entry::Reserve(kept)).await {
+                        log.applied = seq;
+                        host.apply(&mut log, Entry::Reserve(kept));
+                    }
+                }
+            }
+        }
+        let recent: Vec<(FederationId, Vec<Envelope>)> = log.recent.iter().cloned().collect();
+        host.log = Some(log);
+        for (federation, notifications) in &recent {
+            host.publish(&client, *federation, notifications).await;
+        }
+        let (Ok(mut exec), Ok(mut barrier)) = (
+            client.subscribe(EXEC_SUBJECT).await,
+            client.subscribe(BARRIER_SUBJECT).await,
+        ) else {
+            tracing::warn!("could not subscribe to the executive's subjects; standing by");
+            continue;
+        };
+        counters.active.store(true, Ordering::Release);
+        tracing::info!("this executive server is now the active one");
+        let mut renew = tokio::time::interval(poll);
+        loop {
+            tokio::select! {
+                biased;
+                _ = &mut stop => {
+                    if let Some(log) = &mut host.log {
+                        log.release().await;
+                    }
+                    break 'serving;
+                }
+                message = exec.next() => match message {
+                    Some(m) => host.handle(&client, m, counters).await,
+                    None => break 'serving,
+                },
+                message = barrier.next() => match message {
+                    Some(Message { reply: Some(reply), .. }) => {
+                        let _ = client.publish(reply, Bytes::new()).await;
+                    }
+                    Some(_) => {}
+                    None => break 'serving,
+                },
+                _ = renew.tick() => {
+                    let renewed = match &mut host.log {
+                        Some(log) => log.renew().await,
+                        None => false,
+                    };
+                    if !renewed {
+                        tracing::warn!("this executive server lost its lease to another one; standing by");
+                        break;
+                    }
+                }
+            }
+        }
+        drop((exec, barrier));
+    }
+    counters.active.store(false, Ordering::Release);
+    let _ = tokio::time::timeout(options.request_timeout, client.flush()).await;
+    let _ = tokio::time::timeout(options.request_timeout, client.drain()).await;
 }
 
 async fn reply_error(client: &Client, reply_to: Subject, why: &str) {
