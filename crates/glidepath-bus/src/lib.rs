@@ -6,15 +6,19 @@
 //!   seven-element convention ([`subject::fms`]) and the mapping onto NATS subjects.
 //! - [`message`]: the key/typ/val message model with typed accessors, the paper's
 //!   XML ([`message::xml`]) and a compact binary form ([`message::binary`]).
+//! - [`frame`]: the frames that carry messages and membership changes, and Spread's
+//!   six service levels ([`ServiceLevel`]).
 //!
 //! **Invariant:** nothing here reads a clock, touches a socket, spawns a thread or
 //! draws a random number; decoding never panics on any input.
 
 #![warn(missing_docs)]
 
+pub mod frame;
 pub mod message;
 pub mod subject;
 
+pub use frame::{MemberId, MembershipKind, ServiceLevel};
 pub use message::{
     AccessError, DecodeError, EncodeError, Encoding, Entry, EntryError, Message, Value, ValueType,
 };
