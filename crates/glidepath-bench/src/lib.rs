@@ -5,9 +5,11 @@
 //! - [`harness`]: options, the running setup (RTI, NATS executive, federations),
 //!   members that read callbacks the same way in both process models, raw peers.
 //! - [`suites`]: latency, throughput, loopback, timeadv and fanout.
+//! - [`bus`]: the formation-flying testbed bus's send, send-receive and throughput.
 //! - [`result`]: the result row, with the statistics of [`glidepath::stats`].
 //! - [`output`]: the human table, the progress bar, JSON and plots.
 
+pub mod bus;
 pub mod harness;
 pub mod output;
 pub mod result;

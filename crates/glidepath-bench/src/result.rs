@@ -32,6 +32,9 @@ pub struct BenchResult {
     pub lost: u64,
     /// Received more than once.
     pub duplicated: u64,
+    /// Bus benchmarks: deliveries out of the order every subscriber must share.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order_violations: Option<u64>,
     pub min_us: f64,
     pub p25_us: f64,
     pub p50_us: f64,
@@ -93,6 +96,7 @@ impl BenchResult {
             received: 0,
             lost: 0,
             duplicated: 0,
+            order_violations: None,
             min_us: 0.0,
             p25_us: 0.0,
             p50_us: 0.0,

@@ -13,10 +13,21 @@ use glidepath_bench::output::{write_json, write_plots, write_table, BarProgress}
 /// The flags of `glidepath bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// The suite: latency, throughput, loopback, timeadv, fanout, or tg (the target
-    /// generator's update rate, DASE's Tables 1–5).
+    /// The suite: latency, throughput, loopback, timeadv, fanout, tg (the target
+    /// generator's update rate, DASE's Tables 1–5) or bus (the formation-flying
+    /// testbed's bus: `bus send`, `bus send-receive`, `bus throughput`).
     #[arg(value_name = "SUITE")]
     suite: String,
+    /// The bus benchmark's test: send, send-receive or throughput (bus only).
+    #[arg(value_name = "TEST")]
+    test: Option<String>,
+    /// The bus's service level: unreliable, reliable, fifo, causal, agreed or safe
+    /// (bus) [default: agreed, as the paper].
+    #[arg(long, value_name = "LEVEL")]
+    service: Option<String>,
+    /// The bus's message encoding: xml or binary (bus) [default: xml].
+    #[arg(long, value_name = "ENCODING")]
+    encoding: Option<String>,
     /// The transport glidepath runs on: inproc or nats [default: inproc].
     #[arg(long, value_name = "TRANSPORT")]
     transport: Option<String>,
@@ -266,13 +277,75 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
 }
 
 /// `glidepath bench`: runs the suite and writes what was asked for.
+/// `glidepath bench bus TEST`: the bus benchmark's flags, checked.
+fn bus_args(args: &BenchArgs) -> anyhow::Result<glidepath_bench::bus::BusBenchOptions> {
+    use glidepath_bench::bus::BusVariant;
+    let Some(test) = args.test.as_deref() else {
+        bail!("bench bus needs a test: send, send-receive or throughput");
+    };
+    let variant: BusVariant = test.parse()?;
+    let transport = match args.transport.as_deref() {
+        None => glidepath::TransportKind::Inproc,
+        Some(t) => t.parse().map_err(|e| anyhow::anyhow!("--transport: {e}"))?,
+    };
+    // The paper went to nearly 10 MB; NATS refuses payloads over its `max_payload`
+    // (1 MB by default), so larger sizes are asked for with `--size` on a server
+    // configured for them.
+    let default_sizes: &[usize] = &[100, 1_000, 10_000, 100_000];
+    let default_subscribers: &[usize] = match variant {
+        BusVariant::Throughput => &[1, 5, 10, 20, 30, 50],
+        _ => &[1, 2, 3, 4, 5, 6, 7, 8, 9],
+    };
+    Ok(glidepath_bench::bus::BusBenchOptions {
+        variant,
+        transport,
+        nats_url: {
+            let mut config = glidepath::RtiConfig::from_env()?;
+            args.nats.clone().apply(&mut config)?;
+            config.nats_url
+        },
+        sizes: match &args.size {
+            None => default_sizes.to_vec(),
+            Some(v) => list("--size", v, size)?,
+        },
+        subscribers: match &args.subscribers {
+            None => default_subscribers.to_vec(),
+            Some(v) => list("--subscribers", v, number::<usize>)?,
+        },
+        count: args.count.as_deref().map_or(
+            Ok(if variant == BusVariant::Throughput {
+                10_000
+            } else {
+                1_000
+            }),
+            |v| number::<usize>("--count", v),
+        )?,
+        level: args
+            .service
+            .as_deref()
+            .map_or(Ok(glidepath::bus::ServiceLevel::Agreed), |v| v.parse())
+            .map_err(|e| anyhow::anyhow!("--service: {e}"))?,
+        encoding: args
+            .encoding
+            .as_deref()
+            .map_or(Ok(glidepath::bus::Encoding::Xml), |v| v.parse())
+            .map_err(|e| anyhow::anyhow!("--encoding: {e}"))?,
+        // Raw NATS is always measured next to the bus over NATS.
+        raw: true,
+    })
+}
+
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if args.suite == "tg" {
         return crate::tg::bench(tg_args(&args)?);
     }
-    let opts = options(&args)?;
     let progress = BarProgress::new();
-    let results = glidepath_bench::suites::run(&args.suite, &opts, &progress);
+    let results = if args.suite == "bus" {
+        glidepath_bench::bus::run(&bus_args(&args)?, &progress)
+    } else {
+        let opts = options(&args)?;
+        glidepath_bench::suites::run(&args.suite, &opts, &progress)
+    };
     progress.finish();
     let results = results.with_context(|| format!("running the {} suite", args.suite))?;
     let mut stdout = std::io::stdout().lock();

@@ -42,9 +42,9 @@ enum Command {
     /// Read back a federation's messages kept by a `glidepath server --persistence
     /// jetstream` and print how many each sender sent on each topic.
     Replay(ReplayArgs),
-    /// Run a benchmark suite (latency, throughput, loopback, timeadv, fanout) on a
+    /// Run a benchmark suite (latency, throughput, loopback, timeadv, fanout, tg, bus) on a
     /// transport, optionally next to the raw peer; print a table, write JSON and plots.
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
     /// Run an ATM TestBed layout (blocks and links in TOML, e.g.
     /// layouts/atm-testbed-day.toml): a simulated day of US traffic, in fast time,
     /// through the chosen transport to a performance monitor; prints and writes the
@@ -263,7 +263,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo_options(args).and_then(|opts| demo::run(&opts)),
         Command::Server(args) => server(args),
         Command::Replay(args) => replay(args),
-        Command::Bench(args) => bench::run(args),
+        Command::Bench(args) => bench::run(*args),
         Command::Run(args) => run::run_layout(args),
         Command::Matrix(args) => run::run_matrix(args),
         Command::Tg(args) => tg::run(args),

@@ -506,3 +506,85 @@ fn timeadv_runs_over_nats_with_zero_lookahead() {
     assert_eq!(results[0]["variant"], "tara");
     assert_eq!(results[0]["count"], 150);
 }
+
+/// `glidepath bench bus TEST ... --json FILE` → its parsed rows.
+fn run_bus(name: &str, args: &[&str]) -> Vec<Value> {
+    let dir = scratch(name);
+    let json = dir.join("results.json");
+    let json_arg = json.to_str().unwrap().to_string();
+    let mut full = vec!["bench", "bus"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["--json", &json_arg]);
+    let (ok, out, err) = run(&full);
+    assert!(
+        ok,
+        "glidepath {full:?} failed\nstdout:\n{out}\nstderr:\n{err}"
+    );
+    let results: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    results
+}
+
+#[test]
+fn bus_send_receive_runs_in_process_and_over_nats_next_to_raw_nats() {
+    let inproc = run_bus(
+        "bus-inproc",
+        &[
+            "send-receive",
+            "--subscribers",
+            "2",
+            "--size",
+            "200",
+            "--count",
+            "30",
+            "--service",
+            "safe",
+        ],
+    );
+    let store = scratch("bus-js");
+    let server = NatsServerProcess::start_with(
+        None,
+        &["--jetstream", "--store_dir", store.to_str().unwrap()],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let url = server.url();
+    let nats = run_bus(
+        "bus-nats",
+        &[
+            "send-receive",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &url,
+            "--subscribers",
+            "2",
+            "--size",
+            "200,2K",
+            "--count",
+            "30",
+            "--service",
+            "agreed",
+        ],
+    );
+    assert_eq!((inproc.len(), nats.len()), (1, 2));
+    for r in inproc.iter().chain(&nats) {
+        assert_eq!(r["suite"], "bus");
+        assert_eq!(r["variant"], "send-receive");
+        assert_eq!(r["lost"], 0, "{r}");
+        assert_eq!(r["order_violations"], 0, "{r}");
+        assert_eq!(r["received"], 60, "{r}");
+        assert!(r["p99_us"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    for r in &nats {
+        assert!(
+            r["raw_p50_us"].as_f64().unwrap() > 0.0,
+            "raw NATS in the same run: {r}"
+        );
+    }
+    let (ok, _, err) = run(&["bench", "bus", "send-receive", "--service", "total"]);
+    assert!(!ok && err.contains("--service"), "{err}");
+    let (ok, _, err) = run(&["bench", "bus", "receive"]);
+    assert!(!ok && err.contains("send-receive"), "{err}");
+    let _ = std::fs::remove_dir_all(&store);
+}

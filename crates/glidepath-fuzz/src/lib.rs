@@ -40,17 +40,26 @@ pub enum Target {
     FomXml,
     /// An ATM layout (TOML).
     LayoutToml,
+    /// A bus message in the formation-flying testbed's XML (`glidepath_bus`).
+    BusXml,
+    /// A bus message in the compact binary form.
+    BusBinary,
+    /// A bus frame as it travels (service level, sender, sequence, message).
+    BusFrame,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 6] = [
+    pub const ALL: [Target; 9] = [
         Target::Envelope,
         Target::Bundle,
         Target::ChainFrame,
         Target::ExecRequest,
         Target::FomXml,
         Target::LayoutToml,
+        Target::BusXml,
+        Target::BusBinary,
+        Target::BusFrame,
     ];
 
     /// Its name on the command line and under `corpus/`.
@@ -62,6 +71,9 @@ impl Target {
             Target::ExecRequest => "exec-request",
             Target::FomXml => "fom-xml",
             Target::LayoutToml => "layout-toml",
+            Target::BusXml => "bus-xml",
+            Target::BusBinary => "bus-binary",
+            Target::BusFrame => "bus-frame",
         }
     }
 
@@ -115,6 +127,31 @@ impl Target {
                     let _ = glidepath_atm::layout::parse_layout(text, "fuzz.toml");
                 }
             }
+            Target::BusXml => {
+                if let Ok(m) = glidepath_bus::Message::from_xml(input) {
+                    // What was read is written back and read back to the same message.
+                    if let Ok(xml) = m.to_xml() {
+                        let again = glidepath_bus::Message::from_xml(xml.as_bytes())
+                            .unwrap_or_else(|e| panic!("written XML fails to parse: {e}"));
+                        assert_eq!(
+                            again.to_xml().ok(),
+                            Some(xml),
+                            "XML changed on a round trip"
+                        );
+                    }
+                }
+            }
+            Target::BusBinary => {
+                if let Ok(m) = glidepath_bus::Message::from_binary(input) {
+                    let bytes = m.to_binary();
+                    let again = glidepath_bus::Message::from_binary(&bytes)
+                        .unwrap_or_else(|e| panic!("written binary fails to parse: {e}"));
+                    assert_eq!(again.to_binary(), bytes, "binary changed on a round trip");
+                }
+            }
+            Target::BusFrame => {
+                let _ = glidepath_bus::frame::decode(&Bytes::copy_from_slice(input));
+            }
         }
     }
 
@@ -155,6 +192,46 @@ impl Target {
                 .iter()
                 .map(glidepath_wire::encode_request)
                 .collect(),
+            Target::BusXml => bus_samples()
+                .iter()
+                .filter_map(|m| m.to_xml().ok())
+                .map(String::into_bytes)
+                .collect(),
+            Target::BusBinary => bus_samples().iter().map(|m| m.to_binary()).collect(),
+            Target::BusFrame => {
+                use glidepath_bus::frame::{DataFrame, MembershipFrame};
+                use glidepath_bus::{Encoding, MemberId, MembershipKind, ServiceLevel, Subject};
+                let subject = Subject::new("GMSEC.MMS.SAT1.MSG.TLM.GPS.POSITION").expect("valid");
+                let mut frames: Vec<Vec<u8>> = bus_samples()
+                    .iter()
+                    .zip([
+                        ServiceLevel::Agreed,
+                        ServiceLevel::Fifo,
+                        ServiceLevel::Unreliable,
+                    ])
+                    .map(|(m, level)| {
+                        DataFrame {
+                            level,
+                            encoding: Encoding::Binary,
+                            sender: MemberId(42),
+                            seq: 7,
+                            publish_time_ns: 1_700_000_000_000_000_000,
+                            subject: subject.clone(),
+                            payload: Bytes::from(m.to_binary()),
+                        }
+                        .encode()
+                    })
+                    .collect();
+                frames.push(
+                    MembershipFrame {
+                        kind: MembershipKind::Joined,
+                        member: MemberId(42),
+                        name: "flight-executive".into(),
+                    }
+                    .encode(),
+                );
+                frames
+            }
             Target::FomXml | Target::LayoutToml => Vec::new(),
         }
     }
@@ -279,6 +356,18 @@ fn sample_requests() -> Vec<ExecRequest> {
             federation: f,
             federate: me,
         },
+    ]
+}
+
+fn bus_samples() -> Vec<glidepath_bus::Message> {
+    use glidepath_bus::Message;
+    vec![
+        Message::new()
+            .with("NUM-OF-PACKETS", 3i32)
+            .with("TIME", 1.5f64)
+            .with("NAME", "GPS-1"),
+        Message::new().with("FLAG", true).with("BIG", 1i64 << 40),
+        Message::new(),
     ]
 }
 

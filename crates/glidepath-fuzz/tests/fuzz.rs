@@ -49,6 +49,9 @@ fuzz_test!(chain_frame_never_panics, Target::ChainFrame);
 fuzz_test!(exec_request_never_panics, Target::ExecRequest);
 fuzz_test!(fom_xml_never_panics, Target::FomXml);
 fuzz_test!(layout_toml_never_panics, Target::LayoutToml);
+fuzz_test!(bus_xml_never_panics, Target::BusXml);
+fuzz_test!(bus_binary_never_panics, Target::BusBinary);
+fuzz_test!(bus_frame_never_panics, Target::BusFrame);
 
 #[test]
 fn saved_crashes_stay_fixed() {

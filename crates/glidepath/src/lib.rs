@@ -63,6 +63,7 @@
 #![warn(missing_docs)]
 
 mod ambassador;
+pub mod bus;
 mod config;
 mod delivery;
 mod error;

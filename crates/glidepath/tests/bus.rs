@@ -1,0 +1,352 @@
+//! The bus's API on both transports: patterns, service levels with several
+//! publishers, membership notices, open groups, receive styles and malformed
+//! messages. The NATS tests start a real `nats-server` with JetStream.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use glidepath::backend::nats::NatsServerProcess;
+use glidepath::bus::{
+    Bus, BusConfig, BusError, Encoding, Event, MembershipKind, Message, Pattern, ServiceLevel,
+    Subject,
+};
+use glidepath::Bytes;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn subject(s: &str) -> Subject {
+    Subject::new(s).unwrap()
+}
+
+fn pattern(s: &str) -> Pattern {
+    Pattern::new(s).unwrap()
+}
+
+struct Nats {
+    server: NatsServerProcess,
+    _store: std::path::PathBuf,
+}
+
+fn nats() -> Nats {
+    let store = std::env::temp_dir().join(format!(
+        "glidepath-bus-test-{}-{}",
+        std::process::id(),
+        glidepath::monotonic_now_ns()
+    ));
+    std::fs::create_dir_all(&store).unwrap();
+    let server = NatsServerProcess::start_with(
+        None,
+        &["--jetstream", "--store_dir", store.to_str().unwrap()],
+    )
+    .unwrap();
+    Nats {
+        server,
+        _store: store,
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        self.server.stop();
+        let _ = std::fs::remove_dir_all(&self._store);
+    }
+}
+
+fn next_message(sub: &glidepath::bus::Subscription) -> glidepath::bus::Delivery {
+    loop {
+        match sub.recv_timeout(WAIT).unwrap() {
+            Some(Event::Message(d)) => return d,
+            Some(Event::Membership(_)) => continue,
+            None => panic!("no message within {WAIT:?}"),
+        }
+    }
+}
+
+fn next_membership(sub: &glidepath::bus::Subscription) -> glidepath::bus::MembershipChange {
+    loop {
+        match sub.recv_timeout(WAIT).unwrap() {
+            Some(Event::Membership(m)) => return m,
+            Some(Event::Message(_)) => continue,
+            None => panic!("no membership change within {WAIT:?}"),
+        }
+    }
+}
+
+/// Patterns pick subjects; every level delivers; a message's fields survive.
+fn patterns_and_levels(config: &BusConfig, levels: &[ServiceLevel]) {
+    let a = Bus::connect(&BusConfig {
+        name: "a".into(),
+        ..config.clone()
+    })
+    .unwrap();
+    let b = Bus::connect_like(&a, "b").unwrap();
+    let sat1 = b.subscribe(&pattern("FFTB.MMS.SAT1.+")).unwrap();
+    let truth = b.subscribe(&pattern("FFTB.*.*.DATA.TRUTH.>")).unwrap();
+    // Level by level: different levels may travel different paths (over NATS the
+    // totally ordered ones through the group's stream), with no order between them.
+    for (i, level) in levels.iter().enumerate() {
+        let m = Message::new().with("i", i as i32).with("x", 1234.5f32);
+        a.publish(
+            &subject("FFTB.MMS.SAT1.DATA.TRUTH.STARS.POSVEL"),
+            &m,
+            *level,
+        )
+        .unwrap();
+        a.publish(
+            &subject("FFTB.MMS.SAT2.DATA.TRUTH.STARS.POSVEL"),
+            &m,
+            *level,
+        )
+        .unwrap();
+        a.publish(&subject("FFTB.MMS.SAT1"), &m, *level).unwrap();
+        let d = next_message(&sat1);
+        assert_eq!(
+            (d.subject.as_str(), d.level),
+            ("FFTB.MMS.SAT1.DATA.TRUTH.STARS.POSVEL", *level)
+        );
+        assert_eq!(d.message.get_i32("i"), Ok(i as i32));
+        assert_eq!(d.message.get_f32("x"), Ok(1234.5));
+        assert_eq!(d.sender, a.member());
+        if level.is_totally_ordered() {
+            assert!(
+                d.group_seq.is_some(),
+                "{level} has a place in the group's order"
+            );
+        }
+        assert_eq!(next_message(&sat1).subject.as_str(), "FFTB.MMS.SAT1");
+        assert_eq!(
+            next_message(&truth).subject.as_str(),
+            "FFTB.MMS.SAT1.DATA.TRUTH.STARS.POSVEL"
+        );
+        assert_eq!(
+            next_message(&truth).subject.as_str(),
+            "FFTB.MMS.SAT2.DATA.TRUTH.STARS.POSVEL"
+        );
+    }
+    assert_eq!(sat1.try_recv().unwrap().map(|_| ()), None);
+    assert_eq!(b.stats().lost, 0);
+}
+
+/// Three publishers, three subscribers: FIFO per sender at every subscriber, and for
+/// AGREED the same total order at every subscriber.
+fn several_publishers(config: &BusConfig, level: ServiceLevel) {
+    const N: i32 = 300;
+    let first = Bus::connect(&BusConfig {
+        name: "p0".into(),
+        ..config.clone()
+    })
+    .unwrap();
+    let publishers: Vec<Bus> = (0..3)
+        .map(|i| {
+            if i == 0 {
+                first.clone()
+            } else {
+                Bus::connect_like(&first, &format!("p{i}")).unwrap()
+            }
+        })
+        .collect();
+    let subscribers: Vec<Bus> = (0..3)
+        .map(|i| Bus::connect_like(&first, &format!("s{i}")).unwrap())
+        .collect();
+    let subs: Vec<_> = subscribers
+        .iter()
+        .map(|b| b.subscribe(&pattern("T.>")).unwrap())
+        .collect();
+    let threads: Vec<_> = publishers
+        .iter()
+        .map(|p| {
+            let p = p.clone();
+            std::thread::spawn(move || {
+                for i in 0..N {
+                    p.publish(&subject("T.X"), &Message::new().with("i", i), level)
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut orders = Vec::new();
+    for sub in &subs {
+        let mut next: HashMap<_, i32> = HashMap::new();
+        let mut order = Vec::new();
+        for _ in 0..3 * N {
+            let d = next_message(sub);
+            let i = d.message.get_i32("i").unwrap();
+            let expected = next.entry(d.sender).or_insert(0);
+            assert_eq!(i, *expected, "{level}: FIFO per sender");
+            *expected += 1;
+            order.push((d.sender, i));
+        }
+        orders.push(order);
+    }
+    if level.is_totally_ordered() {
+        assert!(
+            orders.windows(2).all(|w| w[0] == w[1]),
+            "{level}: one total order"
+        );
+    }
+    for s in &subscribers {
+        assert_eq!(s.stats().lost, 0);
+        assert_eq!(s.stats().order_violations, 0);
+    }
+}
+
+/// Members see each other join and leave; a non-member may send to the group.
+fn membership_and_open_group(config: &BusConfig) {
+    let group = subject("FORMATION");
+    let a = Bus::connect(&BusConfig {
+        name: "fe-1".into(),
+        ..config.clone()
+    })
+    .unwrap();
+    let b = Bus::connect_like(&a, "fe-2").unwrap();
+    let outsider = Bus::connect_like(&a, "ground").unwrap();
+    let ja = a.join(&group).unwrap();
+    let own = next_membership(&ja);
+    assert_eq!(
+        (own.kind, own.member, own.name.as_str()),
+        (MembershipKind::Joined, a.member(), "fe-1")
+    );
+    let jb = b.join(&group).unwrap();
+    let seen = next_membership(&ja);
+    assert_eq!(
+        (seen.kind, seen.member, seen.name.as_str()),
+        (MembershipKind::Joined, b.member(), "fe-2")
+    );
+    assert_eq!(next_membership(&jb).member, b.member());
+    outsider
+        .publish_to(
+            &group,
+            &subject("FFTB.CMD"),
+            &Message::new().with("burn", true),
+            ServiceLevel::Agreed,
+        )
+        .unwrap();
+    for j in [&ja, &jb] {
+        let d = next_message(j);
+        assert_eq!(
+            (d.sender, d.message.get_bool("burn")),
+            (outsider.member(), Ok(true))
+        );
+    }
+    drop(jb);
+    let left = next_membership(&ja);
+    assert_eq!((left.kind, left.member), (MembershipKind::Left, b.member()));
+}
+
+/// A callback subscription, and a malformed message counted and dropped.
+fn callback_and_malformed(config: &BusConfig) {
+    let a = Bus::connect(&BusConfig {
+        name: "a".into(),
+        ..config.clone()
+    })
+    .unwrap();
+    let b = Bus::connect_like(&a, "b").unwrap();
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let sink = got.clone();
+    let cb = b
+        .subscribe_with(&pattern("C.>"), move |e| {
+            if let Event::Message(d) = e {
+                sink.lock()
+                    .unwrap()
+                    .push(d.message.get_str("t").unwrap().to_string());
+                let _ = tx.send(());
+            }
+        })
+        .unwrap();
+    let group = a.config().default_group.clone();
+    let bad = Bytes::from_static(b"<msg><e key=\"t\" typ=\"S\" val=\"no prolog\" /></msg>");
+    a.publish_encoded(
+        &group,
+        &subject("C.D"),
+        bad,
+        Encoding::Xml,
+        ServiceLevel::Fifo,
+    )
+    .unwrap();
+    a.publish(
+        &subject("C.D"),
+        &Message::new().with("t", "hello"),
+        ServiceLevel::Fifo,
+    )
+    .unwrap();
+    rx.recv_timeout(WAIT).unwrap();
+    assert_eq!(*got.lock().unwrap(), vec!["hello".to_string()]);
+    assert_eq!(b.stats().malformed, 1);
+    drop(cb);
+}
+
+#[test]
+fn inproc_patterns_and_every_level() {
+    patterns_and_levels(&BusConfig::isolated_inproc(), &ServiceLevel::ALL);
+}
+
+#[test]
+fn inproc_several_publishers_fifo_and_agreed() {
+    several_publishers(&BusConfig::isolated_inproc(), ServiceLevel::Fifo);
+    several_publishers(&BusConfig::isolated_inproc(), ServiceLevel::Safe);
+}
+
+#[test]
+fn inproc_membership_and_open_group() {
+    membership_and_open_group(&BusConfig::isolated_inproc());
+}
+
+#[test]
+fn inproc_callback_and_malformed() {
+    callback_and_malformed(&BusConfig::isolated_inproc());
+}
+
+#[test]
+fn nats_patterns_and_levels() {
+    let n = nats();
+    let config = BusConfig::nats(&n.server.url());
+    patterns_and_levels(
+        &config,
+        &[
+            ServiceLevel::Unreliable,
+            ServiceLevel::Reliable,
+            ServiceLevel::Fifo,
+            ServiceLevel::Causal,
+            ServiceLevel::Agreed,
+        ],
+    );
+    let a = Bus::connect(&config).unwrap();
+    assert!(matches!(
+        a.publish(&subject("A"), &Message::new(), ServiceLevel::Safe),
+        Err(BusError::Unsupported {
+            level: ServiceLevel::Safe,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn nats_several_publishers_fifo_and_agreed() {
+    let n = nats();
+    let config = BusConfig::nats(&n.server.url());
+    several_publishers(&config, ServiceLevel::Fifo);
+    several_publishers(
+        &BusConfig {
+            encoding: Encoding::Binary,
+            ..config
+        },
+        ServiceLevel::Agreed,
+    );
+}
+
+#[test]
+fn nats_membership_and_open_group() {
+    let n = nats();
+    membership_and_open_group(&BusConfig::nats(&n.server.url()));
+}
+
+#[test]
+fn nats_callback_and_malformed() {
+    let n = nats();
+    callback_and_malformed(&BusConfig::nats(&n.server.url()));
+}
