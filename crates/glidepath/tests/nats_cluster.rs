@@ -11,184 +11,13 @@
 
 mod common;
 
-use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use common::*;
-use glidepath::backend::nats::NatsServerProcess;
+use glidepath::backend::nats::NatsCluster;
 use glidepath::{Bytes, Callback, ResignAction, Rti, RtiConfig, TransportKind};
-
-/// A port nothing listens on now.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Three `nats-server`s joined by routes on 127.0.0.1.
-struct Cluster {
-    nodes: Vec<Option<NatsServerProcess>>,
-    urls: Vec<String>,
-    /// With JetStream: the nodes' stores, removed at the end.
-    store: Option<std::path::PathBuf>,
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        for node in self.nodes.iter_mut().flatten() {
-            node.stop();
-        }
-        if let Some(dir) = &self.store {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
-
-impl Cluster {
-    fn start() -> Cluster {
-        Cluster::start_with(false)
-    }
-
-    /// With `jetstream`, every node runs JetStream with a store of its own.
-    fn start_with(jetstream: bool) -> Cluster {
-        let store = jetstream.then(|| {
-            let dir = std::env::temp_dir().join(format!(
-                "glidepath-cluster-js-{}-{}",
-                std::process::id(),
-                free_port()
-            ));
-            std::fs::create_dir_all(&dir).unwrap();
-            dir
-        });
-        let cluster_ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
-        let mut nodes = Vec::new();
-        let mut urls = Vec::new();
-        for (i, port) in cluster_ports.iter().enumerate() {
-            let listen = format!("nats://127.0.0.1:{port}");
-            let routes: Vec<String> = cluster_ports
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .map(|(_, p)| format!("nats://127.0.0.1:{p}"))
-                .collect();
-            let name = format!("node-{i}");
-            let routes = routes.join(",");
-            let mut args = vec![
-                "--name",
-                &name,
-                "--cluster_name",
-                "glidepath-test",
-                "--cluster",
-                &listen,
-                "--routes",
-                &routes,
-            ];
-            let node_store = store.as_ref().map(|d| d.join(&name).display().to_string());
-            if let Some(dir) = &node_store {
-                args.extend(["--jetstream", "--store_dir", dir]);
-            }
-            let node = NatsServerProcess::start_with(None, &args).unwrap_or_else(|e| panic!("{e}"));
-            urls.push(node.url());
-            nodes.push(Some(node));
-        }
-        let cluster = Cluster { nodes, urls, store };
-        cluster.wait_for_routes();
-        if jetstream {
-            cluster.wait_for_jetstream();
-        }
-        cluster
-    }
-
-    /// Waits (bounded) until the cluster's JetStream can place a stream of three
-    /// replicas (its meta leader elected, every node's store known).
-    fn wait_for_jetstream(&self) {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let client = async_nats::connect(&self.urls[0]).await.unwrap();
-            let js = async_nats::jetstream::new(client);
-            let deadline = Instant::now() + Duration::from_secs(60);
-            loop {
-                let probe = async_nats::jetstream::stream::Config {
-                    name: "GLIDEPATH_PROBE".into(),
-                    subjects: vec!["glidepath-test.js-probe".into()],
-                    num_replicas: 3,
-                    ..Default::default()
-                };
-                match js.create_stream(probe).await {
-                    Ok(_) => {
-                        let _ = js.delete_stream("GLIDEPATH_PROBE").await;
-                        return;
-                    }
-                    Err(e) => {
-                        assert!(
-                            Instant::now() < deadline,
-                            "JetStream never became ready: {e}"
-                        );
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                    }
-                }
-            }
-        });
-    }
-
-    /// Waits (bounded) until a message published on each node reaches the others.
-    fn wait_for_routes(&self) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let n = self.urls.len();
-        while !(0..n).all(|i| probe(&self.urls[i], &self.urls[(i + 1) % n])) {
-            assert!(
-                Instant::now() < deadline,
-                "the cluster's routes never formed"
-            );
-            thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn kill(&mut self, node: usize) {
-        if let Some(mut n) = self.nodes[node].take() {
-            n.stop();
-        }
-    }
-}
-
-/// Whether a message published at `from` reaches a subscriber at `to`.
-fn probe(from: &str, to: &str) -> bool {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        use futures::StreamExt;
-        let (Ok(a), Ok(b)) = (
-            async_nats::connect(from).await,
-            async_nats::connect(to).await,
-        ) else {
-            return false;
-        };
-        let Ok(mut sub) = b.subscribe("glidepath-test.probe").await else {
-            return false;
-        };
-        if b.flush().await.is_err() {
-            return false;
-        }
-        // Interest crosses the route asynchronously: publish a few times.
-        for _ in 0..10 {
-            let _ = a.publish("glidepath-test.probe", "x".into()).await;
-            let _ = a.flush().await;
-            if let Ok(Some(_)) = tokio::time::timeout(Duration::from_millis(50), sub.next()).await {
-                return true;
-            }
-        }
-        false
-    })
-}
 
 fn rti_on(url: &str) -> Rti {
     let mut config = RtiConfig::default();
@@ -206,14 +35,15 @@ fn updates() -> u64 {
 
 #[test]
 fn reliable_updates_survive_the_loss_of_the_publishers_node() {
-    let mut cluster = Cluster::start();
+    let mut cluster = NatsCluster::start(3, false).unwrap_or_else(|e| panic!("{e}"));
+    let urls = cluster.urls();
     // The executive on node 2, which stays up; the receiver on node 1, the sender on
     // node 0, which dies.
     let mut exec_config = RtiConfig::default();
-    exec_config.nats_url = cluster.urls[2].clone();
+    exec_config.nats_url = urls[2].clone();
     let _executive = glidepath::serve_executive(&exec_config).unwrap();
-    let sender_rti = rti_on(&cluster.urls[0]);
-    let receiver_rti = rti_on(&cluster.urls[1]);
+    let sender_rti = rti_on(&urls[0]);
+    let receiver_rti = rti_on(&urls[1]);
     let name = "cluster-loss";
     receiver_rti
         .create_federation_execution_with_fom(name, vehicles_fom())
@@ -288,12 +118,13 @@ fn reliable_updates_survive_the_loss_of_the_publishers_node() {
 
 #[test]
 fn time_advances_resume_after_the_loss_of_a_regulators_node() {
-    let mut cluster = Cluster::start();
+    let mut cluster = NatsCluster::start(3, false).unwrap_or_else(|e| panic!("{e}"));
+    let urls = cluster.urls();
     let mut exec_config = RtiConfig::default();
-    exec_config.nats_url = cluster.urls[2].clone();
+    exec_config.nats_url = urls[2].clone();
     let _executive = glidepath::serve_executive(&exec_config).unwrap();
-    let rti_a = rti_on(&cluster.urls[0]);
-    let rti_b = rti_on(&cluster.urls[1]);
+    let rti_a = rti_on(&urls[0]);
+    let rti_b = rti_on(&urls[1]);
     let name = "cluster-time";
     rti_b
         .create_federation_execution_with_fom(name, vehicles_fom())
@@ -337,7 +168,8 @@ fn time_advances_resume_after_the_loss_of_a_regulators_node() {
 
 #[test]
 fn a_stream_kept_three_times_survives_the_loss_of_a_node() {
-    let mut cluster = Cluster::start_with(true);
+    let mut cluster = NatsCluster::start(3, true).unwrap_or_else(|e| panic!("{e}"));
+    let urls = cluster.urls();
     let config_on = |url: &str| {
         let mut config = RtiConfig::default();
         config.transport = TransportKind::Nats;
@@ -347,9 +179,9 @@ fn a_stream_kept_three_times_survives_the_loss_of_a_node() {
             .unwrap();
         config
     };
-    let _executive = glidepath::serve_executive(&config_on(&cluster.urls[2])).unwrap();
-    let sender_rti = Rti::from_config(&config_on(&cluster.urls[0])).unwrap();
-    let receiver_rti = Rti::from_config(&config_on(&cluster.urls[1])).unwrap();
+    let _executive = glidepath::serve_executive(&config_on(&urls[2])).unwrap();
+    let sender_rti = Rti::from_config(&config_on(&urls[0])).unwrap();
+    let receiver_rti = Rti::from_config(&config_on(&urls[1])).unwrap();
     let name = "cluster-stream";
     receiver_rti
         .create_federation_execution_with_fom(name, vehicles_fom())

@@ -127,8 +127,8 @@ pub use jetstream::{
     UnknownPersistence, ORIGIN_HEADER,
 };
 pub use process::{
-    find_nats_server, NatsServerError, NatsServerProcess, NatsTestbed, NatsTestbedError,
-    NATS_SERVER_ENV,
+    find_nats_server, NatsCluster, NatsServerError, NatsServerProcess, NatsTestbed,
+    NatsTestbedError, NATS_SERVER_ENV,
 };
 pub use security::{redact_url, split_url_credentials, NatsAuth, NatsSecurity, NatsTls, Secret};
 pub use server::{

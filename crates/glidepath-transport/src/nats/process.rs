@@ -216,6 +216,11 @@ impl NatsServerProcess {
         format!("nats://127.0.0.1:{}", self.port)
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Kills the server and waits for it to exit.
     pub fn stop(&mut self) {
         let _ = self.child.kill();
@@ -261,5 +266,204 @@ impl NatsTestbed {
     /// The NATS server's URL.
     pub fn url(&self) -> String {
         self.server.url()
+    }
+}
+
+/// A cluster of `nats-server`s on 127.0.0.1 joined by routes, each node on fixed ports
+/// (so a node can be killed and started again where its clients and peers expect it),
+/// optionally with JetStream and a store of its own. Dropping it stops every node and
+/// removes the stores.
+#[derive(Debug)]
+pub struct NatsCluster {
+    nodes: Vec<Option<NatsServerProcess>>,
+    client_ports: Vec<u16>,
+    cluster_ports: Vec<u16>,
+    store: Option<PathBuf>,
+}
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(0)
+}
+
+impl NatsCluster {
+    /// Starts `n` nodes (with JetStream when `jetstream`) and waits until messages
+    /// cross every route.
+    pub fn start(n: usize, jetstream: bool) -> Result<NatsCluster, NatsServerError> {
+        let store = jetstream.then(|| {
+            std::env::temp_dir().join(format!(
+                "glidepath-cluster-{}-{}",
+                std::process::id(),
+                free_port()
+            ))
+        });
+        let mut cluster = NatsCluster {
+            nodes: (0..n).map(|_| None).collect(),
+            client_ports: (0..n).map(|_| free_port()).collect(),
+            cluster_ports: (0..n).map(|_| free_port()).collect(),
+            store,
+        };
+        for i in 0..n {
+            cluster.start_node(i)?;
+        }
+        cluster.wait_until_formed(jetstream);
+        Ok(cluster)
+    }
+
+    fn start_node(&mut self, i: usize) -> Result<(), NatsServerError> {
+        let name = format!("node-{i}");
+        let listen = format!("nats://127.0.0.1:{}", self.cluster_ports[i]);
+        let routes: Vec<String> = (0..self.cluster_ports.len())
+            .filter(|j| *j != i)
+            .map(|j| format!("nats://127.0.0.1:{}", self.cluster_ports[j]))
+            .collect();
+        let routes = routes.join(",");
+        let mut args = vec![
+            "--name",
+            &name,
+            "--cluster_name",
+            "glidepath",
+            "--cluster",
+            &listen,
+            "--routes",
+            &routes,
+        ];
+        let store = self
+            .store
+            .as_ref()
+            .map(|d| d.join(&name).display().to_string());
+        if let Some(dir) = &store {
+            args.extend(["--jetstream", "--store_dir", dir]);
+        }
+        self.nodes[i] = Some(NatsServerProcess::start_with(
+            Some(self.client_ports[i]),
+            &args,
+        )?);
+        Ok(())
+    }
+
+    /// Each node's URL.
+    pub fn urls(&self) -> Vec<String> {
+        self.client_ports
+            .iter()
+            .map(|p| format!("nats://127.0.0.1:{p}"))
+            .collect()
+    }
+
+    /// Every node's URL as one comma-separated server list.
+    pub fn url_list(&self) -> String {
+        self.urls().join(",")
+    }
+
+    /// The running nodes' process ids.
+    pub fn pids(&self) -> Vec<u32> {
+        self.nodes
+            .iter()
+            .flatten()
+            .map(NatsServerProcess::pid)
+            .collect()
+    }
+
+    /// Kills node `i` (SIGKILL).
+    pub fn kill(&mut self, i: usize) {
+        if let Some(mut node) = self.nodes[i].take() {
+            node.stop();
+        }
+    }
+
+    /// Starts node `i` again on its ports, with its store, and waits until the
+    /// cluster has formed again.
+    pub fn restart(&mut self, i: usize) -> Result<(), NatsServerError> {
+        self.kill(i);
+        self.start_node(i)?;
+        self.wait_until_formed(false);
+        Ok(())
+    }
+
+    /// Waits (bounded, 60 s) until a message published on each node reaches the
+    /// next one and, with `jetstream`, until a stream of as many replicas as nodes
+    /// can be placed.
+    fn wait_until_formed(&self, jetstream: bool) {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        let urls = self.urls();
+        let n = urls.len();
+        runtime.block_on(async {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+            for i in 0..n {
+                while !probe(&urls[i], &urls[(i + 1) % n]).await {
+                    if tokio::time::Instant::now() > deadline {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+            if !jetstream {
+                return;
+            }
+            let Ok(client) = async_nats::connect(&urls[0]).await else {
+                return;
+            };
+            let js = async_nats::jetstream::new(client);
+            loop {
+                let probe = async_nats::jetstream::stream::Config {
+                    name: "GLIDEPATH_CLUSTER_PROBE".into(),
+                    subjects: vec!["glidepath-cluster.probe".into()],
+                    num_replicas: n,
+                    ..Default::default()
+                };
+                if js.create_stream(probe).await.is_ok() {
+                    let _ = js.delete_stream("GLIDEPATH_CLUSTER_PROBE").await;
+                    return;
+                }
+                if tokio::time::Instant::now() > deadline {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        });
+    }
+}
+
+/// Whether a message published at `from` reaches a subscriber at `to`.
+async fn probe(from: &str, to: &str) -> bool {
+    use futures::StreamExt;
+    let (Ok(a), Ok(b)) = (
+        async_nats::connect(from).await,
+        async_nats::connect(to).await,
+    ) else {
+        return false;
+    };
+    let Ok(mut sub) = b.subscribe("glidepath-cluster.probe").await else {
+        return false;
+    };
+    if b.flush().await.is_err() {
+        return false;
+    }
+    for _ in 0..10 {
+        let _ = a.publish("glidepath-cluster.probe", "x".into()).await;
+        let _ = a.flush().await;
+        if let Ok(Some(_)) = tokio::time::timeout(Duration::from_millis(50), sub.next()).await {
+            return true;
+        }
+    }
+    false
+}
+
+impl Drop for NatsCluster {
+    fn drop(&mut self) {
+        for node in self.nodes.iter_mut().flatten() {
+            node.stop();
+        }
+        if let Some(dir) = &self.store {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }

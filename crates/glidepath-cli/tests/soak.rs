@@ -1,0 +1,286 @@
+//! The soak: a federation over a three-node NATS cluster (JetStream, everything kept
+//! three times) with churn — federates joining and resigning all the time, cluster
+//! nodes restarted, the active executive server killed once (a standby of
+//! `glidepath server --failover` takes over). A publisher sends reliable updates the
+//! whole time; the receiver checks each arrives once and in order. Reports messages
+//! sent and received, and the resident memory and open files of every process at the
+//! end of warm-up and at the end.
+//!
+//! `GLIDEPATH_SOAK_SECS` sets the length (default 20 s here; `scripts/soak.sh` runs 30
+//! minutes); `GLIDEPATH_SOAK_JSON=F` writes the report as JSON.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use glidepath::backend::nats::NatsCluster;
+use glidepath::{Bytes, Callback, JoinOptions, ResignAction, Rti, RtiConfig, TransportKind};
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn seconds() -> u64 {
+    std::env::var("GLIDEPATH_SOAK_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20)
+        .max(10)
+}
+
+/// A `glidepath server --failover` process; its role lines arrive on `lines`.
+struct Server {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Server {
+    fn start(urls: &str) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_glidepath"))
+            .args(["server", "--failover", "--stream-replicas", "3"])
+            .current_dir(workspace_root())
+            .env("GLIDEPATH_NATS_URL", urls)
+            .env_remove("GLIDEPATH_TRANSPORT")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Server { child, lines }
+    }
+
+    fn expect(&self, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.contains(what) => return,
+                Ok(_) => {}
+                Err(e) => panic!("no `{what}` from the server: {e}"),
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Resident memory (KiB) and open files of a process, from /proc.
+fn usage(pid: u32) -> Option<(u64, usize)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let rss = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count();
+    Some((rss, fds))
+}
+
+#[test]
+fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
+    let total = Duration::from_secs(seconds());
+    let mut cluster = NatsCluster::start(3, true).unwrap_or_else(|e| panic!("{e}"));
+    let urls = cluster.url_list();
+    let mut servers = vec![Server::start(&urls)];
+    servers[0].expect("active");
+    servers.push(Server::start(&urls));
+    servers[1].expect("standing by");
+
+    let mut config = RtiConfig::default();
+    config.transport = TransportKind::Nats;
+    config.nats_url = urls.clone();
+    let rti = Rti::from_config(&config).unwrap();
+    let fom = workspace_root().join("foms/benchmark.xml");
+    rti.create_federation_execution("soak", &[fom]).unwrap();
+    let receiver = rti
+        .join("soak", JoinOptions::named("receiver", "soak"))
+        .unwrap();
+    let sender = rti
+        .join("soak", JoinOptions::named("sender", "soak"))
+        .unwrap();
+    let class = sender.interaction_class_handle("BenchInteraction").unwrap();
+    let payload = sender.parameter_handle(class, "payload").unwrap();
+    sender.publish_interaction_class(class).unwrap();
+    receiver.subscribe_interaction_class(class).unwrap();
+
+    let stop = AtomicBool::new(false);
+    let sent = AtomicU64::new(0);
+    let churned = AtomicU64::new(0);
+    let churn_retries = AtomicU64::new(0);
+    let churn_error = std::sync::Mutex::new(None::<String>);
+    let started = Instant::now();
+    let mut samples: Vec<(String, Vec<(String, u64, usize)>)> = Vec::new();
+    let mut received = 0u64;
+    let sample = |label: &str, servers: &[Server], cluster: &NatsCluster| {
+        let mut pids: Vec<(String, u32)> = vec![("test process".into(), std::process::id())];
+        for (i, s) in servers.iter().enumerate() {
+            pids.push((format!("glidepath server {i}"), s.child.id()));
+        }
+        for (i, pid) in cluster.pids().into_iter().enumerate() {
+            pids.push((format!("nats-server {i}"), pid));
+        }
+        let rows: Vec<(String, u64, usize)> = pids
+            .into_iter()
+            .filter_map(|(name, pid)| usage(pid).map(|(rss, fds)| (name, rss, fds)))
+            .collect();
+        (label.to_string(), rows)
+    };
+    thread::scope(|s| {
+        // The publisher: reliable interactions, about 5,000 a second, numbered.
+        s.spawn(|| {
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                for _ in 0..50 {
+                    n += 1;
+                    sender
+                        .send_interaction(
+                            class,
+                            [(payload, Bytes::copy_from_slice(&n.to_be_bytes()))],
+                            Bytes::new(),
+                        )
+                        .unwrap_or_else(|e| panic!("send {n}: {e}"));
+                }
+                sent.store(n, Ordering::Relaxed);
+                thread::sleep(Duration::from_millis(10));
+            }
+            // The end marker.
+            sender
+                .send_interaction(class, [(payload, Bytes::from_static(b"end"))], Bytes::new())
+                .unwrap();
+        });
+        // Churn: a federate joins, subscribes and resigns, over and over.
+        s.spawn(|| {
+            let mut k = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                k += 1;
+                match rti.join("soak", JoinOptions::named(format!("churn-{k}"), "soak")) {
+                    Ok(f) => {
+                        let _ = f.subscribe_interaction_class(class);
+                        thread::sleep(Duration::from_millis(100));
+                        f.resign(ResignAction::DeleteObjects)
+                            .unwrap_or_else(|e| panic!("resign: {e}"));
+                        churned.fetch_add(1, Ordering::Relaxed);
+                    }
+                    // A request in flight while the executive fails over times out.
+                    Err(e) => {
+                        churn_retries.fetch_add(1, Ordering::Relaxed);
+                        churn_error.lock().unwrap().get_or_insert(e.to_string());
+                    }
+                }
+                thread::sleep(Duration::from_millis(100));
+            }
+        });
+        // The receiver, and the events on the schedule.
+        let mut events = vec![
+            (total / 10, "warm-up over"),
+            (total * 3 / 10, "restart node 0"),
+            (total / 2, "kill the active executive"),
+            (total * 7 / 10, "restart node 1"),
+            (total, "stop"),
+        ];
+        events.reverse();
+        let mut expected = 1u64;
+        loop {
+            if let Some((at, what)) = events.last().copied() {
+                if started.elapsed() >= at {
+                    events.pop();
+                    eprintln!("soak: {:>6.1} s: {what}", started.elapsed().as_secs_f64());
+                    match what {
+                        "warm-up over" => samples.push(sample("after warm-up", &servers, &cluster)),
+                        "restart node 0" => cluster.restart(0).unwrap(),
+                        "restart node 1" => cluster.restart(1).unwrap(),
+                        "kill the active executive" => {
+                            servers[0].child.kill().unwrap();
+                            servers[0].child.wait().unwrap();
+                            servers[1].expect("active");
+                            eprintln!(
+                                "soak: {:>6.1} s: the standby is active",
+                                started.elapsed().as_secs_f64()
+                            );
+                        }
+                        _ => {
+                            samples.push(sample("at the end", &servers, &cluster));
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
+            match receiver.next_callback(Duration::from_millis(20)) {
+                Some(Callback::ReceiveInteraction { values, .. }) => {
+                    let v = &values[0].1;
+                    if &v[..] == b"end" {
+                        break;
+                    }
+                    let got = u64::from_be_bytes(v[..].try_into().unwrap());
+                    assert_eq!(got, expected, "lost, duplicated or reordered");
+                    expected += 1;
+                    received += 1;
+                }
+                Some(_) | None => {}
+            }
+        }
+    });
+    let sent = sent.load(Ordering::Relaxed);
+    assert_eq!(received, sent, "sent {sent}, received {received}");
+    let stats = receiver.transport_stats();
+    assert_eq!(stats.lost_envelopes, 0);
+    eprintln!(
+        "soak: {:.0} s; {sent} reliable interactions sent, {received} received, lost {}; \
+         {} churn federates joined and resigned ({} joins refused and asked again; the first \
+         refusal: {:?})",
+        started.elapsed().as_secs_f64(),
+        stats.lost_envelopes,
+        churned.load(Ordering::Relaxed),
+        churn_retries.load(Ordering::Relaxed),
+        churn_error.lock().unwrap().clone()
+    );
+    let mut json_rows = Vec::new();
+    if let [(_, first), (_, last)] = &samples[..] {
+        for (name, rss, fds) in first {
+            if let Some((_, rss2, fds2)) = last.iter().find(|(n, _, _)| n == name) {
+                let growth = (*rss2 as f64 / *rss as f64 - 1.0) * 100.0;
+                eprintln!(
+                    "soak: {name:<18} resident {rss:>7} KiB -> {rss2:>7} KiB ({growth:+.1} %), open files {fds} -> {fds2}"
+                );
+                json_rows.push(format!(
+                    r#"{{"process":"{name}","rss_kib_start":{rss},"rss_kib_end":{rss2},"rss_growth_pct":{growth:.2},"fds_start":{fds},"fds_end":{fds2}}}"#
+                ));
+            }
+        }
+    }
+    if let Ok(path) = std::env::var("GLIDEPATH_SOAK_JSON") {
+        let json = format!(
+            r#"{{"seconds":{},"sent":{sent},"received":{received},"lost":{},"churned":{},"processes":[{}]}}"#,
+            started.elapsed().as_secs(),
+            stats.lost_envelopes,
+            churned.load(Ordering::Relaxed),
+            json_rows.join(",")
+        );
+        std::fs::write(path, json).unwrap();
+    }
+    receiver.resign(ResignAction::DeleteObjects).unwrap();
+    sender.resign(ResignAction::DeleteObjects).unwrap();
+}
