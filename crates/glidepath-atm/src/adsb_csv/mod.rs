@@ -1,13 +1,18 @@
-//! A reader for recorded ADS-B state vectors in CSV (the shape OpenSky-style exports
-//! have), turning each row into an SNDEM [`Track`] for playback.
+//! A reader for recorded ADS-B state vectors in CSV (the shape OpenSky and `traffic`
+//! exports have), turning each row into an SNDEM [`Track`] for playback.
 //!
 //! The header names the columns, in any order and any letter case; extra columns are
-//! ignored. Required: `timestamp` (Unix seconds, may be fractional), `icao24`,
-//! `callsign` (may be empty: the `icao24` is the vehicle id then), `latitude`,
-//! `longitude`, `altitude` (ft), `groundspeed` (kt), `track` (deg) and
-//! `vertical_rate` (ft/min). An empty numeric field is a missing value (NaN). A
-//! malformed row yields a [`CsvRowError`] naming its line and what is wrong, and
-//! reading goes on with the next row: the reader never panics, whatever the bytes.
+//! ignored. Each quantity may go by the names of the common exports, with their units
+//! (the alias table of `columns.rs`, [`Columns`]): glidepath's own `timestamp`,
+//! `icao24`, `callsign` (may be empty: the `icao24` is the vehicle id then),
+//! `latitude`, `longitude`, `altitude` (ft), `groundspeed` (kt), `track` (deg) and
+//! `vertical_rate` (ft/min), or OpenSky's `time`, `lat`, `lon`, `baroaltitude` (m),
+//! `velocity` (m/s), `heading`, `vertrate` (m/s), ... Timestamps are Unix seconds,
+//! milliseconds, microseconds or nanoseconds, or ISO 8601 date-times with an offset,
+//! told apart by the rule of `time.rs` ([`TimestampUnit`]). An empty numeric field (or
+//! `NaN`, `null`) is a missing value (NaN). A malformed row yields a [`CsvRowError`]
+//! naming its line and what is wrong, and reading goes on with the next row: the reader
+//! never panics, whatever the bytes.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -17,22 +22,12 @@ use crate::track::{Track, TrackMeta};
 
 use crate::traffic::SNDEM_VERSION;
 
-/// The required columns, in the order of [`Columns`].
-const REQUIRED: [&str; 9] = [
-    "timestamp",
-    "icao24",
-    "callsign",
-    "latitude",
-    "longitude",
-    "altitude",
-    "groundspeed",
-    "track",
-    "vertical_rate",
-];
-const TIMESTAMP: usize = 0;
-const ICAO24: usize = 1;
-const CALLSIGN: usize = 2;
-const LATITUDE: usize = 3;
+mod columns;
+mod time;
+
+use columns::{names_tried, CALLSIGN, ICAO24, LATITUDE, TIMESTAMP};
+pub use columns::{Columns, Unit};
+pub use time::{TimestampForm, TimestampUnit};
 
 /// One row that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,19 +50,34 @@ pub enum AdsbError {
         /// Why.
         source: std::io::Error,
     },
-    /// The header has no column of this name.
-    #[error("ADS-B CSV header has no `{0}` column")]
+    /// The header has no column for this quantity under any of its names.
+    #[error("ADS-B CSV header has no `{0}` column (looked for {names})", names = names_tried(.0))]
     MissingColumn(&'static str),
     /// The header itself could not be read.
     #[error("ADS-B CSV header: {0}")]
     Header(String),
 }
 
+/// One row read: its track, its line, and whether its callsign was empty (the track
+/// then carries the `icao24` as its vehicle id).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdsbRow {
+    /// The track.
+    pub track: Track,
+    /// 1-based line number where the row starts.
+    pub line: u64,
+    /// The row's `callsign` was empty, so `track.vid` is its `icao24`.
+    pub callsign_empty: bool,
+    /// How the row's timestamp was read.
+    pub timestamp: TimestampForm,
+}
+
 /// Reads tracks from a CSV of ADS-B state vectors, one row at a time.
 #[derive(Debug)]
 pub struct AdsbReader<R: BufRead> {
     reader: csv::Reader<R>,
-    columns: [usize; 9],
+    columns: Columns,
+    unit: TimestampUnit,
     meta: TrackMeta,
     record: csv::ByteRecord,
     done: bool,
@@ -75,7 +85,9 @@ pub struct AdsbReader<R: BufRead> {
 
 impl<R: BufRead> AdsbReader<R> {
     /// Reads the header. Tracks get `meta` `src = "ADS-B CSV"`, `ver = "2.3"`,
-    /// `run = "1A"`, `tpub = 0`; change it with [`AdsbReader::with_meta`].
+    /// `run = "1A"`, `tpub = 0`; change it with [`AdsbReader::with_meta`]. Numeric
+    /// timestamps follow the automatic rule ([`TimestampUnit::Auto`]); change it with
+    /// [`AdsbReader::with_timestamp_unit`].
     pub fn new(input: R) -> Result<AdsbReader<R>, AdsbError> {
         let mut reader = csv::ReaderBuilder::new()
             .flexible(true)
@@ -87,19 +99,19 @@ impl<R: BufRead> AdsbReader<R> {
             .clone();
         let names: Vec<String> = header
             .iter()
-            .map(|h| String::from_utf8_lossy(h).trim().to_ascii_lowercase())
+            .map(|h| {
+                // A byte-order mark before the first name is tolerated.
+                String::from_utf8_lossy(h)
+                    .trim_start_matches('\u{feff}')
+                    .trim()
+                    .to_ascii_lowercase()
+            })
             .collect();
-        let mut columns = [0usize; 9];
-        for (slot, name) in columns.iter_mut().zip(REQUIRED) {
-            // A byte-order mark before the first name is tolerated.
-            *slot = names
-                .iter()
-                .position(|n| n.trim_start_matches('\u{feff}') == name)
-                .ok_or(AdsbError::MissingColumn(name))?;
-        }
+        let columns = Columns::find(&names).map_err(AdsbError::MissingColumn)?;
         Ok(AdsbReader {
             reader,
             columns,
+            unit: TimestampUnit::Auto,
             meta: TrackMeta {
                 src: "ADS-B CSV".to_string(),
                 ver: SNDEM_VERSION.to_string(),
@@ -117,8 +129,24 @@ impl<R: BufRead> AdsbReader<R> {
         self
     }
 
+    /// Sets the unit of numeric timestamps.
+    pub fn with_timestamp_unit(mut self, unit: TimestampUnit) -> AdsbReader<R> {
+        self.unit = unit;
+        self
+    }
+
+    /// Which column each quantity is read from, and in what unit.
+    pub fn columns(&self) -> &Columns {
+        &self.columns
+    }
+
     /// The next track, `None` at the end of the input.
     pub fn next_track(&mut self) -> Option<Result<Track, CsvRowError>> {
+        self.next_row().map(|r| r.map(|row| row.track))
+    }
+
+    /// The next row with what is known about it, `None` at the end of the input.
+    pub fn next_row(&mut self) -> Option<Result<AdsbRow, CsvRowError>> {
         if self.done {
             return None;
         }
@@ -129,7 +157,7 @@ impl<R: BufRead> AdsbReader<R> {
             }
             Ok(true) => {
                 let line = self.record.position().map_or(0, |p| p.line());
-                Some(self.row().map_err(|what| CsvRowError { line, what }))
+                Some(self.row(line).map_err(|what| CsvRowError { line, what }))
             }
             Err(e) => {
                 let line = match e.kind() {
@@ -150,51 +178,55 @@ impl<R: BufRead> AdsbReader<R> {
         }
     }
 
-    fn field(&self, column: usize) -> Result<&str, String> {
-        let bytes = self.record.get(self.columns[column]).ok_or_else(|| {
+    fn field(&self, q: usize) -> Result<&str, String> {
+        let index = self.columns.index(q);
+        let bytes = self.record.get(index).ok_or_else(|| {
             format!(
                 "row has {} fields, so no `{}` (field {})",
                 self.record.len(),
-                REQUIRED[column],
-                self.columns[column] + 1
+                self.columns.header(q),
+                index + 1
             )
         })?;
         std::str::from_utf8(bytes)
             .map(str::trim)
-            .map_err(|_| format!("`{}` is not UTF-8", REQUIRED[column]))
+            .map_err(|_| format!("`{}` is not UTF-8", self.columns.header(q)))
     }
 
-    fn number(&self, column: usize) -> Result<f64, String> {
-        let text = self.field(column)?;
-        if text.is_empty() {
+    /// A number in the track's unit; NaN when the field is empty, `NaN` or `null`.
+    fn number(&self, q: usize) -> Result<f64, String> {
+        let text = self.field(q)?;
+        if text.is_empty() || is_null(text) {
             return Ok(f64::NAN);
         }
-        text.parse::<f64>().map_err(|_| {
-            format!(
-                "`{}` is `{}`, not a number",
-                REQUIRED[column],
-                shorten(text)
-            )
-        })
+        text.parse::<f64>()
+            .map(|v| self.columns.unit(q).convert(v))
+            .map_err(|_| {
+                format!(
+                    "`{}` is `{}`, not a number",
+                    self.columns.header(q),
+                    shorten(text)
+                )
+            })
     }
 
-    fn row(&self) -> Result<Track, String> {
-        let timestamp = self.number(TIMESTAMP)?;
-        if !timestamp.is_finite() {
-            return Err("`timestamp` is empty or not finite".to_string());
-        }
-        let time_ms = timestamp * 1000.0;
-        if time_ms.abs() > 9.0e15 {
-            return Err(format!("`timestamp` {timestamp} is out of range"));
-        }
+    fn row(&self, line: u64) -> Result<AdsbRow, String> {
+        let (time, form) =
+            time::parse_timestamp_ms(self.field(TIMESTAMP)?, self.unit).map_err(|e| {
+                e.replace(
+                    "`timestamp`",
+                    &format!("`{}`", self.columns.header(TIMESTAMP)),
+                )
+            })?;
         let icao24 = self.field(ICAO24)?;
         let callsign = self.field(CALLSIGN)?;
+        let callsign = if is_null(callsign) { "" } else { callsign };
         let vid = if callsign.is_empty() {
             icao24
         } else {
             callsign
         };
-        if vid.is_empty() {
+        if vid.is_empty() || is_null(vid) {
             return Err("both `callsign` and `icao24` are empty".to_string());
         }
         let mut values = [0.0; 6];
@@ -203,23 +235,41 @@ impl<R: BufRead> AdsbReader<R> {
         }
         let [lat_deg, lon_deg, alt_ft, gs_kt, crs_deg, vs_fpm] = values;
         if lat_deg.abs() > 90.0 {
-            return Err(format!("`latitude` {lat_deg} is outside -90..90"));
+            return Err(format!(
+                "`{}` {lat_deg} is outside -90..90",
+                self.columns.header(LATITUDE)
+            ));
         }
         if lon_deg.abs() > 180.0 {
-            return Err(format!("`longitude` {lon_deg} is outside -180..180"));
+            return Err(format!(
+                "`{}` {lon_deg} is outside -180..180",
+                self.columns.header(LATITUDE + 1)
+            ));
         }
-        Ok(Track {
-            vid: vid.to_string(),
-            lat_deg,
-            lon_deg,
-            alt_ft,
-            time: time_ms.round() as i64,
-            gs_kt,
-            crs_deg,
-            vs_fpm,
-            meta: self.meta.clone(),
+        Ok(AdsbRow {
+            track: Track {
+                vid: vid.to_string(),
+                lat_deg,
+                lon_deg,
+                alt_ft,
+                time,
+                gs_kt,
+                crs_deg,
+                vs_fpm,
+                meta: self.meta.clone(),
+            },
+            line,
+            callsign_empty: callsign.is_empty(),
+            timestamp: form,
         })
     }
+}
+
+/// The spellings of a missing value that exports write: `NaN`, `null`, `None`, `NA`.
+fn is_null(text: &str) -> bool {
+    ["nan", "null", "none", "na"]
+        .iter()
+        .any(|n| text.eq_ignore_ascii_case(n))
 }
 
 fn shorten(text: &str) -> String {
@@ -241,10 +291,7 @@ impl<R: BufRead> Iterator for AdsbReader<R> {
 /// Reads a whole ADS-B CSV file: the tracks of the good rows and the errors of the bad
 /// ones, in file order.
 pub fn read_adsb_csv(path: &Path) -> Result<(Vec<Track>, Vec<CsvRowError>), AdsbError> {
-    let file = File::open(path).map_err(|source| AdsbError::Open {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let file = open(path)?;
     let mut tracks = Vec::new();
     let mut errors = Vec::new();
     for row in AdsbReader::new(BufReader::new(file))? {
@@ -254,4 +301,129 @@ pub fn read_adsb_csv(path: &Path) -> Result<(Vec<Track>, Vec<CsvRowError>), Adsb
         }
     }
     Ok((tracks, errors))
+}
+
+fn open(path: &Path) -> Result<File, AdsbError> {
+    File::open(path).map_err(|source| AdsbError::Open {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// A whole ADS-B CSV file read for playback, with everything a report says about it.
+#[derive(Clone, Debug, Default)]
+pub struct AdsbFile {
+    /// The tracks of the good rows, in file order.
+    pub tracks: Vec<Track>,
+    /// Rows read, good and bad.
+    pub rows: u64,
+    /// Rows skipped for a bad value.
+    pub bad_rows: u64,
+    /// The first [`AdsbFile::ERRORS_KEPT`] of them.
+    pub errors: Vec<CsvRowError>,
+    /// Good rows whose callsign was empty (played under their `icao24`).
+    pub empty_callsigns: u64,
+    /// Good rows per way their timestamp was read.
+    pub timestamp_forms: Vec<(TimestampForm, u64)>,
+    /// The columns read under another name or unit ([`Columns::describe`]).
+    pub columns: Option<String>,
+}
+
+impl AdsbFile {
+    /// How many row errors are kept (all are counted).
+    pub const ERRORS_KEPT: usize = 20;
+
+    /// Reads `path`, taking numeric timestamps in `unit`.
+    pub fn read(path: &Path, unit: TimestampUnit) -> Result<AdsbFile, AdsbError> {
+        let mut reader = AdsbReader::new(BufReader::new(open(path)?))?.with_timestamp_unit(unit);
+        let mut file = AdsbFile {
+            columns: reader.columns().describe(),
+            ..AdsbFile::default()
+        };
+        while let Some(row) = reader.next_row() {
+            file.rows += 1;
+            match row {
+                Ok(row) => {
+                    file.empty_callsigns += u64::from(row.callsign_empty);
+                    match file
+                        .timestamp_forms
+                        .iter_mut()
+                        .find(|(f, _)| *f == row.timestamp)
+                    {
+                        Some((_, n)) => *n += 1,
+                        None => file.timestamp_forms.push((row.timestamp, 1)),
+                    }
+                    file.tracks.push(row.track);
+                }
+                Err(e) => {
+                    file.bad_rows += 1;
+                    if file.errors.len() < Self::ERRORS_KEPT {
+                        file.errors.push(e);
+                    }
+                }
+            }
+        }
+        Ok(file)
+    }
+
+    /// How the file was read, in words: the timestamps' form and the columns read
+    /// under another name or unit, e.g. "timestamps: Unix milliseconds (detected);
+    /// altitude from `baroaltitude` (m → ft)".
+    pub fn reading(&self, unit: TimestampUnit) -> String {
+        let forms: Vec<String> = self
+            .timestamp_forms
+            .iter()
+            .map(|(form, n)| {
+                let what = match form {
+                    TimestampForm::Epoch(u) => u.describe().to_string(),
+                    TimestampForm::DateTime => "ISO 8601 date-times".to_string(),
+                };
+                let how = match (form, unit) {
+                    (TimestampForm::Epoch(_), TimestampUnit::Auto) => " (detected)",
+                    (TimestampForm::Epoch(_), _) => " (timestamp_unit)",
+                    _ => "",
+                };
+                if self.timestamp_forms.len() > 1 {
+                    format!("{what}{how} in {n} rows")
+                } else {
+                    format!("{what}{how}")
+                }
+            })
+            .collect();
+        let mut out = if forms.is_empty() {
+            "timestamps: none read".to_string()
+        } else {
+            format!("timestamps: {}", forms.join(", "))
+        };
+        if let Some(c) = &self.columns {
+            out.push_str("; ");
+            out.push_str(c);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::columns::QUANTITIES;
+
+    #[test]
+    fn the_alias_table_starts_with_glidepaths_own_names() {
+        let names: Vec<&str> = QUANTITIES.iter().map(|q| q.aliases[0].0).collect();
+        assert_eq!(
+            names,
+            [
+                "timestamp",
+                "icao24",
+                "callsign",
+                "latitude",
+                "longitude",
+                "altitude",
+                "groundspeed",
+                "track",
+                "vertical_rate"
+            ]
+        );
+        assert!(QUANTITIES.iter().all(|q| q.name == q.aliases[0].0));
+    }
 }
