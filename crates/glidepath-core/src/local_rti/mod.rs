@@ -3,10 +3,12 @@
 //! incoming envelopes, emitting what the transport must do into an outbox.
 //!
 //! One type, [`LocalRti`], whose methods are cut along the HLA services: this file
-//! holds the type, joining and sending; `federation`, `declaration` and `object` the
-//! services of those names; `incoming` what arrives from peers. Time management lives
+//! holds the type, joining and sending; `federation`, `declaration`, `object`,
+//! `ownership` and `ddm` (data distribution management) the services of those names;
+//! `incoming` what arrives from peers. Time management lives
 //! next to the GALT closure in `crate::time`.
 
+mod ddm;
 mod declaration;
 mod federation;
 mod incoming;
@@ -156,6 +158,8 @@ pub struct LocalRti {
     pub(crate) time: TimeState,
     pub(crate) callbacks: VecDeque<Callback>,
     pub(crate) stats: LocalStats,
+    /// Data distribution management: this federate's regions.
+    pub(crate) ddm: ddm::DdmState,
     /// What the transport must do next, in order ([`LocalRti::take_outputs`]).
     pub(crate) outbox: Vec<Output>,
 }
@@ -291,6 +295,7 @@ impl LocalRti {
             },
             callbacks: VecDeque::new(),
             stats: LocalStats::default(),
+            ddm: ddm::DdmState::default(),
             outbox,
         })
     }
