@@ -39,7 +39,7 @@ pub use glidepath_fom::{
     ParameterHandle, TransportationType,
 };
 pub use host::{ExecutiveHost, Hosted};
-pub use local_rti::{Link, LocalRti, LocalStats, Output};
+pub use local_rti::{AttributeRegions, Link, LocalRti, LocalStats, Output};
 pub use message::*;
 pub use region::{regions_overlap, Extent, RangeBounds, RegionHandle, RegionSet};
 pub use time::{galt_bound, RegulatorView, TimeSnapshot};

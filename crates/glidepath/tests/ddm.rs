@@ -257,3 +257,324 @@ fn region_services_raise_the_standards_exceptions() {
         Err(RtiError::Ddm(DdmError::InvalidRegion(never)))
     );
 }
+
+// ----- regions in use ---------------------------------------------------------------
+
+/// A region of `f` on X (and Y when given), committed.
+fn region_xy(f: &Federate, s: &Sectors, x: RangeBounds, y: Option<RangeBounds>) -> RegionHandle {
+    let dims: Vec<DimensionHandle> = match y {
+        Some(_) => vec![s.x, s.y],
+        None => vec![s.x],
+    };
+    let region = f.create_region(&dims).unwrap();
+    f.set_range_bounds(region, s.x, x).unwrap();
+    if let Some(y) = y {
+        f.set_range_bounds(region, s.y, y).unwrap();
+    }
+    f.commit_region_modifications(&[region]).unwrap();
+    region
+}
+
+/// Sends a `Chat` marker from `f` and returns what `to` received before it.
+fn until_chat(from: &Federate, to: &Federate, s: &Sectors, text: &str) -> Vec<glidepath::Callback> {
+    let text_param = from.parameter_handle(s.chat, "text").unwrap();
+    from.send_interaction(s.chat, [(text_param, b(text))], "marker")
+        .unwrap();
+    let (_, before) = wait_for(to, "the chat marker", |c| {
+        matches!(c, glidepath::Callback::ReceiveInteraction { class, values, .. }
+            if *class == s.chat && values.iter().any(|(_, v)| v == text.as_bytes()))
+    });
+    before
+}
+
+/// The values of `attribute` reflected among `callbacks`.
+fn reflected(callbacks: &[glidepath::Callback], attribute: AttributeHandle) -> Vec<String> {
+    callbacks
+        .iter()
+        .filter_map(|c| match c {
+            glidepath::Callback::ReflectAttributeValues { values, .. } => Some(values),
+            _ => None,
+        })
+        .flat_map(|values| values.iter())
+        .filter(|(a, _)| *a == attribute)
+        .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+        .collect()
+}
+
+/// The `what` parameters of the `Contact` interactions among `callbacks`.
+fn contacts(callbacks: &[glidepath::Callback], s: &Sectors) -> Vec<String> {
+    callbacks
+        .iter()
+        .filter_map(|c| match c {
+            glidepath::Callback::ReceiveInteraction { class, values, .. }
+                if *class == s.contact =>
+            {
+                Some(String::from_utf8_lossy(&values[0].1).into_owned())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn interactions_reach_only_subscribers_whose_regions_overlap_the_senders() {
+    let rti = sectors("interactions");
+    let sender = join(&rti, "interactions", "sender");
+    let west = join(&rti, "interactions", "west");
+    let everywhere = join(&rti, "interactions", "everywhere");
+    let s = Sectors::of(&sender);
+    let what = sender.parameter_handle(s.contact, "what").unwrap();
+    sender.publish_interaction_class(s.contact).unwrap();
+    sender.publish_interaction_class(s.chat).unwrap();
+    let west_region = region_xy(&west, &s, r(0, 500), None);
+    west.subscribe_interaction_class_with_regions(s.contact, &[west_region])
+        .unwrap();
+    everywhere.subscribe_interaction_class(s.contact).unwrap();
+    for f in [&west, &everywhere] {
+        f.subscribe_interaction_class(s.chat).unwrap();
+    }
+
+    let near = region_xy(&sender, &s, r(400, 600), Some(r(0, 10)));
+    let far = region_xy(&sender, &s, r(500, 900), None);
+    let edge = region_xy(&sender, &s, r(0, 0), None);
+    for (text, regions) in [
+        ("near", &[near][..]),
+        ("far", &[far]),
+        ("far-or-near", &[far, near]),
+        ("edge", &[edge]),
+        ("default", &[]),
+    ] {
+        sender
+            .send_interaction_with_regions(s.contact, [(what, b(text))], regions, "")
+            .unwrap();
+    }
+    // [500, 900) only touches [0, 500); a point at 0 overlaps it (equal lower bounds).
+    assert_eq!(
+        contacts(&until_chat(&sender, &west, &s, "1"), &s),
+        ["near", "far-or-near", "edge", "default"]
+    );
+    assert_eq!(
+        contacts(&until_chat(&sender, &everywhere, &s, "1"), &s),
+        ["near", "far", "far-or-near", "edge", "default"]
+    );
+
+    // A commit moves the region for what is sent after it.
+    sender.set_range_bounds(far, s.x, r(100, 200)).unwrap();
+    sender
+        .send_interaction_with_regions(s.contact, [(what, b("before"))], &[far], "")
+        .unwrap();
+    sender.commit_region_modifications(&[far]).unwrap();
+    sender
+        .send_interaction_with_regions(s.contact, [(what, b("after"))], &[far], "")
+        .unwrap();
+    assert_eq!(
+        contacts(&until_chat(&sender, &west, &s, "2"), &s),
+        ["after"]
+    );
+
+    // The subscriber's commit moves its interest the same way.
+    west.set_range_bounds(west_region, s.x, r(800, 1000))
+        .unwrap();
+    west.commit_region_modifications(&[west_region]).unwrap();
+    sender
+        .send_interaction_with_regions(s.contact, [(what, b("west-moved"))], &[far], "")
+        .unwrap();
+    assert_eq!(
+        contacts(&until_chat(&sender, &west, &s, "3"), &s),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn updates_are_reflected_per_attribute_where_the_regions_overlap() {
+    let rti = sectors("updates");
+    let owner = join(&rti, "updates", "owner");
+    let radar = join(&rti, "updates", "radar");
+    let s = Sectors::of(&owner);
+    owner
+        .publish_object_class_attributes(s.target, &[s.name, s.position, s.level_attribute])
+        .unwrap();
+    owner.publish_interaction_class(s.chat).unwrap();
+    radar.subscribe_interaction_class(s.chat).unwrap();
+    // The radar watches position in its sector, the name everywhere, and the level
+    // in its sector at levels [5, 20).
+    let sector = region_xy(&radar, &s, r(0, 100), Some(r(0, 100)));
+    let low = radar.create_region(&[s.x, s.y, s.level]).unwrap();
+    radar.set_range_bounds(low, s.x, r(0, 100)).unwrap();
+    radar.set_range_bounds(low, s.y, r(0, 100)).unwrap();
+    radar.set_range_bounds(low, s.level, r(5, 20)).unwrap();
+    radar.commit_region_modifications(&[low]).unwrap();
+    radar
+        .subscribe_object_class_attributes(s.target, &[s.name])
+        .unwrap();
+    radar
+        .subscribe_object_class_attributes_with_regions(
+            s.target,
+            &[(&[s.position], &[sector]), (&[s.level_attribute], &[low])],
+        )
+        .unwrap();
+
+    let target = owner.register_object_instance(s.target).unwrap();
+    wait_for(
+        &radar,
+        "the discovery",
+        |c| matches!(c, glidepath::Callback::DiscoverObjectInstance { instance, .. } if *instance == target),
+    );
+    // The target's own region: a point at (50, 50), on X and Y only: its level is
+    // unspecified, so it takes Level's value when unspecified, [0, 10).
+    let at = region_xy(&owner, &s, r(50, 51), Some(r(50, 51)));
+    owner
+        .associate_regions_for_updates(target, &[(&[s.position, s.level_attribute], &[at])])
+        .unwrap();
+    let update = |text: &str| {
+        owner
+            .update_attribute_values(
+                target,
+                [
+                    (s.name, b(text)),
+                    (s.position, b(text)),
+                    (s.level_attribute, b(text)),
+                ],
+                "",
+            )
+            .unwrap();
+    };
+    update("inside");
+    let seen = until_chat(&owner, &radar, &s, "1");
+    assert_eq!(reflected(&seen, s.name), ["inside"]);
+    assert_eq!(reflected(&seen, s.position), ["inside"]);
+    assert_eq!(
+        reflected(&seen, s.level_attribute),
+        ["inside"],
+        "[0, 10) meets [5, 20)"
+    );
+
+    // Out of the sector: only the name (default region) is reflected.
+    owner.set_range_bounds(at, s.x, r(500, 501)).unwrap();
+    owner.commit_region_modifications(&[at]).unwrap();
+    update("outside");
+    let seen = until_chat(&owner, &radar, &s, "2");
+    assert_eq!(reflected(&seen, s.name), ["outside"]);
+    assert!(reflected(&seen, s.position).is_empty(), "{seen:?}");
+    assert!(reflected(&seen, s.level_attribute).is_empty(), "{seen:?}");
+
+    // Back in, with the level given explicitly at [30, 40): the position is
+    // reflected, the level is not.
+    let high = owner.create_region(&[s.x, s.y, s.level]).unwrap();
+    owner.set_range_bounds(high, s.x, r(10, 11)).unwrap();
+    owner.set_range_bounds(high, s.y, r(10, 11)).unwrap();
+    owner.set_range_bounds(high, s.level, r(30, 40)).unwrap();
+    owner.commit_region_modifications(&[high]).unwrap();
+    owner
+        .unassociate_regions_for_updates(target, &[(&[s.position, s.level_attribute], &[at])])
+        .unwrap();
+    owner
+        .associate_regions_for_updates(
+            target,
+            &[(&[s.position], &[at]), (&[s.level_attribute], &[high])],
+        )
+        .unwrap();
+    owner.set_range_bounds(at, s.x, r(10, 11)).unwrap();
+    owner.commit_region_modifications(&[at]).unwrap();
+    update("high");
+    let seen = until_chat(&owner, &radar, &s, "3");
+    assert_eq!(reflected(&seen, s.position), ["high"]);
+    assert!(reflected(&seen, s.level_attribute).is_empty(), "{seen:?}");
+
+    // Unassociated, the level goes with the default region again.
+    owner
+        .unassociate_regions_for_updates(target, &[(&[s.level_attribute], &[high])])
+        .unwrap();
+    update("default");
+    let seen = until_chat(&owner, &radar, &s, "4");
+    assert_eq!(reflected(&seen, s.level_attribute), ["default"]);
+
+    // Unsubscribing the sector's region leaves the position unsubscribed.
+    radar
+        .unsubscribe_object_class_attributes_with_regions(s.target, &[(&[s.position], &[sector])])
+        .unwrap();
+    update("unsubscribed");
+    let seen = until_chat(&owner, &radar, &s, "5");
+    assert!(reflected(&seen, s.position).is_empty(), "{seen:?}");
+    assert_eq!(reflected(&seen, s.name), ["unsubscribed"]);
+}
+
+#[test]
+fn a_region_in_use_is_not_deleted_and_regions_must_fit_their_context() {
+    let rti = sectors("in-use");
+    let f = join(&rti, "in-use", "f");
+    let s = Sectors::of(&f);
+    f.publish_object_class_attributes(s.target, &[s.position, s.level_attribute])
+        .unwrap();
+    f.publish_interaction_class(s.chat).unwrap();
+    let xy = region_xy(&f, &s, r(0, 10), Some(r(0, 10)));
+    let leveled = f.create_region(&[s.x, s.level]).unwrap();
+    let in_use = Err(RtiError::Ddm(DdmError::RegionInUseForUpdateOrSubscription(
+        xy,
+    )));
+
+    // A subscription uses it.
+    f.subscribe_object_class_attributes_with_regions(s.target, &[(&[s.position], &[xy])])
+        .unwrap();
+    assert_eq!(f.delete_region(xy), in_use);
+    f.unsubscribe_object_class_attributes_with_regions(s.target, &[(&[s.position], &[xy])])
+        .unwrap();
+    // So does an interaction subscription.
+    f.subscribe_interaction_class_with_regions(s.contact, &[xy])
+        .unwrap();
+    assert_eq!(f.delete_region(xy), in_use);
+    f.unsubscribe_interaction_class(s.contact).unwrap();
+    // And an update association.
+    let target = f.register_object_instance(s.target).unwrap();
+    f.associate_regions_for_updates(target, &[(&[s.position], &[xy])])
+        .unwrap();
+    assert_eq!(f.delete_region(xy), in_use);
+    f.unassociate_regions_for_updates(target, &[(&[s.position], &[xy])])
+        .unwrap();
+    f.delete_region(xy).unwrap();
+
+    // Level is not available for position, nor any dimension for Chat.
+    let context = |context| {
+        Err(RtiError::Ddm(DdmError::InvalidRegionContext {
+            region: leveled,
+            dimension: s.level,
+            context,
+        }))
+    };
+    assert_eq!(
+        f.associate_regions_for_updates(target, &[(&[s.position], &[leveled])]),
+        context(glidepath::RegionContext::Attribute {
+            class: s.target,
+            attribute: s.position
+        })
+    );
+    f.associate_regions_for_updates(target, &[(&[s.level_attribute], &[leveled])])
+        .unwrap();
+    assert_eq!(
+        f.subscribe_object_class_attributes_with_regions(s.target, &[(&[s.position], &[leveled])]),
+        context(glidepath::RegionContext::Attribute {
+            class: s.target,
+            attribute: s.position
+        })
+    );
+    assert_eq!(
+        f.send_interaction_with_regions(s.chat, [], &[leveled], ""),
+        Err(RtiError::Ddm(DdmError::InvalidRegionContext {
+            region: leveled,
+            dimension: s.x,
+            context: glidepath::RegionContext::InteractionClass(s.chat)
+        }))
+    );
+    assert_eq!(
+        f.subscribe_interaction_class_with_regions(s.contact, &[leveled]),
+        context(glidepath::RegionContext::InteractionClass(s.contact))
+    );
+    // A deleted region cannot be used.
+    assert_eq!(
+        f.subscribe_interaction_class_with_regions(s.contact, &[xy]),
+        Err(RtiError::Ddm(DdmError::InvalidRegion(xy)))
+    );
+    // Deleting the instance ends its associations.
+    f.delete_object_instance(target, "").unwrap();
+    f.delete_region(leveled).unwrap();
+}

@@ -1,18 +1,30 @@
 //! Data distribution management in the local RTI component: this federate's
-//! regions (create, set and get range bounds, commit, delete) and the dimension
-//! queries that need them.
+//! regions (create, set and get range bounds, commit, delete), the regions it
+//! subscribes with and associates with the attributes it updates, and what those
+//! make of the regions a message carries.
 //!
 //! Regions are local: only their creator uses them, and nothing travels when one is
 //! created, changed or deleted. What others see is a region's *committed* extent, in
 //! the messages sent with it. `set_range_bounds` edits a region's bounds; they take
-//! effect at `commit_region_modifications`.
+//! effect at `commit_region_modifications`, for what is sent (and received) after it.
+//!
+//! A region used with an attribute or interaction class may have only dimensions the
+//! FOM makes available to it; in a message it is *filled*: each available dimension
+//! it lacks takes the dimension's value when unspecified (or is left out when that is
+//! `Excluded`), so a receiver compares plainly, dimension by dimension. An attribute
+//! or class with no available dimensions always uses the default region.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
-use crate::error::{DdmError, RtiError};
-use crate::region::{Extent, RangeBounds, RegionHandle};
+use crate::error::{DdmError, ObjectError, RegionContext, RtiError};
+use crate::region::{Extent, RangeBounds, RegionHandle, RegionSet};
 use crate::DimensionHandle;
+use glidepath_fom::DefaultRange;
+
+/// Attributes and the regions to use them with (the standard's attribute set /
+/// region set pair list).
+pub type AttributeRegions = (Vec<AttributeHandle>, Vec<RegionHandle>);
 
 /// One region this federate created.
 pub(crate) struct OwnRegion {
@@ -24,12 +36,25 @@ pub(crate) struct OwnRegion {
     pub(crate) committed: Extent,
 }
 
-/// This federate's regions.
+/// This federate's regions and what it uses them for.
 #[derive(Default)]
 pub(crate) struct DdmState {
     /// The serial of the last region created.
     pub(crate) last_serial: u32,
     pub(crate) regions: BTreeMap<RegionHandle, OwnRegion>,
+    /// Attributes subscribed with the default region, per class (the plain
+    /// subscribe service's set, which each call replaces).
+    pub(crate) default_attributes: HashMap<ObjectClassHandle, BTreeSet<AttributeHandle>>,
+    /// Attributes subscribed with regions.
+    pub(crate) attribute_subscriptions:
+        BTreeMap<(ObjectClassHandle, AttributeHandle), BTreeSet<RegionHandle>>,
+    /// Interaction classes subscribed with the default region.
+    pub(crate) default_interactions: HashSet<InteractionClassHandle>,
+    /// Interaction classes subscribed with regions.
+    pub(crate) interaction_subscriptions: BTreeMap<InteractionClassHandle, BTreeSet<RegionHandle>>,
+    /// Regions associated for updates with instance attributes.
+    pub(crate) associations:
+        BTreeMap<(ObjectInstanceHandle, AttributeHandle), BTreeSet<RegionHandle>>,
 }
 
 impl LocalRti {
@@ -179,7 +204,315 @@ impl LocalRti {
     }
 
     /// True when a subscription or an update association uses the region.
-    pub(crate) fn region_in_use(&self, _region: RegionHandle) -> bool {
-        false
+    pub(crate) fn region_in_use(&self, region: RegionHandle) -> bool {
+        let d = &self.ddm;
+        d.attribute_subscriptions
+            .values()
+            .chain(d.interaction_subscriptions.values())
+            .chain(d.associations.values())
+            .any(|regions| regions.contains(&region))
+    }
+
+    // ----- regions in use ----------------------------------------------------------------
+
+    /// Checks that each region is this federate's and has only dimensions in
+    /// `available` (the dimensions of `context`).
+    fn check_regions(
+        &self,
+        regions: &[RegionHandle],
+        available: &[DimensionHandle],
+        context: RegionContext,
+    ) -> Result<(), DdmError> {
+        for region in regions {
+            if let Some(dimension) = self
+                .own_region(*region)?
+                .dimensions
+                .iter()
+                .find(|d| !available.contains(d))
+            {
+                return Err(DdmError::InvalidRegionContext {
+                    region: *region,
+                    dimension: *dimension,
+                    context,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks attribute / region pairs for `class`: the attributes are the class's,
+    /// each region fits each attribute of its pair.
+    fn check_attribute_regions(
+        &self,
+        class: ObjectClassHandle,
+        pairs: &[AttributeRegions],
+    ) -> Result<(), RtiError> {
+        for (attributes, regions) in pairs {
+            self.check_class_attributes(class, attributes)?;
+            for a in attributes {
+                let available = &self.fom.attributes[a.index()].dimensions;
+                let context = RegionContext::Attribute {
+                    class,
+                    attribute: *a,
+                };
+                self.check_regions(regions, available, context)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A region's committed extent filled for `available` dimensions: each one it
+    /// lacks takes the dimension's value when unspecified, unless that is excluded.
+    fn filled(&self, region: RegionHandle, available: &[DimensionHandle]) -> Option<Extent> {
+        let committed = &self.ddm.regions.get(&region)?.committed;
+        let missing = available.iter().filter_map(|d| {
+            if committed.range(*d).is_some() {
+                return None;
+            }
+            match self.fom.dimension(*d)?.default_range {
+                DefaultRange::Excluded => None,
+                DefaultRange::Range { lower, upper } => Some((*d, RangeBounds::new(lower, upper))),
+            }
+        });
+        Some(Extent::new(
+            committed
+                .ranges()
+                .iter()
+                .copied()
+                .chain(missing)
+                .collect::<Vec<_>>(),
+        ))
+    }
+
+    /// The set of `regions` filled for `available` dimensions; `None` (the default
+    /// region) when there are none, or no dimension is available.
+    fn region_set(
+        &self,
+        regions: impl IntoIterator<Item = RegionHandle>,
+        available: &[DimensionHandle],
+    ) -> Option<RegionSet> {
+        if available.is_empty() {
+            return None;
+        }
+        RegionSet::new(
+            regions
+                .into_iter()
+                .filter_map(|r| self.filled(r, available))
+                .collect(),
+        )
+    }
+
+    /// The regions an update of `attribute` of `instance` is sent with now.
+    pub(crate) fn update_regions(
+        &self,
+        instance: ObjectInstanceHandle,
+        attribute: AttributeHandle,
+    ) -> Option<RegionSet> {
+        let regions = self.ddm.associations.get(&(instance, attribute))?;
+        let available = &self.fom.attributes.get(attribute.index())?.dimensions;
+        self.region_set(regions.iter().copied(), available)
+    }
+
+    /// The regions an interaction of `class` is sent with, checked.
+    pub(crate) fn interaction_regions(
+        &self,
+        class: InteractionClassHandle,
+        regions: &[RegionHandle],
+    ) -> Result<Option<RegionSet>, DdmError> {
+        let available = self
+            .fom
+            .interaction_class(class)
+            .map(|c| c.dimensions.as_slice())
+            .unwrap_or_default();
+        self.check_regions(regions, available, RegionContext::InteractionClass(class))?;
+        Ok(self.region_set(regions.iter().copied(), available))
+    }
+
+    /// The regions `attribute` of `class` is subscribed with: `None` when with the
+    /// default region (it overlaps everything).
+    pub(crate) fn attribute_subscription_regions(
+        &self,
+        class: ObjectClassHandle,
+        attribute: AttributeHandle,
+    ) -> Option<RegionSet> {
+        if self
+            .ddm
+            .default_attributes
+            .get(&class)
+            .is_some_and(|a| a.contains(&attribute))
+        {
+            return None;
+        }
+        let regions = self.ddm.attribute_subscriptions.get(&(class, attribute))?;
+        let available = &self.fom.attributes.get(attribute.index())?.dimensions;
+        self.region_set(regions.iter().copied(), available)
+    }
+
+    /// The regions interaction class `class` is subscribed with (`None`: the
+    /// default region).
+    pub(crate) fn interaction_subscription_regions(
+        &self,
+        class: InteractionClassHandle,
+    ) -> Option<RegionSet> {
+        if self.ddm.default_interactions.contains(&class) {
+            return None;
+        }
+        let regions = self.ddm.interaction_subscriptions.get(&class)?;
+        let available = &self.fom.interaction_class(class)?.dimensions;
+        self.region_set(regions.iter().copied(), available)
+    }
+
+    /// Forgets the update associations of an instance that is gone.
+    pub(crate) fn forget_associations(&mut self, instance: ObjectInstanceHandle) {
+        self.ddm.associations.retain(|(i, _), _| *i != instance);
+    }
+
+    /// Subscribes attributes of `class` with regions, in addition to what is already
+    /// subscribed (with the default region or other regions). Instances already
+    /// registered are discovered.
+    pub fn subscribe_object_class_attributes_with_regions(
+        &mut self,
+        link: &mut impl Link,
+        class: ObjectClassHandle,
+        pairs: &[AttributeRegions],
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        self.check_attribute_regions(class, pairs)?;
+        for (attributes, regions) in pairs {
+            for a in attributes {
+                self.ddm
+                    .attribute_subscriptions
+                    .entry((class, *a))
+                    .or_default()
+                    .extend(regions.iter().copied());
+            }
+        }
+        self.resubscribe_object_class(link, class)
+    }
+
+    /// Takes these regions off the subscriptions of these attributes; an attribute
+    /// left with neither regions nor the default region is no longer subscribed.
+    pub fn unsubscribe_object_class_attributes_with_regions(
+        &mut self,
+        link: &mut impl Link,
+        class: ObjectClassHandle,
+        pairs: &[AttributeRegions],
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        self.check_attribute_regions(class, pairs)?;
+        for (attributes, regions) in pairs {
+            for a in attributes {
+                if let Some(set) = self.ddm.attribute_subscriptions.get_mut(&(class, *a)) {
+                    set.retain(|r| !regions.contains(r));
+                    if set.is_empty() {
+                        self.ddm.attribute_subscriptions.remove(&(class, *a));
+                    }
+                }
+            }
+        }
+        self.resubscribe_object_class(link, class)
+    }
+
+    /// Subscribes an interaction class with regions, in addition to what is already
+    /// subscribed.
+    pub fn subscribe_interaction_class_with_regions(
+        &mut self,
+        class: InteractionClassHandle,
+        regions: &[RegionHandle],
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        let available = &self
+            .fom
+            .interaction_class(class)
+            .ok_or(crate::error::DeclarationError::InteractionClassNotDefined(
+                class,
+            ))?
+            .dimensions;
+        self.check_regions(regions, available, RegionContext::InteractionClass(class))?;
+        self.ddm
+            .interaction_subscriptions
+            .entry(class)
+            .or_default()
+            .extend(regions.iter().copied());
+        self.resubscribe_interactions();
+        Ok(())
+    }
+
+    /// Takes these regions off an interaction class's subscription.
+    pub fn unsubscribe_interaction_class_with_regions(
+        &mut self,
+        class: InteractionClassHandle,
+        regions: &[RegionHandle],
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        let available = &self
+            .fom
+            .interaction_class(class)
+            .ok_or(crate::error::DeclarationError::InteractionClassNotDefined(
+                class,
+            ))?
+            .dimensions;
+        self.check_regions(regions, available, RegionContext::InteractionClass(class))?;
+        if let Some(set) = self.ddm.interaction_subscriptions.get_mut(&class) {
+            set.retain(|r| !regions.contains(r));
+            if set.is_empty() {
+                self.ddm.interaction_subscriptions.remove(&class);
+            }
+        }
+        self.resubscribe_interactions();
+        Ok(())
+    }
+
+    /// Associates regions with attributes of a known instance: its updates of them
+    /// are sent with these regions (and those associated before).
+    pub fn associate_regions_for_updates(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        pairs: &[AttributeRegions],
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        let class = self
+            .known
+            .get(&instance)
+            .ok_or(ObjectError::ObjectInstanceNotKnown(instance))?
+            .class;
+        self.check_attribute_regions(class, pairs)?;
+        for (attributes, regions) in pairs {
+            for a in attributes {
+                self.ddm
+                    .associations
+                    .entry((instance, *a))
+                    .or_default()
+                    .extend(regions.iter().copied());
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes regions off attributes of a known instance; an attribute left with none
+    /// is updated with the default region again.
+    pub fn unassociate_regions_for_updates(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        pairs: &[AttributeRegions],
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        let class = self
+            .known
+            .get(&instance)
+            .ok_or(ObjectError::ObjectInstanceNotKnown(instance))?
+            .class;
+        self.check_attribute_regions(class, pairs)?;
+        for (attributes, regions) in pairs {
+            for a in attributes {
+                if let Some(set) = self.ddm.associations.get_mut(&(instance, *a)) {
+                    set.retain(|r| !regions.contains(r));
+                    if set.is_empty() {
+                        self.ddm.associations.remove(&(instance, *a));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }

@@ -106,15 +106,43 @@ impl LocalRti {
         self.live()?;
         self.check_class_attributes(class, attributes)?;
         if attributes.is_empty() {
-            self.subscribed_attributes.remove(&class);
+            self.ddm.default_attributes.remove(&class);
         } else {
-            self.subscribed_attributes
+            self.ddm
+                .default_attributes
                 .insert(class, attributes.iter().copied().collect());
         }
-        self.sync_topics();
+        self.resubscribe_object_class(link, class)
+    }
+
+    /// Brings `class`'s subscribed attributes (with the default region or with
+    /// regions) and the topics in line with the declarations; a class that is
+    /// subscribed discovers the instances already registered.
+    pub(crate) fn resubscribe_object_class(
+        &mut self,
+        link: &mut impl Link,
+        class: ObjectClassHandle,
+    ) -> Result<(), RtiError> {
+        let mut attributes: BTreeSet<AttributeHandle> = self
+            .ddm
+            .default_attributes
+            .get(&class)
+            .cloned()
+            .unwrap_or_default();
+        attributes.extend(
+            self.ddm
+                .attribute_subscriptions
+                .iter()
+                .filter(|((c, _), regions)| *c == class && !regions.is_empty())
+                .map(|((_, a), _)| *a),
+        );
         if attributes.is_empty() {
+            self.subscribed_attributes.remove(&class);
+            self.sync_topics();
             return Ok(());
         }
+        self.subscribed_attributes.insert(class, attributes);
+        self.sync_topics();
         let classes = self.fom.object_class_and_descendants(class);
         let reply = expect_ok(link.request(
             &mut self.outbox,
@@ -141,6 +169,10 @@ impl LocalRti {
         self.live()?;
         self.check_class_attributes(class, &[])?;
         self.subscribed_attributes.remove(&class);
+        self.ddm.default_attributes.remove(&class);
+        self.ddm
+            .attribute_subscriptions
+            .retain(|(c, _), _| *c != class);
         self.sync_topics();
         Ok(())
     }
@@ -180,9 +212,23 @@ impl LocalRti {
         self.fom
             .interaction_class(class)
             .ok_or(DeclarationError::InteractionClassNotDefined(class))?;
-        self.subscribed_interactions.insert(class);
-        self.sync_topics();
+        self.ddm.default_interactions.insert(class);
+        self.resubscribe_interactions();
         Ok(())
+    }
+
+    /// Subscribed interaction classes: those subscribed with the default region or
+    /// with regions; the topics follow.
+    pub(crate) fn resubscribe_interactions(&mut self) {
+        self.subscribed_interactions = self.ddm.default_interactions.clone();
+        self.subscribed_interactions.extend(
+            self.ddm
+                .interaction_subscriptions
+                .iter()
+                .filter(|(_, regions)| !regions.is_empty())
+                .map(|(c, _)| *c),
+        );
+        self.sync_topics();
     }
 
     /// Stops subscribing an interaction class.
@@ -194,8 +240,9 @@ impl LocalRti {
         self.fom
             .interaction_class(class)
             .ok_or(DeclarationError::InteractionClassNotDefined(class))?;
-        self.subscribed_interactions.remove(&class);
-        self.sync_topics();
+        self.ddm.default_interactions.remove(&class);
+        self.ddm.interaction_subscriptions.remove(&class);
+        self.resubscribe_interactions();
         Ok(())
     }
 

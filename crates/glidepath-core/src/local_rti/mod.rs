@@ -10,6 +10,8 @@
 
 mod ddm;
 mod declaration;
+
+pub use ddm::AttributeRegions;
 mod federation;
 mod incoming;
 mod object;

@@ -15,7 +15,7 @@
 
 #[cfg(doc)]
 use glidepath_core::DdmError;
-use glidepath_core::{DimensionHandle, RangeBounds, RegionHandle};
+use glidepath_core::{AttributeRegions, DimensionHandle, RangeBounds, RegionHandle};
 
 use super::*;
 
@@ -125,4 +125,133 @@ impl Federate {
     pub fn delete_region(&self, region: RegionHandle) -> Result<(), RtiError> {
         self.shared().call(|r, _| r.delete_region(region))
     }
+
+    // ----- regions in use ----------------------------------------------------------------
+
+    /// Subscribes attributes of `class` with regions, each pair naming attributes and
+    /// the regions to subscribe them with, in addition to what is subscribed already
+    /// (with the default region or other regions). An update of a subscribed attribute
+    /// is reflected only if one of its subscription regions overlaps one of the
+    /// regions the update was sent with. Each region must be this federate's and have
+    /// only dimensions available to the attributes it is paired with
+    /// ([`glidepath_core::DdmError::InvalidRegionContext`]).
+    pub fn subscribe_object_class_attributes_with_regions(
+        &self,
+        class: ObjectClassHandle,
+        pairs: &[(&[AttributeHandle], &[RegionHandle])],
+    ) -> Result<(), RtiError> {
+        let pairs = owned_pairs(pairs);
+        self.shared()
+            .call(|r, l| r.subscribe_object_class_attributes_with_regions(l, class, &pairs))
+    }
+    /// The passive form of
+    /// [`Federate::subscribe_object_class_attributes_with_regions`]; glidepath sends
+    /// no relevance advisories, so it subscribes the same way.
+    pub fn subscribe_object_class_attributes_passively_with_regions(
+        &self,
+        class: ObjectClassHandle,
+        pairs: &[(&[AttributeHandle], &[RegionHandle])],
+    ) -> Result<(), RtiError> {
+        self.subscribe_object_class_attributes_with_regions(class, pairs)
+    }
+    /// Takes these regions off the subscriptions of these attributes; an attribute
+    /// left with no region (and not subscribed with the default region) is no longer
+    /// subscribed.
+    pub fn unsubscribe_object_class_attributes_with_regions(
+        &self,
+        class: ObjectClassHandle,
+        pairs: &[(&[AttributeHandle], &[RegionHandle])],
+    ) -> Result<(), RtiError> {
+        let pairs = owned_pairs(pairs);
+        self.shared()
+            .call(|r, l| r.unsubscribe_object_class_attributes_with_regions(l, class, &pairs))
+    }
+    /// Subscribes an interaction class with regions, in addition to what is
+    /// subscribed already: an interaction is received only if one of these overlaps
+    /// one of the regions it was sent with.
+    pub fn subscribe_interaction_class_with_regions(
+        &self,
+        class: InteractionClassHandle,
+        regions: &[RegionHandle],
+    ) -> Result<(), RtiError> {
+        self.shared()
+            .call(|r, _| r.subscribe_interaction_class_with_regions(class, regions))
+    }
+    /// The passive form of [`Federate::subscribe_interaction_class_with_regions`]
+    /// (the same: glidepath sends no relevance advisories).
+    pub fn subscribe_interaction_class_passively_with_regions(
+        &self,
+        class: InteractionClassHandle,
+        regions: &[RegionHandle],
+    ) -> Result<(), RtiError> {
+        self.subscribe_interaction_class_with_regions(class, regions)
+    }
+    /// Takes these regions off an interaction class's subscription.
+    pub fn unsubscribe_interaction_class_with_regions(
+        &self,
+        class: InteractionClassHandle,
+        regions: &[RegionHandle],
+    ) -> Result<(), RtiError> {
+        self.shared()
+            .call(|r, _| r.unsubscribe_interaction_class_with_regions(class, regions))
+    }
+    /// Associates regions with attributes of a known instance: this federate's
+    /// updates of them are sent with these regions (and those associated before).
+    pub fn associate_regions_for_updates(
+        &self,
+        instance: ObjectInstanceHandle,
+        pairs: &[(&[AttributeHandle], &[RegionHandle])],
+    ) -> Result<(), RtiError> {
+        let pairs = owned_pairs(pairs);
+        self.shared()
+            .call(|r, _| r.associate_regions_for_updates(instance, &pairs))
+    }
+    /// Takes regions off attributes of a known instance; an attribute left with none
+    /// is updated with the default region again.
+    pub fn unassociate_regions_for_updates(
+        &self,
+        instance: ObjectInstanceHandle,
+        pairs: &[(&[AttributeHandle], &[RegionHandle])],
+    ) -> Result<(), RtiError> {
+        let pairs = owned_pairs(pairs);
+        self.shared()
+            .call(|r, _| r.unassociate_regions_for_updates(instance, &pairs))
+    }
+    /// Sends an interaction with regions, in receive order: subscribers whose
+    /// regions overlap none of these receive nothing. No regions is the default
+    /// region.
+    pub fn send_interaction_with_regions(
+        &self,
+        class: InteractionClassHandle,
+        parameters: impl IntoIterator<Item = (ParameterHandle, Bytes)>,
+        regions: &[RegionHandle],
+        tag: impl Into<Bytes>,
+    ) -> Result<(), RtiError> {
+        let (values, tag) = (parameters.into_iter().collect(), tag.into());
+        self.shared()
+            .call(|r, _| r.send_interaction_with_regions(class, values, regions, tag, None))
+    }
+    /// Sends an interaction with regions and a time stamp (time-stamp order when the
+    /// FOM says so and this federate is regulating).
+    pub fn send_interaction_with_regions_at(
+        &self,
+        class: InteractionClassHandle,
+        parameters: impl IntoIterator<Item = (ParameterHandle, Bytes)>,
+        regions: &[RegionHandle],
+        tag: impl Into<Bytes>,
+        time: impl IntoLogicalTime,
+    ) -> Result<(), RtiError> {
+        let time = logical_time(time)?;
+        let (values, tag) = (parameters.into_iter().collect(), tag.into());
+        self.shared()
+            .call(|r, _| r.send_interaction_with_regions(class, values, regions, tag, Some(time)))
+    }
+}
+
+/// Attribute / region pairs as the core takes them.
+fn owned_pairs(pairs: &[(&[AttributeHandle], &[RegionHandle])]) -> Vec<AttributeRegions> {
+    pairs
+        .iter()
+        .map(|(a, r)| (a.to_vec(), r.to_vec()))
+        .collect()
 }
