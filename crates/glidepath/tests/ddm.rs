@@ -569,6 +569,28 @@ fn a_region_in_use_is_not_deleted_and_regions_must_fit_their_context() {
         f.subscribe_interaction_class_with_regions(s.contact, &[leveled]),
         context(glidepath::RegionContext::InteractionClass(s.contact))
     );
+    // Registering with regions checks them before registering anything, then
+    // associates them: the region is in use.
+    assert_eq!(
+        f.register_object_instance_with_regions(s.target, &[(&[s.position], &[leveled])], None)
+            .map(|_| ()),
+        context(glidepath::RegionContext::Attribute {
+            class: s.target,
+            attribute: s.position
+        })
+    );
+    let xy2 = region_xy(&f, &s, r(0, 10), Some(r(0, 10)));
+    let second = f
+        .register_object_instance_with_regions(s.target, &[(&[s.position], &[xy2])], None)
+        .unwrap();
+    assert_eq!(
+        f.delete_region(xy2),
+        Err(RtiError::Ddm(DdmError::RegionInUseForUpdateOrSubscription(
+            xy2
+        )))
+    );
+    f.delete_object_instance(second, "").unwrap();
+    f.delete_region(xy2).unwrap();
     // A deleted region cannot be used.
     assert_eq!(
         f.subscribe_interaction_class_with_regions(s.contact, &[xy]),

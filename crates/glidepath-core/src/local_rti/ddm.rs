@@ -463,6 +463,26 @@ impl LocalRti {
         Ok(())
     }
 
+    /// Registers an instance of a published class and associates regions with its
+    /// attributes for updates, as `associate_regions_for_updates` would right after:
+    /// the pairs are checked first, so a refused call registers nothing.
+    pub fn register_object_instance_with_regions(
+        &mut self,
+        link: &mut impl Link,
+        class: ObjectClassHandle,
+        pairs: &[AttributeRegions],
+        name: Option<&str>,
+    ) -> Result<ObjectInstanceHandle, RtiError> {
+        self.live()?;
+        self.fom
+            .object_class(class)
+            .ok_or(ObjectError::ObjectClassNotDefined(class))?;
+        self.check_attribute_regions(class, pairs)?;
+        let instance = self.register_object_instance(link, class, name)?;
+        self.associate_regions_for_updates(instance, pairs)?;
+        Ok(instance)
+    }
+
     /// Associates regions with attributes of a known instance: its updates of them
     /// are sent with these regions (and those associated before).
     pub fn associate_regions_for_updates(

@@ -195,6 +195,19 @@ impl Federate {
         self.shared()
             .call(|r, _| r.unsubscribe_interaction_class_with_regions(class, regions))
     }
+    /// Registers an instance of a published class (under a name the executive
+    /// picks, or one this federate reserved) and associates regions with its
+    /// attributes for updates. The pairs are checked before anything is registered.
+    pub fn register_object_instance_with_regions(
+        &self,
+        class: ObjectClassHandle,
+        pairs: &[(&[AttributeHandle], &[RegionHandle])],
+        name: Option<&str>,
+    ) -> Result<ObjectInstanceHandle, RtiError> {
+        let pairs = owned_pairs(pairs);
+        self.shared()
+            .call(|r, l| r.register_object_instance_with_regions(l, class, &pairs, name))
+    }
     /// Associates regions with attributes of a known instance: this federate's
     /// updates of them are sent with these regions (and those associated before).
     pub fn associate_regions_for_updates(
