@@ -600,3 +600,99 @@ fn a_region_in_use_is_not_deleted_and_regions_must_fit_their_context() {
     f.delete_object_instance(target, "").unwrap();
     f.delete_region(leveled).unwrap();
 }
+
+#[test]
+fn on_inproc_a_message_no_region_of_the_subscriber_overlaps_never_reaches_it() {
+    let rti = sectors("source");
+    let sender = join(&rti, "source", "sender");
+    let west = join(&rti, "source", "west");
+    let s = Sectors::of(&sender);
+    let what = sender.parameter_handle(s.contact, "what").unwrap();
+    sender.publish_interaction_class(s.contact).unwrap();
+    sender.publish_interaction_class(s.chat).unwrap();
+    let west_region = region_xy(&west, &s, r(0, 500), None);
+    west.subscribe_interaction_class_with_regions(s.contact, &[west_region])
+        .unwrap();
+    west.subscribe_interaction_class(s.chat).unwrap();
+    let far = region_xy(&sender, &s, r(600, 700), None);
+    let near = region_xy(&sender, &s, r(100, 200), None);
+    until_chat(&sender, &west, &s, "settled");
+
+    // Ten far contacts and one near: the far ones are dropped by the bus before they
+    // reach west's RTI (received counts what its RTI took in).
+    let before = west.stats().received;
+    for _ in 0..10 {
+        sender
+            .send_interaction_with_regions(s.contact, [(what, b("far"))], &[far], "")
+            .unwrap();
+    }
+    sender
+        .send_interaction_with_regions(s.contact, [(what, b("near"))], &[near], "")
+        .unwrap();
+    assert_eq!(contacts(&until_chat(&sender, &west, &s, "1"), &s), ["near"]);
+    assert_eq!(
+        west.stats().received - before,
+        2,
+        "the near contact and the marker"
+    );
+
+    // West moves its region over the far one: what is sent after the commit arrives.
+    west.set_range_bounds(west_region, s.x, r(650, 660))
+        .unwrap();
+    west.commit_region_modifications(&[west_region]).unwrap();
+    sender
+        .send_interaction_with_regions(s.contact, [(what, b("far"))], &[far], "")
+        .unwrap();
+    assert_eq!(contacts(&until_chat(&sender, &west, &s, "2"), &s), ["far"]);
+    // Subscribed with the default region as well, west wants everything again.
+    west.subscribe_interaction_class(s.contact).unwrap();
+    sender
+        .send_interaction_with_regions(s.contact, [(what, b("near"))], &[near], "")
+        .unwrap();
+    assert_eq!(contacts(&until_chat(&sender, &west, &s, "3"), &s), ["near"]);
+}
+
+#[test]
+fn a_time_stamped_message_filtered_at_the_source_neither_holds_nor_moves_a_grant() {
+    let rti = sectors("time");
+    let sender = join(&rti, "time", "sender");
+    let west = join(&rti, "time", "west");
+    let s = Sectors::of(&sender);
+    let what = sender.parameter_handle(s.contact, "what").unwrap();
+    sender.publish_interaction_class(s.contact).unwrap();
+    let west_region = region_xy(&west, &s, r(0, 500), None);
+    west.subscribe_interaction_class_with_regions(s.contact, &[west_region])
+        .unwrap();
+    sender.enable_time_regulation(1.0).unwrap();
+    wait_for(&sender, "regulation enabled", |c| {
+        matches!(c, glidepath::Callback::TimeRegulationEnabled { .. })
+    });
+    west.enable_time_constrained().unwrap();
+    wait_for(&west, "constrained enabled", |c| {
+        matches!(c, glidepath::Callback::TimeConstrainedEnabled { .. })
+    });
+    let far = region_xy(&sender, &s, r(600, 700), None);
+    let near = region_xy(&sender, &s, r(100, 200), None);
+    sender
+        .send_interaction_with_regions_at(s.contact, [(what, b("far"))], &[far], "", 5.0)
+        .unwrap();
+    sender
+        .send_interaction_with_regions_at(s.contact, [(what, b("near"))], &[near], "", 7.0)
+        .unwrap();
+    // West asks for the next message up to 10: the far contact at 5 never reaches
+    // it, so the grant is at the near one, 7, once the sender promises past it.
+    west.next_message_request(10.0).unwrap();
+    sender.time_advance_request(20.0).unwrap();
+    let (grant, skipped) = wait_for(&west, "a grant", |c| {
+        matches!(c, glidepath::Callback::TimeAdvanceGrant { .. })
+    });
+    assert_eq!(contacts(&skipped, &s), ["near"]);
+    assert!(
+        matches!(grant, glidepath::Callback::TimeAdvanceGrant { time } if time == t(7.0)),
+        "{grant:?}"
+    );
+    assert_eq!(common::grant(&sender), t(20.0));
+    // Nothing else is on its way: the next request goes all the way.
+    west.next_message_request(10.0).unwrap();
+    assert_eq!(common::grant(&west), t(10.0));
+}

@@ -189,6 +189,8 @@ impl LocalRti {
             let region = self.ddm.regions.get_mut(r).expect("checked above");
             region.committed = Extent::new(region.bounds.iter().map(|(d, b)| (*d, *b)));
         }
+        // Subscriptions with these regions want something else of their topics now.
+        self.sync_topics();
         Ok(())
     }
 

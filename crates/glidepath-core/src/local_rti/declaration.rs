@@ -272,7 +272,48 @@ impl LocalRti {
                 topic: *t,
             });
         }
+        // What each subscribed topic is wanted for, told when it changes.
+        for t in &want {
+            let interest = self.topic_interest_now(*t);
+            if self.topic_interest.get(t) != interest.as_ref() {
+                match &interest {
+                    Some(r) => self.topic_interest.insert(*t, r.clone()),
+                    None => self.topic_interest.remove(t),
+                };
+                self.outbox.push(Output::Interest {
+                    federation: self.federation,
+                    topic: *t,
+                    regions: interest,
+                });
+            }
+        }
+        self.topic_interest.retain(|t, _| want.contains(t));
         self.data_topics = want;
+    }
+
+    /// The regions a data topic is wanted for: the union of the subscription regions
+    /// of every attribute (or of the interaction class) it is delivered as; `None`
+    /// when one of them is subscribed with the default region.
+    fn topic_interest_now(&self, topic: Topic) -> Option<crate::region::RegionSet> {
+        match topic {
+            Topic::ObjectClass(c) => {
+                let known = self.subscribed_object_class_for(c)?;
+                let mut union: Option<crate::region::RegionSet> = None;
+                for a in self.subscribed_attributes.get(&known)? {
+                    let regions = self.attribute_subscription_regions(known, *a)?;
+                    union = Some(match union {
+                        Some(u) => u.union(&regions),
+                        None => regions,
+                    });
+                }
+                union
+            }
+            Topic::InteractionClass(c) => {
+                let known = self.subscribed_interaction_class_for(c)?;
+                self.interaction_subscription_regions(known)
+            }
+            _ => None,
+        }
     }
 
     /// The subscribed class an instance of `class` is known as: the closest subscribed

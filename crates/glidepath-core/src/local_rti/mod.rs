@@ -57,6 +57,15 @@ pub enum Output {
         federation: FederationId,
         topic: Topic,
     },
+    /// What this federate wants of a subscribed topic (data distribution
+    /// management): only messages sent without regions or with regions overlapping
+    /// these; `None`, everything. A transport may drop at the source what cannot
+    /// interest the subscriber; one that does not filter ignores this.
+    Interest {
+        federation: FederationId,
+        topic: Topic,
+        regions: Option<crate::region::RegionSet>,
+    },
 }
 
 /// The way to the executive: the only effect a core call waits for.
@@ -148,6 +157,8 @@ pub struct LocalRti {
     pub(crate) published_interactions: HashSet<InteractionClassHandle>,
     pub(crate) subscribed_interactions: HashSet<InteractionClassHandle>,
     pub(crate) data_topics: BTreeSet<Topic>,
+    /// The interest last told the transport for each data topic that has regions.
+    pub(crate) topic_interest: BTreeMap<Topic, crate::region::RegionSet>,
     /// Every instance this federate registered or discovered, with what it owns of each.
     pub(crate) known: HashMap<ObjectInstanceHandle, KnownInstance>,
     pub(crate) announced: HashSet<String>,
@@ -263,6 +274,7 @@ impl LocalRti {
             published_interactions: HashSet::new(),
             subscribed_interactions: HashSet::new(),
             data_topics: BTreeSet::new(),
+            topic_interest: BTreeMap::new(),
             known: HashMap::new(),
             announced: HashSet::new(),
             ghosts,
