@@ -18,6 +18,10 @@
 //!   (Figure 4.1(a): 4,744 at 20:44Z).
 //! - Each flight is a great circle flown with a climb (600–2,600 ft/min, speed rising
 //!   to cruise), a cruise at an altitude that depends on the distance, and a descent.
+//! - No two flights in the air share a callsign (nor within 30 minutes of each other),
+//!   as air traffic control requires, so the performance monitor, which counts a
+//!   flight from its callsign's first message to its last as the memorandum's Figure
+//!   4.1(a) does, counts the flights the day has: 4,742 at the peak.
 //! - **Reporting** reproduces the texture of surveillance data. 40 % of the flights are
 //!   tracked by ADS-B: each reports every 4–6 s at its own phase, with 5 or 6 decimals
 //!   of a degree, course to 0.01°, and a vertical rate in 64 ft/min steps. The others
@@ -57,7 +61,9 @@ pub mod run;
 pub mod track;
 pub mod traffic;
 
-pub use adsb_csv::{read_adsb_csv, AdsbError, AdsbReader, CsvRowError};
+pub use adsb_csv::{
+    read_adsb_csv, AdsbError, AdsbFile, AdsbReader, AdsbRow, CsvRowError, TimestampUnit,
+};
 pub use airports::{us_airports, Airport, AirportsError};
 pub use traffic::{
     message_len, TrafficConfig, TrafficDay, TrafficError, DAY_S, EPOCH_2026_MS, SNDEM_VERSION,

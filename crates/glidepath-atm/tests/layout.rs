@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use glidepath_atm::layout::{
     load_layout, parse_layout, parse_rfc3339, BlockKind, LayoutError, TrafficSource,
 };
+use glidepath_atm::TimestampUnit;
 
 fn shipped() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../layouts/atm-testbed-day.toml")
@@ -19,7 +20,7 @@ fn shipped_layout_mirrors_figure_3_1_and_table_3_1() {
     assert_eq!(layout.name, "atm-testbed-day");
     assert_eq!(
         layout.day_start,
-        parse_rfc3339("2016-03-23T07:00:00Z").unwrap()
+        Some(parse_rfc3339("2016-03-23T07:00:00Z").unwrap())
     );
     assert_eq!(layout.blocks.len(), 3);
 
@@ -54,7 +55,7 @@ fn shipped_layout_mirrors_figure_3_1_and_table_3_1() {
     assert_eq!(a2.source, a1.source);
     // Block 2 starts exactly at its delay, and the two windows tile one day.
     assert_eq!(
-        layout.day_start + a2.scheduled_delay_s as i64,
+        layout.day_start.unwrap() + a2.scheduled_delay_s as i64,
         a2.traffic_start.unwrap()
     );
     assert_eq!(a1.traffic_end, a2.traffic_start);
@@ -160,6 +161,59 @@ fn defaults_and_both_time_and_duration_spellings() {
     // Without day_start, second 0 is the earliest traffic start.
     let no_day = GOOD.replace("day_start = 2016-03-23T07:00:00Z", "");
     assert_eq!(parse_layout(&no_day, "x").unwrap().day_start, l.day_start);
+}
+
+/// Recorded traffic: the CSV source's timestamp unit, and a layout that names no
+/// instant at all (its run starts at the data's first row).
+#[test]
+fn a_recorded_source_needs_no_day_start_and_may_name_its_timestamp_unit() {
+    let text = r#"
+name = "recorded"
+[[block]]
+name = "Recorded"
+kind = "traffic"
+scheduled_period = "1 s"
+source = { kind = "adsb_csv", path = "states.csv", timestamp_unit = "ms" }
+[[block]]
+name = "M"
+kind = "monitor"
+[[link]]
+from = "Recorded"
+to = "M"
+"#;
+    let l = parse_layout(text, "recorded.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(l.day_start, None, "taken from the data when the run starts");
+    assert_eq!(
+        l.block("Recorded").unwrap().source,
+        Some(TrafficSource::AdsbCsv {
+            path: PathBuf::from("states.csv"),
+            timestamp_unit: TimestampUnit::Milliseconds
+        })
+    );
+    let auto = parse_layout(&text.replace(", timestamp_unit = \"ms\"", ""), "x").unwrap();
+    assert!(matches!(
+        auto.block("Recorded").unwrap().source,
+        Some(TrafficSource::AdsbCsv {
+            timestamp_unit: TimestampUnit::Auto,
+            ..
+        })
+    ));
+    let bad = parse_layout(&text.replace("\"ms\"", "\"minutes\""), "bad.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        bad.starts_with("bad.toml:7: block \"Recorded\": property `source.timestamp_unit`: unknown unit \"minutes\" (expected one of: auto, s, ms, us, ns)"),
+        "{bad}"
+    );
+    let generated = text.replace(
+        "kind = \"adsb_csv\", path = \"states.csv\"",
+        "kind = \"generated\", seed = 1",
+    );
+    let e = parse_layout(&generated, "g.toml").unwrap_err().to_string();
+    assert!(
+        e.contains("`source.timestamp_unit`: not used by a \"generated\" source"),
+        "{e}"
+    );
 }
 
 #[test]

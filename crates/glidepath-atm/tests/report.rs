@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use glidepath::stats::Recorder;
-use glidepath_atm::report::{matrix_table, RunReport, SecondStats, STATES};
+use glidepath_atm::report::{matrix_table, RunReport, SecondStats, SourceStats, STATES};
 
 /// Two simulated hours: flights and messages rising then falling, lengths 193..219
 /// around 210 B, latencies of a few hundred microseconds with a rare 70 ms outlier.
@@ -24,6 +24,7 @@ fn synthetic() -> RunReport {
             t,
             messages,
             flights,
+            callsigns_in_minute: flights + 40,
         });
         frequencies.record(u64::from(messages));
         for i in 0..messages {
@@ -44,6 +45,7 @@ fn synthetic() -> RunReport {
         compression: "none".into(),
         persistence: false,
         deployment: "threads".into(),
+        day_start: 1_458_716_400,
         hours: 2.0,
         published,
         received: published,
@@ -54,10 +56,41 @@ fn synthetic() -> RunReport {
         execution_s,
         throughput_mbit_s: bytes as f64 * 8.0 / execution_s / 1e6,
         peak_flights: 2799,
+        peak_flights_s: Some(3598),
+        peak_callsigns_per_minute: 2839,
         lengths,
         frequencies,
         latency_us,
         per_second,
+        sources: vec![
+            SourceStats {
+                block: "ATAC Data:1".into(),
+                kind: "generated".into(),
+                window_s: (0, 7200),
+                rows: published - 10,
+                published: published - 10,
+                ..SourceStats::default()
+            },
+            SourceStats {
+                block: "Recorded".into(),
+                kind: "adsb_csv".into(),
+                path: Some("data/states.csv".into()),
+                window_s: (0, 7200),
+                rows: 14,
+                published: 10,
+                before_window: 1,
+                after_window: 1,
+                bad_rows: 2,
+                bad_examples: vec![
+                    "line 3: `lat` is `north`, not a number".into(),
+                    "line 9: `time` is empty".into(),
+                ],
+                empty_callsigns: 3,
+                first_ms: Some(1_458_716_399_000),
+                last_ms: Some(1_458_723_600_000),
+                reading: Some("timestamps: Unix milliseconds (detected)".into()),
+            },
+        ],
         state_durations_s: STATES
             .iter()
             .enumerate()
@@ -117,6 +150,23 @@ fn tables_have_the_memorandum_layout_and_our_numbers() {
     assert!(text.contains(&format!("| {} |", fmt_group(r.published))));
     assert!(text.contains("663.702") && text.contains("109.430"));
     assert!(text.contains("every published message was received"));
+    // Flights counted as the memorandum counts them, at the second they peak; the
+    // coarser per-minute count under its own name.
+    assert!(
+        text.contains("| Peak flights (airborne in one second, first to last message) | 2,799 at 2016-03-23T07:59:58Z | 4,744 at 2016-03-23T20:44:43Z |"),
+        "peak flights row"
+    );
+    assert!(text.contains("| Most distinct callsigns reporting in one minute | 2,839 | |"));
+    assert!(text.contains("simulated hours from 2016-03-23T07:00:00Z"));
+    // Every source: what it played and what it skipped, with the lines.
+    assert!(text.contains("## Traffic sources"));
+    assert!(text.contains(
+        "| Recorded | adsb_csv `data/states.csv` | 2016-03-23T07:00:00Z + 2 h | 14 | 10 | 1 | 1 | 2 | 3 |"
+    ), "recorded source row");
+    assert!(text.contains("| ATAC Data:1 | generated | 2016-03-23T07:00:00Z + 2 h |"));
+    assert!(text.contains("line 3: `lat` is `north`, not a number; line 9: `time` is empty"));
+    assert!(text.contains("rows from 2016-03-23T06:59:59Z to 2016-03-23T09:00:00Z"));
+    assert!(text.contains("3 rows without a callsign published under their icao24"));
     let mut lossy = synthetic();
     lossy.received -= 2;
     lossy.lost = 2;
@@ -178,6 +228,22 @@ fn json_has_every_key() {
     assert_eq!(j["frequencies"]["count"].as_u64(), Some(7200));
     assert_eq!(j["lengths"]["min"].as_f64(), Some(193.0));
     assert_eq!(j["persistence"].as_bool(), Some(false));
+    assert_eq!(j["day_start"].as_str(), Some("2016-03-23T07:00:00Z"));
+    assert_eq!(j["peak_flights_at"].as_str(), Some("2016-03-23T07:59:58Z"));
+    assert_eq!(j["peak_callsigns_per_minute"].as_u64(), Some(2839));
+    let recorded = &j["sources"][1];
+    for (key, want) in [
+        ("rows", 14),
+        ("published", 10),
+        ("before_window", 1),
+        ("after_window", 1),
+        ("bad_rows", 2),
+        ("empty_callsigns", 3),
+    ] {
+        assert_eq!(recorded[key].as_u64(), Some(want), "sources[1].{key}");
+    }
+    assert_eq!(recorded["window_s"], serde_json::json!([0, 7200]));
+    assert_eq!(recorded["bad_examples"][1], "line 9: `time` is empty");
 
     // An empty run still has every key (null statistics, zero counts), and no panic.
     let empty = RunReport::default();
@@ -231,6 +297,22 @@ fn write_creates_report_files_and_pngs() {
     let md = std::fs::read_to_string(dir.join("nested/report.md")).unwrap();
     assert!(md.starts_with(&r.tables()));
     assert!(md.contains("(fig4_3_latency.png)"));
+    // Figures drawn from a sample say so; those drawn from every value do not.
+    let caption = |name: &str| {
+        md.lines()
+            .find(|l| l.contains(&format!("({name})")))
+            .unwrap_or_else(|| panic!("no caption for {name}"))
+            .to_string()
+    };
+    let latency = caption("fig4_3_latency.png");
+    assert!(
+        latency.contains(", drawn from a sample of ")
+            && latency.contains(&format!("of {} messages", fmt_group(r.latency_us.count()))),
+        "{latency}"
+    );
+    assert!(caption("fig4_2a_lengths.png").contains("sample"));
+    assert!(!caption("fig4_2b_frequencies.png").contains("sample"));
+    assert!(caption("fig4_1a_flights.png").contains("first to last message"));
 
     // A run with no per-second series and no samples still writes a report.
     let empty: Vec<PathBuf> = RunReport::default().write(&dir.join("empty")).unwrap();

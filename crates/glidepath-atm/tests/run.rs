@@ -294,3 +294,40 @@ to = "monitor"
         "{e}"
     );
 }
+
+/// A generated source whose window holds no track (a sparse day, a short window) fails
+/// the run rather than leaving an empty report behind.
+#[test]
+fn a_generated_source_that_publishes_nothing_fails_the_run() {
+    let layout = parse_layout(
+        r#"
+name = "sparse"
+[[block]]
+name = "traffic"
+kind = "traffic"
+scheduled_period = "1 s"
+traffic_start = "2016-03-23T07:00:00Z"
+traffic_end = "2016-03-23T07:00:02Z"
+source = { kind = "generated", seed = 1, density = 0.00001 }
+[[block]]
+name = "monitor"
+kind = "monitor"
+[[link]]
+from = "traffic"
+to = "monitor"
+"#,
+        "sparse.toml",
+    )
+    .unwrap();
+    let opts = RunOptions {
+        hours: Some(0.01),
+        ..RunOptions::default()
+    };
+    let e = run(&layout, &opts)
+        .expect_err("nothing to publish")
+        .to_string();
+    assert_eq!(
+        e,
+        "block `traffic`: execution: published nothing in its window 2016-03-23T07:00:00Z + 2 s: its source has no track there"
+    );
+}

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use glidepath::{RtiConfig, TransportKind};
-use glidepath_atm::layout::load_layout;
+use glidepath_atm::layout::{format_rfc3339, load_layout, parse_rfc3339};
 use glidepath_atm::report::{matrix_table, RunReport};
 use glidepath_atm::run::{
-    run, run_block_process, BlockLaunch, Codec, Deployment, Launcher, RunOptions,
+    frame, run, run_block_process, BlockLaunch, Codec, Deployment, Launcher, RunOptions, MAX_RUN_S,
 };
 
 use crate::{MessagingArgs, TransportArg};
@@ -26,9 +26,16 @@ pub struct RunArgs {
     transport: Option<TransportArg>,
     #[command(flatten)]
     nats: crate::nats_args::NatsArgs,
-    /// Run only the first H hours of the simulated day (a fraction is fine).
+    /// Run only the first H hours from second 0 (a fraction is fine; at most a week)
+    /// [default: a whole day with generated traffic, the data's span with recorded
+    /// sources only].
     #[arg(long, value_name = "H")]
     hours: Option<f64>,
+    /// Simulated second 0, an RFC 3339 time with an offset (2021-10-07T06:00:00Z)
+    /// [default: the layout's day_start, else its earliest traffic_start, else the
+    /// first row of its recorded data].
+    #[arg(long, value_name = "TIME")]
+    day_start: Option<String>,
     /// Scale the generated traffic (1.0 is the calibrated day of Table 4.2).
     #[arg(long, value_name = "FACTOR")]
     density: Option<f64>,
@@ -94,9 +101,10 @@ fn config_of(args: &mut RunArgs) -> anyhow::Result<RtiConfig> {
 }
 
 fn check_hours(hours: Option<f64>) -> anyhow::Result<()> {
+    let most = f64::from(MAX_RUN_S) / 3600.0;
     if let Some(h) = hours {
-        if !(h.is_finite() && h > 0.0 && h <= 24.0) {
-            bail!("--hours {h}: expected a number of hours in (0, 24]");
+        if !(h.is_finite() && h > 0.0 && h <= most) {
+            bail!("--hours {h}: expected a number of hours in (0, {most}]");
         }
     }
     Ok(())
@@ -122,6 +130,9 @@ fn launcher(layout: PathBuf, key_file: Option<String>) -> anyhow::Result<Launche
         o.config.configure_child(&mut command);
         if let Some(h) = o.hours {
             command.args(["--hours".to_string(), h.to_string()]);
+        }
+        if let Some(t) = o.day_start {
+            command.args(["--day-start".to_string(), format_rfc3339(t)]);
         }
         if let Some(d) = o.density {
             command.args(["--density".to_string(), d.to_string()]);
@@ -153,9 +164,16 @@ fn run_options(args: &mut RunArgs) -> anyhow::Result<RunOptions> {
     } else {
         Deployment::Threads
     };
+    let day_start = args
+        .day_start
+        .as_deref()
+        .map(parse_rfc3339)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--day-start: {e}"))?;
     Ok(RunOptions {
         config: config_of(args)?,
         codec,
+        day_start,
         hours: args.hours,
         density: args.density,
         run_name: args.run_name.clone(),
@@ -184,20 +202,22 @@ fn print_and_write(report: &RunReport, dir: &std::path::Path) -> anyhow::Result<
 /// `glidepath run`.
 pub fn run_layout(mut args: RunArgs) -> anyhow::Result<()> {
     let layout = load_layout(&args.layout)?;
-    let opts = run_options(&mut args)?;
+    let mut opts = run_options(&mut args)?;
     if let Some(block) = args.block.take() {
         return run_one_block(&layout, &opts, &block, &args);
     }
+    // Second 0 and the run's length, decided (from the data when the layout plays
+    // recorded sources only) and said before anything runs.
+    let frame = frame(&layout, &opts)?;
     eprintln!(
-        "glidepath run: {} on {}, codec {}, {}",
+        "glidepath run: {} on {}, codec {}\n  {}",
         args.layout.display(),
         opts.config.transport.name(),
         opts.codec.name(),
-        match opts.hours {
-            Some(h) => format!("first {h} simulated hour(s)"),
-            None => "the whole simulated day".into(),
-        }
+        frame.describe().replace('\n', "\n  ")
     );
+    opts.day_start = Some(frame.day_start);
+    opts.hours = Some(f64::from(frame.end_s) / 3600.0);
     let report = run(&layout, &opts)?;
     print_and_write(&report, &args.report)?;
     if report.lost > 0 || report.malformed > 0 {

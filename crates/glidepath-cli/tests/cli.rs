@@ -282,3 +282,84 @@ fn bad_flags_fail_with_a_message() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("<FILE>"), "{}", stderr(&o));
 }
+
+/// Recorded traffic from the command line (issue 12): a layout with one CSV source and
+/// no instant in it runs from the data's first row for the data's span, says so before
+/// it starts, and publishes and receives every row.
+#[test]
+fn a_recorded_layout_takes_its_frame_from_the_data() {
+    let report =
+        std::env::temp_dir().join(format!("glidepath-cli-recorded-{}", std::process::id()));
+    let o = glidepath(&[
+        "run",
+        "layouts/recorded-switzerland.toml",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(o.status.success(), "stdout:\n{out}\nstderr:\n{err}");
+    assert!(
+        err.contains("second 0 at 2018-08-01T11:30:00Z (the first row of block `OpenSky Switzerland`; day_start in the layout or --day-start sets it)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("length 9 min 51 s (591 s, to 2018-08-01T11:39:51Z; the span of the data; --hours sets it)"),
+        "{err}"
+    );
+    assert!(
+        out.contains("every published message was received"),
+        "{out}"
+    );
+    assert!(out.contains("## Traffic sources"), "{out}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.join("report.json")).unwrap()).unwrap();
+    assert_eq!(json["published"].as_u64(), Some(2_359));
+    assert_eq!(json["received"].as_u64(), Some(2_359));
+    assert_eq!(json["day_start"], "2018-08-01T11:30:00Z");
+    assert_eq!(json["sources"][0]["bad_rows"].as_u64(), Some(0));
+    let _ = std::fs::remove_dir_all(&report);
+}
+
+/// Acceptance (issue 12): a traffic source with no row in the window fails the run
+/// with the reason, never an empty report with exit status 0.
+#[test]
+fn a_recorded_source_outside_the_window_fails_the_run() {
+    let report =
+        std::env::temp_dir().join(format!("glidepath-cli-elsewhere-{}", std::process::id()));
+    let o = glidepath(&[
+        "run",
+        "layouts/recorded-switzerland.toml",
+        "--day-start",
+        "2021-10-07T00:00:00Z",
+        "--hours",
+        "24",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("second 0 at 2021-10-07T00:00:00Z (--day-start)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("block `OpenSky Switzerland`: initialization: 0 of 2,359 rows fall in the simulated window 2021-10-07T00:00:00Z + 24 h; first row at 2018-08-01T11:30:00Z"),
+        "{err}"
+    );
+    assert!(
+        !report.join("report.json").exists(),
+        "no report of an empty run"
+    );
+    let o = glidepath(&[
+        "run",
+        "layouts/recorded-switzerland.toml",
+        "--day-start",
+        "yesterday",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--day-start: \"yesterday\" is not an RFC 3339 time"),
+        "{}",
+        stderr(&o)
+    );
+}

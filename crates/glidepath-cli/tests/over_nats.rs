@@ -438,6 +438,34 @@ fn the_atm_layout_runs_with_every_block_in_a_process_of_its_own() {
     let _ = std::fs::remove_dir_all(&report);
 }
 
+/// Recorded traffic with its blocks in processes: the manager takes second 0 and the
+/// length from the data and hands them to the block processes (`--day-start`,
+/// `--hours`), which play every row.
+#[test]
+fn a_recorded_layout_runs_with_its_blocks_in_processes() {
+    let nats = nats_server();
+    let url = nats.url();
+    let report = std::env::temp_dir().join(format!(
+        "glidepath-recorded-processes-{}",
+        std::process::id()
+    ));
+    let (ok, out, err) = run(run_in_processes(
+        "layouts/recorded-switzerland.toml",
+        &url,
+        &report,
+        &[],
+    ));
+    assert!(ok, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(err.contains("second 0 at 2018-08-01T11:30:00Z"), "{err}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.join("report.json")).unwrap()).unwrap();
+    assert_eq!(json["deployment"], "processes");
+    assert_eq!(json["published"].as_u64(), Some(2_359));
+    assert_eq!(json["received"].as_u64(), Some(2_359));
+    assert_eq!(json["sources"][0]["published"].as_u64(), Some(2_359));
+    let _ = std::fs::remove_dir_all(&report);
+}
+
 #[test]
 fn a_block_process_that_fails_fails_the_run_and_says_which_and_why() {
     let nats = nats_server();

@@ -2,11 +2,14 @@
 
 use thiserror::Error;
 
+use crate::region::{RangeBounds, RegionHandle};
 use crate::transport_error::TransportError;
 use crate::types::{
     FederateHandle, LogicalTime, ObjectInstanceHandle, TimeRepresentation, TimeValue,
 };
-use crate::{AttributeHandle, InteractionClassHandle, ObjectClassHandle, ParameterHandle};
+use crate::{
+    AttributeHandle, DimensionHandle, InteractionClassHandle, ObjectClassHandle, ParameterHandle,
+};
 
 /// Federation management (create, join, resign, synchronization points).
 #[derive(Debug, Error, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -182,6 +185,67 @@ pub enum TimeError {
     Federation(#[from] FederationError),
 }
 
+/// Data distribution management: dimensions and regions (IEEE 1516.1-2010 chapter 9).
+/// The services that use regions with objects and interactions raise these for their
+/// regions and the object or declaration errors for the rest.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum DdmError {
+    #[error("{0} is not a dimension of the FOM")]
+    InvalidDimensionHandle(DimensionHandle),
+    #[error("{0} is not a region of this federate (never created, or deleted)")]
+    InvalidRegion(RegionHandle),
+    #[error("{0} was created by another federate; a federate uses only its own regions")]
+    RegionNotCreatedByThisFederate(RegionHandle),
+    #[error("{region} was created without dimension {dimension}")]
+    RegionDoesNotContainSpecifiedDimension {
+        region: RegionHandle,
+        dimension: DimensionHandle,
+    },
+    /// A range must have `lower <= upper <= ` the dimension's upper bound.
+    #[error("{bounds} is not a range of {dimension}, whose values lie in [0, {upper_bound}]")]
+    InvalidRangeBound {
+        dimension: DimensionHandle,
+        bounds: RangeBounds,
+        upper_bound: u64,
+    },
+    /// Deleting a region still used by a subscription or an update association.
+    #[error("{0} is used for updates or subscriptions: stop using it before deleting it")]
+    RegionInUseForUpdateOrSubscription(RegionHandle),
+    /// A region used with an attribute or interaction class has a dimension that is
+    /// not among the available dimensions the FOM gives it.
+    #[error("{region} has dimension {dimension}, which is not available for {context}")]
+    InvalidRegionContext {
+        region: RegionHandle,
+        dimension: DimensionHandle,
+        context: RegionContext,
+    },
+    #[error(transparent)]
+    Federation(#[from] FederationError),
+}
+
+/// What a region was used with, in [`DdmError::InvalidRegionContext`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegionContext {
+    /// An attribute of an object class.
+    Attribute {
+        class: ObjectClassHandle,
+        attribute: AttributeHandle,
+    },
+    /// An interaction class.
+    InteractionClass(InteractionClassHandle),
+}
+
+impl std::fmt::Display for RegionContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RegionContext::Attribute { class, attribute } => {
+                write!(f, "attribute {attribute} of {class}")
+            }
+            RegionContext::InteractionClass(c) => write!(f, "interaction class {c}"),
+        }
+    }
+}
+
 /// Any RTI error, for callers that do not care which service raised it.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum RtiError {
@@ -195,6 +259,8 @@ pub enum RtiError {
     Time(#[from] TimeError),
     #[error(transparent)]
     Ownership(#[from] OwnershipError),
+    #[error(transparent)]
+    Ddm(#[from] DdmError),
     /// The transport, or the executive behind it, failed; match the
     /// [`TransportError`] to tell why.
     #[error("transport failure: {0}")]

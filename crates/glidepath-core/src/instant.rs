@@ -109,6 +109,8 @@ impl InstantNetwork {
                         s.remove(&me);
                     }
                 }
+                // Receivers filter by regions themselves: nothing to do here.
+                Output::Interest { .. } => {}
             }
         }
     }

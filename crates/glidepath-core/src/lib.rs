@@ -1,5 +1,5 @@
-//! The RTI services — federation, declaration, object and time management — as state
-//! machines with no I/O and no clock.
+//! The RTI services — federation, declaration, object, ownership, time and data
+//! distribution management — as state machines with no I/O and no clock.
 //!
 //! Two machines make a federation:
 //! - [`FederationExecution`] holds what must be agreed federation-wide: membership,
@@ -25,6 +25,7 @@ pub mod instant;
 mod local_rti;
 mod logical_time;
 mod message;
+mod region;
 mod time;
 mod transport_error;
 mod types;
@@ -34,12 +35,13 @@ pub use error::*;
 pub use exec::*;
 pub use glidepath_fom as fom;
 pub use glidepath_fom::{
-    AttributeHandle, Fom, InteractionClassHandle, ObjectClassHandle, OrderType, ParameterHandle,
-    TransportationType,
+    AttributeHandle, DimensionHandle, Fom, InteractionClassHandle, ObjectClassHandle, OrderType,
+    ParameterHandle, TransportationType,
 };
 pub use host::{ExecutiveHost, Hosted};
-pub use local_rti::{Link, LocalRti, LocalStats, Output};
+pub use local_rti::{AttributeRegions, Link, LocalRti, LocalStats, Output};
 pub use message::*;
+pub use region::{regions_overlap, Extent, RangeBounds, RegionHandle, RegionSet};
 pub use time::{galt_bound, RegulatorView, TimeSnapshot};
 pub use transport_error::{ConnectCause, TransportError};
 pub use types::*;

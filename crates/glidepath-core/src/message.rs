@@ -6,6 +6,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::exec::Notification;
+use crate::region::RegionSet;
 use crate::types::{FederateHandle, LogicalTime, LogicalTimeInterval, ObjectInstanceHandle};
 use crate::{
     AttributeHandle, InteractionClassHandle, ObjectClassHandle, OrderType, ParameterHandle,
@@ -66,6 +67,9 @@ pub enum Body {
         order: OrderType,
         transport: TransportationType,
         time: Option<LogicalTime>,
+        /// The update regions it was sent with, filled for the attributes' available
+        /// dimensions; `None` is the default region (overlaps every region).
+        regions: Option<RegionSet>,
     },
     /// An interaction.
     Interaction {
@@ -75,6 +79,9 @@ pub enum Body {
         order: OrderType,
         transport: TransportationType,
         time: Option<LogicalTime>,
+        /// The regions it was sent with, filled for the class's available dimensions;
+        /// `None` is the default region.
+        regions: Option<RegionSet>,
     },
     /// An instance was deleted.
     Delete {
@@ -98,6 +105,15 @@ pub enum Body {
 }
 
 impl Body {
+    /// The regions an update or interaction was sent with (`None`: the default
+    /// region, or a body that carries none).
+    pub fn regions(&self) -> Option<&RegionSet> {
+        match self {
+            Body::Update { regions, .. } | Body::Interaction { regions, .. } => regions.as_ref(),
+            _ => None,
+        }
+    }
+
     /// True for messages that go through the time-stamp-order queue when sent TSO.
     pub fn tso_time(&self) -> Option<LogicalTime> {
         match self {

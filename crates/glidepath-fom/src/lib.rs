@@ -61,7 +61,8 @@
 //! - **Data types, dimensions, transportations, update rates, switches and the
 //!   time representation.** The same name declared by several modules must have
 //!   identical definitions (data types), the same data type and upper bound
-//!   (dimensions), the same reliability (transportations), the same rate (update
+//!   (dimensions; the first declaration's normalization and value when
+//!   unspecified are kept), the same reliability (transportations), the same rate (update
 //!   rates) and the same setting (switches); every module that names a time
 //!   stamp or lookahead type of the standard's must name the same representation.
 //! - **References.** Every data type named by an attribute, parameter, array,

@@ -179,8 +179,37 @@ pub struct Dimension {
     /// The data type named by the FOM (informative; the RTI works on normalised
     /// values); `None` when the module names none.
     pub data_type: Option<String>,
-    /// Normalised region bounds on this dimension lie in `[0, upper_bound)`.
+    /// Normalised region bounds on this dimension lie in `[0, upper_bound]`: a range
+    /// is `[lower, upper)` with `lower <= upper <= upper_bound`.
     pub upper_bound: u64,
+    /// The normalization function as the module writes it (`linear (altitudeFt / 100,
+    /// 0, 1000)`). Informative: federates normalize their own values and the RTI works
+    /// on normalized bounds only. `None` when the module gives none.
+    #[serde(default)]
+    pub normalization: Option<String>,
+    /// The OMT's *value when unspecified*: the range a region takes on this dimension
+    /// when it is used with an attribute or interaction class that has the dimension
+    /// but the region does not ([`DefaultRange::Excluded`] when the module says
+    /// `Excluded` or gives no value).
+    #[serde(default)]
+    pub default_range: DefaultRange,
+}
+
+/// A dimension's *value when unspecified* (IEEE 1516.2-2010, the dimension table).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum DefaultRange {
+    /// A region that does not specify the dimension is not compared on it: overlap
+    /// is decided by the other dimensions.
+    #[default]
+    Excluded,
+    /// A region that does not specify the dimension has this normalized range,
+    /// `[lower, upper)`.
+    Range {
+        /// Inclusive lower bound.
+        lower: u64,
+        /// Exclusive upper bound.
+        upper: u64,
+    },
 }
 
 /// Endianness of a basic data representation.
@@ -383,6 +412,10 @@ impl Fom {
     /// The parameter of a handle, if it exists.
     pub fn parameter(&self, h: ParameterHandle) -> Option<&Parameter> {
         self.parameters.get(h.index())
+    }
+    /// The dimension of a handle, if it exists.
+    pub fn dimension(&self, h: DimensionHandle) -> Option<&Dimension> {
+        self.dimensions.get(h.index())
     }
 
     /// Looks a class up by its dotted name, with or without the `HLAobjectRoot.` prefix.

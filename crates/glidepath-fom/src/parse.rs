@@ -197,6 +197,11 @@ pub struct ModuleDimension {
     /// `<upperBound>`; `None` when the module gives none (the MIM's
     /// `HLAfederate`, for one), which leaves the bound to the RTI.
     pub upper_bound: Option<u64>,
+    /// `<normalization>` as written; informative only.
+    pub normalization: Option<String>,
+    /// `<value>`: `Excluded`, a range `[lower..upper)`, or one value `[v)` (the range
+    /// `[v, v + 1)`); `None` when absent (then `Excluded`).
+    pub default_range: Option<crate::model::DefaultRange>,
 }
 
 /// A row of the transportation table.

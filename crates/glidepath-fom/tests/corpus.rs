@@ -20,7 +20,7 @@ mod support;
 
 use std::path::PathBuf;
 
-use glidepath_fom::{DataType, Endian, Fom, FomError, FomErrorKind, FomModule};
+use glidepath_fom::{DataType, DefaultRange, Endian, Fom, FomError, FomErrorKind, FomModule};
 use support::{mim, third_party};
 
 fn load(paths: &[PathBuf]) -> Result<Fom, FomError> {
@@ -269,6 +269,24 @@ fn restaurant_example_merges_in_dependency_order() {
     assert!(fom
         .object_class_by_name("Food.Appetizers.Soup.ClamChowder.Manhattan")
         .is_some());
+    // The dimension table: normalization as written, and each value when
+    // unspecified (a range, one value, excluded).
+    let dimension = |name: &str| &fom.dimensions[fom.dimension_by_name(name).unwrap().index()];
+    let flavor = dimension("SodaFlavor");
+    assert_eq!(flavor.upper_bound, 3);
+    assert_eq!(
+        flavor.normalization.as_deref(),
+        Some("linearEnumerated (Flavor, [Cola, Orange, RootBeer])")
+    );
+    assert_eq!(
+        flavor.default_range,
+        DefaultRange::Range { lower: 0, upper: 3 }
+    );
+    assert_eq!(
+        dimension("BarQuantity").default_range,
+        DefaultRange::Range { lower: 0, upper: 1 }
+    );
+    assert_eq!(dimension("WaiterId").default_range, DefaultRange::Excluded);
 }
 
 #[path = "corpus/openrti.rs"]

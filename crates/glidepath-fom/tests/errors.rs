@@ -698,3 +698,54 @@ fn every_prefix_of_a_module_fails_cleanly_with_a_position_inside_it() {
         assert!(e.line >= 1 && e.line <= lines, "cut at {cut}: {e}");
     }
 }
+
+#[test]
+fn a_dimension_value_is_excluded_a_range_or_one_value_within_the_bound() {
+    let with = |value: &str| {
+        module(
+            "",
+            "",
+            &format!("<dimensions><dimension><name>D</name><upperBound>10</upperBound><normalization>linear (x, 0, 10)</normalization><value>{value}</value></dimension></dimensions>"),
+        )
+    };
+    for (value, expected) in [
+        ("Excluded", glidepath_fom::DefaultRange::Excluded),
+        (
+            "[2..7)",
+            glidepath_fom::DefaultRange::Range { lower: 2, upper: 7 },
+        ),
+        (
+            "[ 0 .. 10 )",
+            glidepath_fom::DefaultRange::Range {
+                lower: 0,
+                upper: 10,
+            },
+        ),
+        (
+            "[4)",
+            glidepath_fom::DefaultRange::Range { lower: 4, upper: 5 },
+        ),
+    ] {
+        let fom = Fom::merge(&[parse("m.xml", &with(value))]).unwrap_or_else(|e| panic!("{e}"));
+        let d = &fom.dimensions[fom.dimension_by_name("D").unwrap().index()];
+        assert_eq!(d.default_range, expected, "{value}");
+        assert_eq!(d.normalization.as_deref(), Some("linear (x, 0, 10)"));
+    }
+    for value in ["[7..2)", "[0..11)", "[10)", "0..3", "[a..b)", "Included"] {
+        let e = FomModule::parse_str("m.xml", &with(value)).unwrap_err();
+        assert!(
+            matches!(&e.kind, FomErrorKind::InvalidValue { element, .. } if element == "value"),
+            "{value}: {e}"
+        );
+    }
+    // No value: excluded.
+    let fom = Fom::merge(&[parse(
+        "m.xml",
+        &module("", "", "<dimensions><dimension><name>D</name><upperBound>10</upperBound></dimension></dimensions>"),
+    )])
+    .unwrap();
+    assert_eq!(
+        fom.dimensions[fom.dimension_by_name("D").unwrap().index()].default_range,
+        glidepath_fom::DefaultRange::Excluded
+    );
+}

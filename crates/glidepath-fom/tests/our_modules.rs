@@ -213,6 +213,10 @@ fn aircraft_carries_the_track_fields() {
 
     let flight_level = fom.dimension_by_name("FlightLevel").unwrap();
     assert_eq!(fom.dimensions[flight_level.index()].upper_bound, 1000);
+    assert_eq!(
+        fom.dimensions[flight_level.index()].default_range,
+        glidepath_fom::DefaultRange::Excluded
+    );
     let latitude = fom
         .attribute(fom.attribute_by_name(aircraft, "latitudeDeg").unwrap())
         .unwrap();

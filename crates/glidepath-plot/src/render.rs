@@ -115,12 +115,30 @@ pub(crate) fn font(size: f64) -> TextStyle<'static> {
     (FONT, size).into_font().color(&BLACK)
 }
 
-/// The figure title on top of `area`; returns the area below it.
+/// The smallest a title gets to fit its figure's width.
+const TITLE_SIZE_MIN: f64 = 12.0;
+
+/// The figure title on top of `area`; returns the area below it. A title too wide for
+/// the figure at [`TITLE_SIZE`] is set smaller (down to [`TITLE_SIZE_MIN`]) rather than
+/// cut off at both edges: a caption that says what a figure is drawn from must be read
+/// whole.
 pub(crate) fn titled<'a>(area: &Area<'a>, title: &str) -> Result<Area<'a>, Box<dyn Error>> {
     if title.is_empty() {
         return Ok(area.clone());
     }
-    Ok(area.margin(8, 0, 0, 0).titled(title, font(TITLE_SIZE))?)
+    let size = title_size(area, title)?;
+    Ok(area.margin(8, 0, 0, 0).titled(title, font(size))?)
+}
+
+/// The largest font size up to [`TITLE_SIZE`] at which `title` fits `area`'s width
+/// with a margin of 10 pixels on each side.
+fn title_size(area: &Area, title: &str) -> Result<f64, Box<dyn Error>> {
+    let room = area.dim_in_pixel().0.saturating_sub(20);
+    let mut size = TITLE_SIZE;
+    while size > TITLE_SIZE_MIN && area.estimate_text_size(title, &font(size))?.0 > room {
+        size -= 1.0;
+    }
+    Ok(size)
 }
 
 /// Writes `text` centred in `area` (the "no data" placeholder).
@@ -276,6 +294,26 @@ mod tests {
         assert_eq!(fmt_num(-3e9), "-3G");
         assert_eq!(fmt_num(2.5e-5), "2.5e-5");
         assert_eq!(fmt_num(1e20), "1e20");
+    }
+
+    #[test]
+    fn long_titles_are_set_smaller_to_fit() {
+        let short = "Figure 4.3-like: latency";
+        let long = "Figure 4.2(a)-like: message lengths, run 1A (inproc, json) (drawn from a \
+                    proportional sample of 1,002,097 of 43,308,919 messages; the table counts all)";
+        let mut sizes = (0.0, 0.0);
+        render_rgb(NORMAL, |root| {
+            sizes = (title_size(root, short)?, title_size(root, long)?);
+            let fits = root.estimate_text_size(long, &font(sizes.1))?.0;
+            assert!(fits <= NORMAL.0 - 20, "{fits} px");
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(sizes.0, TITLE_SIZE);
+        assert!(
+            sizes.1 < TITLE_SIZE && sizes.1 >= TITLE_SIZE_MIN,
+            "{sizes:?}"
+        );
     }
 
     #[test]

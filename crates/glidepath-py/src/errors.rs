@@ -93,6 +93,10 @@ pub fn rti_error(e: RtiError) -> PyErr {
         RtiError::Ownership(o) => ownership_error(o, message),
         RtiError::Object(o) => object_error(o, message),
         RtiError::Time(t) => time_error(t, message),
+        // Data distribution management is not bound in Python yet: its exceptions are
+        // reported as internal errors, with the standard's name in the message.
+        RtiError::Ddm(glidepath::DdmError::Federation(f)) => federation_error(f, message),
+        RtiError::Ddm(_) => RTIinternalError::new_err(message),
         RtiError::Link(_)
         | RtiError::AmbassadorRequired
         | RtiError::RtiThreadNotStarted(_)
@@ -189,6 +193,9 @@ pub fn name_error(e: NameError) -> PyErr {
             InvalidInteractionClassHandle::new_err(message)
         }
         NameError::InvalidParameterHandle(_) => InvalidParameterHandle::new_err(message),
+        NameError::AttributeNotDefined { .. } => AttributeNotDefined::new_err(message),
+        // Data distribution management is not bound in Python yet.
+        NameError::InvalidDimensionHandle(_) => RTIinternalError::new_err(message),
     }
 }
 

@@ -175,6 +175,8 @@ impl SimLink<'_> {
                         s.remove(&self.node);
                     }
                 }
+                // The simulated federates use no regions yet: nothing to filter.
+                Output::Interest { .. } => {}
             }
         }
     }

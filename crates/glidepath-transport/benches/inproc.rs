@@ -70,6 +70,7 @@ fn update() -> Envelope {
             order: OrderType::TimeStamp,
             transport: TransportationType::Reliable,
             time: LogicalTime::new(1.5),
+            regions: None,
         },
     }
 }

@@ -37,6 +37,7 @@ fn update(seq: u64, payload: &Bytes) -> Envelope {
             order: OrderType::Receive,
             transport: TransportationType::Reliable,
             time: None,
+            regions: None,
         },
     }
 }

@@ -126,6 +126,7 @@ fn data_sent(sender: u32, seq: u64, transport: TransportationType) -> Envelope {
             order: OrderType::Receive,
             transport,
             time: None,
+            regions: None,
         },
     }
 }

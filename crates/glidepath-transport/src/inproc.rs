@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
-use glidepath_core::{Envelope, ExecReply, ExecRequest, ExecutiveHost, FederationId, Topic};
+use glidepath_core::{
+    Envelope, ExecReply, ExecRequest, ExecutiveHost, FederationId, RegionSet, Topic,
+};
 use parking_lot::{Mutex, RwLock};
 
 use crate::{
@@ -30,6 +32,9 @@ type Route = (FederationId, Topic);
 struct Subscriber {
     endpoint: u64,
     inbox: Sender<Envelope>,
+    /// The regions this subscriber wants (data distribution management): a message
+    /// sent with regions overlapping none of these is not handed to it.
+    interest: Option<RegionSet>,
     /// Best-effort envelopes shed because this subscriber's inbox was full.
     best_effort_dropped: Arc<AtomicU64>,
 }
@@ -62,7 +67,17 @@ impl Bus {
         let Some(subscribers) = routes.get(&route) else {
             return;
         };
-        let mut targets = subscribers.iter().filter(|s| Some(s.endpoint) != from);
+        // Filtered at the source: a subscriber none of whose regions overlaps the
+        // message's never sees it (time management treats it as a topic it does not
+        // subscribe).
+        let regions = envelope.body.regions();
+        let mut targets = subscribers.iter().filter(|s| {
+            Some(s.endpoint) != from
+                && match (regions, &s.interest) {
+                    (Some(m), Some(i)) => m.overlaps(i),
+                    _ => true,
+                }
+        });
         let Some(mut current) = targets.next() else {
             return;
         };
@@ -112,6 +127,7 @@ impl InprocTransport {
             state: Mutex::new(EndpointState {
                 inbox_tx: Some(tx),
                 routes: HashSet::new(),
+                interests: HashMap::new(),
             }),
         }
     }
@@ -144,6 +160,8 @@ struct EndpointState {
     /// close so the inbox disconnects once drained.
     inbox_tx: Option<Sender<Envelope>>,
     routes: HashSet<Route>,
+    /// The interest told for each route that has one.
+    interests: HashMap<Route, RegionSet>,
 }
 
 /// An endpoint of the in-process bus.
@@ -200,6 +218,7 @@ impl Endpoint for InprocEndpoint {
                 .push(Subscriber {
                     endpoint: self.id,
                     inbox: tx,
+                    interest: state.interests.get(&(federation, topic)).cloned(),
                     best_effort_dropped: self.best_effort_dropped.clone(),
                 });
         }
@@ -213,6 +232,31 @@ impl Endpoint for InprocEndpoint {
         }
         if state.routes.remove(&(federation, topic)) {
             remove_subscriber(&mut self.bus.routes.write(), (federation, topic), self.id);
+        }
+        Ok(())
+    }
+
+    fn set_interest(
+        &self,
+        federation: FederationId,
+        topic: Topic,
+        regions: Option<RegionSet>,
+    ) -> Result<(), TransportError> {
+        let mut state = self.state.lock();
+        if state.inbox_tx.is_none() {
+            return Err(TransportError::Closed);
+        }
+        let route = (federation, topic);
+        match &regions {
+            Some(r) => state.interests.insert(route, r.clone()),
+            None => state.interests.remove(&route),
+        };
+        if state.routes.contains(&route) {
+            if let Some(list) = self.bus.routes.write().get_mut(&route) {
+                for s in list.iter_mut().filter(|s| s.endpoint == self.id) {
+                    s.interest = regions.clone();
+                }
+            }
         }
         Ok(())
     }

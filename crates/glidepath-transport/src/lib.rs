@@ -111,6 +111,21 @@ pub trait Endpoint: Send + Sync {
     fn subscribe(&self, federation: FederationId, topic: Topic) -> Result<(), TransportError>;
     /// Stops receiving a topic of a federation; effective when it returns.
     fn unsubscribe(&self, federation: FederationId, topic: Topic) -> Result<(), TransportError>;
+    /// Says what this endpoint wants of a topic it subscribes (data distribution
+    /// management): messages sent without regions, or with regions overlapping
+    /// `regions`; `None` (the default) is everything. A backend may then drop at the
+    /// source, before they reach this endpoint, messages whose regions overlap none of
+    /// these (`inproc` does; effective when it returns); one that does not filter
+    /// delivers everything and the receiver filters.
+    fn set_interest(
+        &self,
+        federation: FederationId,
+        topic: Topic,
+        regions: Option<glidepath_core::RegionSet>,
+    ) -> Result<(), TransportError> {
+        let _ = (federation, topic, regions);
+        Ok(())
+    }
     /// Asks the executive and blocks until it answers; its notifications are
     /// published before this returns.
     fn request(&self, request: ExecRequest) -> Result<ExecReply, TransportError>;

@@ -43,6 +43,7 @@ fn interaction(payload: Bytes) -> Envelope {
             order: OrderType::Receive,
             transport: TransportationType::Reliable,
             time: None,
+            regions: None,
         },
     }
 }

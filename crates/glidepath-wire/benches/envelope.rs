@@ -79,6 +79,7 @@ fn update(attributes: u32, payload: usize) -> Envelope {
             order: OrderType::TimeStamp,
             transport: TransportationType::Reliable,
             time: LogicalTime::new(1.5),
+            regions: None,
         },
     }
 }
@@ -99,6 +100,7 @@ fn interaction() -> Envelope {
             order: OrderType::Receive,
             transport: TransportationType::Reliable,
             time: None,
+            regions: None,
         },
     }
 }

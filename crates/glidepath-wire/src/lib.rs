@@ -112,6 +112,15 @@ pub enum WireError {
         /// The byte found.
         value: u8,
     },
+    /// A region whose ranges are not in strictly increasing dimension order, or
+    /// has a range whose lower bound exceeds its upper bound (version 4).
+    #[error(
+        "region at byte {offset} is not canonical: dimensions must increase and lower <= upper"
+    )]
+    InvalidRegion {
+        /// Where the region starts.
+        offset: usize,
+    },
     /// A name or label that is not UTF-8.
     #[error("{field} at byte {offset} is not valid UTF-8")]
     InvalidUtf8 {

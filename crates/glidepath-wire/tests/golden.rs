@@ -6,16 +6,16 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use glidepath_core::{
-    AttributeHandle, Body, Envelope, ExecReply, ExecRequest, FederateHandle, FederationError,
-    FederationId, LogicalTime, ObjectClassHandle, ObjectInstanceHandle, OrderType,
-    TransportationType,
+    AttributeHandle, Body, DimensionHandle, Envelope, ExecReply, ExecRequest, Extent,
+    FederateHandle, FederationError, FederationId, LogicalTime, ObjectClassHandle,
+    ObjectInstanceHandle, OrderType, RangeBounds, RegionSet, TransportationType,
 };
 use glidepath_wire::{
     decode_envelope, decode_reply, decode_request, encode_envelope, encode_reply, encode_request,
 };
 
 /// The worked example of `docs/wire-format.md`, one space between bytes.
-const GOLDEN_UPDATE_HEX: &str = "47 03 02 02 05 d2 85 d8 cc 04 07 03 01 00 01 00 00 00 00 00 00 25 40 01 74 02 04 02 68 69 ac 02 01 01";
+const GOLDEN_UPDATE_HEX: &str = "47 04 02 02 05 d2 85 d8 cc 04 07 03 01 01 02 64 ac 02 01 00 01 00 00 00 00 00 00 25 40 01 74 02 04 02 68 69 ac 02 01 01";
 
 const GOLDEN_JOIN_JSON: &str = r#"{"version":2,"request":{"Join":{"federation":1,"federate_name":"radar","federate_type":"Sensor"}}}"#;
 const GOLDEN_REGISTERED_JSON: &str =
@@ -39,6 +39,10 @@ fn golden_update() -> Envelope {
             order: OrderType::TimeStamp,
             transport: TransportationType::Reliable,
             time: LogicalTime::new(10.5),
+            regions: RegionSet::new(vec![Extent::new([(
+                DimensionHandle(2),
+                RangeBounds::new(100, 300),
+            )])]),
         },
     }
 }
@@ -60,7 +64,7 @@ fn spec() -> String {
 fn update_envelope_bytes_are_pinned() {
     let bytes = encode_envelope(&golden_update());
     assert_eq!(hex(&bytes), GOLDEN_UPDATE_HEX);
-    assert_eq!(bytes.len(), 34);
+    assert_eq!(bytes.len(), 40);
     assert_eq!(decode_envelope(&bytes), Ok(golden_update()));
 }
 

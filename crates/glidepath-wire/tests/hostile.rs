@@ -115,21 +115,29 @@ fn each_error_is_reported() {
         check(&[MAGIC, 1, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 1,
-            supported: 3
+            supported: 4
         })
     );
     assert_eq!(
         check(&[MAGIC, 2, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 2,
-            supported: 3
+            supported: 4
+        })
+    );
+    // Version 3 had no regions in updates and interactions.
+    assert_eq!(
+        check(&[MAGIC, 3, 0x02]),
+        Err(WireError::UnsupportedVersion {
+            version: 3,
+            supported: 4
         })
     );
     assert_eq!(
         check(&[MAGIC, 0, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 0,
-            supported: 3
+            supported: 4
         })
     );
     assert_eq!(
@@ -180,43 +188,70 @@ fn each_error_is_reported() {
     ok.push(5);
     assert!(check(&ok).is_ok());
 
-    // Update: instance 1, class 1, order 2 (undefined).
+    // Update: instance 1, class 1, the default region, order 2 (undefined).
     let mut b = header(0x02);
-    b.extend_from_slice(&[1, 1, 2]);
+    b.extend_from_slice(&[1, 1, 0, 2]);
     assert_eq!(
         check(&b),
         Err(WireError::InvalidTag {
-            offset: 8,
+            offset: 9,
             field: "order",
             value: 2
         })
     );
     // Update with a NaN time.
     let mut b = header(0x02);
-    b.extend_from_slice(&[1, 1, 1, 0, 1]);
+    b.extend_from_slice(&[1, 1, 0, 1, 0, 1]);
     b.extend_from_slice(&f64::NAN.to_le_bytes());
     assert_eq!(
         check(&b),
         Err(WireError::InvalidTime {
-            offset: 11,
+            offset: 12,
             field: "time"
         })
     );
     // Update with a tag longer than the input.
     let mut b = header(0x02);
-    b.extend_from_slice(&[1, 1, 0, 0, 0, 5, b'a']);
+    b.extend_from_slice(&[1, 1, 0, 0, 0, 0, 5, b'a']);
     assert_eq!(
         check(&b),
         Err(WireError::LengthBeyondInput {
-            offset: 11,
+            offset: 12,
             field: "tag",
             length: 5,
             remaining: 1
         })
     );
+    // Regions: a region whose dimensions do not increase, one whose range ends before
+    // it starts, and more ranges than the input could hold.
+    for region in [
+        &[2u8, 3, 0, 1, 2, 0, 1][..],
+        &[2, 2, 0, 1, 2, 0, 1],
+        &[1, 2, 5, 4],
+    ] {
+        let mut b = header(0x02);
+        b.extend_from_slice(&[1, 1, 1]);
+        b.extend_from_slice(region);
+        b.extend_from_slice(&[0, 0, 0, 0, 0]);
+        assert_eq!(
+            check(&b),
+            Err(WireError::InvalidRegion { offset: 9 }),
+            "{region:?}"
+        );
+    }
+    let mut b = header(0x03);
+    b.extend_from_slice(&[1, 1, 9, 1, 1]);
+    assert!(matches!(
+        check(&b),
+        Err(WireError::LengthBeyondInput {
+            field: "region",
+            length: 9,
+            ..
+        })
+    ));
     // Update claiming 2^63 values: refused before allocating anything.
     let mut b = header(0x02);
-    b.extend_from_slice(&[1, 1, 0, 0, 0, 0]);
+    b.extend_from_slice(&[1, 1, 0, 0, 0, 0, 0]);
     b.extend_from_slice(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]);
     assert!(matches!(
         check(&b),
@@ -281,7 +316,7 @@ fn errors_name_the_problem() {
     let e = check(&[MAGIC, 9]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unsupported wire format version 9; this build speaks version 3"
+        "unsupported wire format version 9; this build speaks version 4"
     );
     let e = check(&[MAGIC, VERSION, 0x02, 1]).unwrap_err();
     assert_eq!(e.to_string(), "input ends inside seq (starting at byte 4)");

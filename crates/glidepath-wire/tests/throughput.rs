@@ -27,6 +27,7 @@ fn update_encode_decode_rate() {
             order: OrderType::TimeStamp,
             transport: TransportationType::Reliable,
             time: LogicalTime::new(1.5),
+            regions: None,
         },
     };
     let start = Instant::now();

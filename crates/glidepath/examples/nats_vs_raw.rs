@@ -285,6 +285,7 @@ fn endpoint_only(
             order: OrderType::Receive,
             transport: TransportationType::Reliable,
             time: None,
+            regions: None,
         },
     };
     let started = Instant::now();

@@ -3,7 +3,9 @@
 
 use std::fmt;
 
-use glidepath_core::{AttributeHandle, InteractionClassHandle, ObjectClassHandle, ParameterHandle};
+use glidepath_core::{
+    AttributeHandle, DimensionHandle, InteractionClassHandle, ObjectClassHandle, ParameterHandle,
+};
 
 /// What kind of FOM name a lookup was for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +18,8 @@ pub enum NameKind {
     InteractionClass,
     /// A parameter name of the given interaction class.
     Parameter(InteractionClassHandle),
+    /// A dimension name.
+    Dimension,
 }
 
 impl fmt::Display for NameKind {
@@ -25,6 +29,7 @@ impl fmt::Display for NameKind {
             NameKind::Attribute(c) => write!(f, "attribute of {c}"),
             NameKind::InteractionClass => write!(f, "interaction class"),
             NameKind::Parameter(c) => write!(f, "parameter of {c}"),
+            NameKind::Dimension => write!(f, "dimension"),
         }
     }
 }
@@ -52,6 +57,17 @@ pub enum NameError {
     /// The parameter handle is not in the FOM.
     #[error("{0} is not a parameter of the FOM")]
     InvalidParameterHandle(ParameterHandle),
+    /// The dimension handle is not in the FOM.
+    #[error("{0} is not a dimension of the FOM")]
+    InvalidDimensionHandle(DimensionHandle),
+    /// The attribute exists, but not in the object class (nor inherited by it).
+    #[error("{attribute} is not an attribute of {class}")]
+    AttributeNotDefined {
+        /// The object class.
+        class: ObjectClassHandle,
+        /// The attribute.
+        attribute: AttributeHandle,
+    },
 }
 
 impl NameError {

@@ -25,6 +25,7 @@ use crate::delivery::{self, Shared, WaitStrategy};
 use crate::error::{NameError, NameKind};
 use crate::link::Outbound;
 
+mod ddm;
 mod ownership;
 mod time;
 

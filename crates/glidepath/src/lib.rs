@@ -97,11 +97,12 @@ pub use bytes::Bytes;
 /// [`replay`] reads a kept run by).
 pub use glidepath_core::FederationId;
 pub use glidepath_core::{
-    AttributeHandle, Callback, DeclarationError, FederateHandle, FederateInfo, FederationError,
-    InteractionClassHandle, LocalStats, LogicalTime, LogicalTimeInterval, MessageInfo,
-    ObjectClassHandle, ObjectError, ObjectInstanceHandle, OrderType, OwnershipError,
-    ParameterHandle, PeerError, ProcessModel, ResignAction, RtiError, TimeError,
-    TimeRepresentation, TimeValue, TransportationType, Values,
+    AttributeHandle, Callback, DdmError, DeclarationError, DimensionHandle, FederateHandle,
+    FederateInfo, FederationError, InteractionClassHandle, LocalStats, LogicalTime,
+    LogicalTimeInterval, MessageInfo, ObjectClassHandle, ObjectError, ObjectInstanceHandle,
+    OrderType, OwnershipError, ParameterHandle, PeerError, ProcessModel, RangeBounds,
+    RegionContext, RegionHandle, ResignAction, RtiError, TimeError, TimeRepresentation, TimeValue,
+    TransportationType, Values,
 };
 /// The Federation Object Model: loading, merging and inspecting FOM modules.
 pub use glidepath_fom as fom;

@@ -137,6 +137,11 @@ impl Outbound {
                 Output::Unsubscribe { federation, topic } => {
                     endpoint.unsubscribe(federation, topic)
                 }
+                Output::Interest {
+                    federation,
+                    topic,
+                    regions,
+                } => endpoint.set_interest(federation, topic, regions),
             };
             if let Err(e) = done {
                 self.failure.count_returned();

@@ -20,6 +20,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::adsb_csv::TimestampUnit;
+
 mod source;
 mod time;
 mod validate;
@@ -35,8 +37,11 @@ pub struct Layout {
     /// Free text saying what the layout reproduces.
     pub description: String,
     /// Unix seconds of simulated second 0, e.g. 2016-03-23T07:00:00Z for the memorandum's
-    /// day. A block's `scheduled_delay_s` counts from here.
-    pub day_start: i64,
+    /// day. A block's `scheduled_delay_s` counts from here. The layout's `day_start`,
+    /// else the earliest `traffic_start` of its blocks; `None` when it has neither,
+    /// which only a layout whose sources are all recorded may do: the run then starts
+    /// at the data's first row ([`crate::run::frame`]).
+    pub day_start: Option<i64>,
     /// The components, in file order.
     pub blocks: Vec<Block>,
     /// Directed message flows, in file order.
@@ -113,12 +118,39 @@ pub enum TrafficSource {
     AdsbCsv {
         /// The CSV file (resolved against the layout's directory by [`load_layout`]).
         path: PathBuf,
+        /// How numeric timestamps are read (`timestamp_unit`, default `auto`).
+        timestamp_unit: TimestampUnit,
     },
     /// A file written by a recorder block in an earlier run.
     Recording {
         /// The recording (resolved against the layout's directory by [`load_layout`]).
         path: PathBuf,
     },
+}
+
+impl TrafficSource {
+    /// The source kind as a layout spells it: `generated`, `adsb_csv`, `recording`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            TrafficSource::Generated { .. } => "generated",
+            TrafficSource::AdsbCsv { .. } => "adsb_csv",
+            TrafficSource::Recording { .. } => "recording",
+        }
+    }
+
+    /// The file a recorded source plays, `None` for the generated day.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            TrafficSource::Generated { .. } => None,
+            TrafficSource::AdsbCsv { path, .. } | TrafficSource::Recording { path } => Some(path),
+        }
+    }
+
+    /// Whether the source plays recorded data (a CSV or a recording) rather than the
+    /// generated day.
+    pub fn is_recorded(&self) -> bool {
+        self.path().is_some()
+    }
 }
 
 /// One component with the properties of Table 3.1.

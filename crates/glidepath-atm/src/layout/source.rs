@@ -50,6 +50,7 @@ pub(super) struct RawSource {
     pub(super) seed: Option<Spanned<i64>>,
     pub(super) density: Option<Spanned<f64>>,
     pub(super) path: Option<Spanned<String>>,
+    pub(super) timestamp_unit: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]

@@ -10,6 +10,7 @@ use toml::Spanned;
 use super::source::{Lines, RawBlock, RawLayout, RawSource};
 use super::time::{duration_value, format_rfc3339, time_value};
 use super::{Block, BlockKind, Layout, LayoutError, Link, TrafficSource};
+use crate::adsb_csv::TimestampUnit;
 
 pub(super) fn parse(text: &str, origin: &str, base: Option<&Path>) -> Result<Layout, LayoutError> {
     let lines = Lines { text };
@@ -207,20 +208,12 @@ impl Validator<'_> {
         };
         let day_start = match &raw.day_start {
             Some(v) => {
-                time_value(v.get_ref()).map_err(|r| top_err("day_start", Some(v.span()), r))?
+                Some(time_value(v.get_ref()).map_err(|r| top_err("day_start", Some(v.span()), r))?)
             }
-            // Without it, second 0 is the earliest traffic start: the natural origin.
-            None => blocks
-                .iter()
-                .filter_map(|(b, _)| b.traffic_start)
-                .min()
-                .ok_or_else(|| {
-                    top_err(
-                        "day_start",
-                        None,
-                        "missing: required when no block has a traffic_start".to_string(),
-                    )
-                })?,
+            // Without it, second 0 is the earliest traffic start: the natural origin. A
+            // layout without any plays recorded sources only (a generated one needs its
+            // traffic_start), and the run takes second 0 from their data.
+            None => blocks.iter().filter_map(|(b, _)| b.traffic_start).min(),
         };
         let name = raw
             .name
@@ -494,6 +487,11 @@ impl Validator<'_> {
         match k {
             "generated" => {
                 unused(raw.path.as_ref().map(|p| p.span()), "path", k)?;
+                unused(
+                    raw.timestamp_unit.as_ref().map(|p| p.span()),
+                    "timestamp_unit",
+                    k,
+                )?;
                 let seed = raw.seed.as_ref().ok_or_else(|| missing("seed"))?;
                 let seed_v = u64::try_from(*seed.get_ref()).map_err(|_| {
                     self.invalid(
@@ -534,10 +532,32 @@ impl Validator<'_> {
                     ));
                 }
                 let path = self.resolve(path.get_ref());
-                Ok(if k == "adsb_csv" {
-                    TrafficSource::AdsbCsv { path }
-                } else {
-                    TrafficSource::Recording { path }
+                if k != "adsb_csv" {
+                    unused(
+                        raw.timestamp_unit.as_ref().map(|p| p.span()),
+                        "timestamp_unit",
+                        k,
+                    )?;
+                    return Ok(TrafficSource::Recording { path });
+                }
+                let timestamp_unit = match &raw.timestamp_unit {
+                    None => TimestampUnit::Auto,
+                    Some(u) => TimestampUnit::from_name(u.get_ref()).ok_or_else(|| {
+                        self.invalid(
+                            b,
+                            Some(&u.span()),
+                            "source.timestamp_unit",
+                            format!(
+                                "unknown unit \"{}\" (expected one of: {})",
+                                u.get_ref(),
+                                TimestampUnit::NAMES.join(", ")
+                            ),
+                        )
+                    })?,
+                };
+                Ok(TrafficSource::AdsbCsv {
+                    path,
+                    timestamp_unit,
                 })
             }
         }

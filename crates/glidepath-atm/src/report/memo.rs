@@ -53,7 +53,10 @@ pub(super) const MEMO_DURATIONS_4A: [f64; 7] =
 /// Messages and bytes of the memorandum's day (sections 4.1 and 4.4).
 pub(super) const MEMO_MESSAGES: u64 = 43_308_919;
 pub(super) const MEMO_BYTES: u64 = 9_078_643_231;
+/// Figure 4.1(a): the most flights airborne in one second, and the first second it
+/// was observed (section 4.1: at both 20:44:43Z and 20:44:44Z).
 pub(super) const MEMO_PEAK_FLIGHTS: u64 = 4_744;
+pub(super) const MEMO_PEAK_FLIGHTS_AT: &str = "2016-03-23T20:44:43Z";
 
 /// One run of the memorandum for [`matrix_table`].
 pub(super) struct MemoRun {

@@ -14,7 +14,7 @@
 //! | latency T_S − T_P in ms | Table 4.3 (with runs 1A, 2A, 3A, 4A underneath) |
 //! | durations by state | Table 4.5 (the seven states of section 4.3, and the total) |
 //! | throughput | Table 4.7 (bytes · 8 / execution s / 10⁶) |
-//! | counts | published vs received vs lost (section 4.2.1), peak flights (Figure 4.1) |
+//! | counts | published vs received vs lost (section 4.2.1), peak flights (Figure 4.1), what every source played and skipped |
 //!
 //! [`RunReport::write`] puts the same tables in `report.md`, the numbers in `report.json`
 //! (a stable, documented set of keys that scripts and tests read), and PNG figures like
@@ -32,7 +32,7 @@ use crate::run::SimulationState;
 
 mod figures;
 mod memo;
-mod tables;
+pub(crate) mod tables;
 
 pub use tables::matrix_table;
 
@@ -55,8 +55,54 @@ pub struct SecondStats {
     pub t: u32,
     /// Messages published in that second.
     pub messages: u32,
-    /// Flights airborne in that second.
+    /// Flights airborne in that second, as the memorandum counts them (Figure 4.1(a)):
+    /// a flight is airborne from its first message to its last. A flight is one
+    /// vehicle id's messages; a vehicle silent for more than 30 minutes starts a new
+    /// flight when it reports again (the same callsign flying a later leg). In the
+    /// run's first and last minute the count is low: a flight already in the air at
+    /// second 0 counts from its first message in the run, one still flying at the end
+    /// up to its last.
     pub flights: u32,
+    /// Distinct vehicle ids that reported during this second's minute (a different,
+    /// coarser count: it includes flights that only began or ended in the minute).
+    pub callsigns_in_minute: u32,
+}
+
+/// What one traffic or player block played, and what it skipped and why: nothing a
+/// source holds goes missing from a run without being counted here.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SourceStats {
+    /// The block's name.
+    pub block: String,
+    /// `generated`, `adsb_csv` or `recording`.
+    pub kind: String,
+    /// The file a recorded source plays.
+    pub path: Option<String>,
+    /// The simulated seconds `[from, to)` the block plays (its window within the run).
+    pub window_s: (u32, u32),
+    /// Rows (records) the file holds, good and bad; for the generated day, the tracks
+    /// generated in the window.
+    pub rows: u64,
+    /// Messages the block published.
+    pub published: u64,
+    /// Good rows timed before the block's window, and at or after its end.
+    pub before_window: u64,
+    /// See `before_window`.
+    pub after_window: u64,
+    /// Rows skipped because a value is bad (malformed number, ambiguous timestamp,
+    /// latitude out of range, ...).
+    pub bad_rows: u64,
+    /// The first of them, `line N: what is wrong`.
+    pub bad_examples: Vec<String>,
+    /// Good rows whose callsign was empty: published with their `icao24` as the
+    /// vehicle id.
+    pub empty_callsigns: u64,
+    /// Time of the earliest and the latest good row, Unix milliseconds.
+    pub first_ms: Option<i64>,
+    /// See `first_ms`.
+    pub last_ms: Option<i64>,
+    /// How the file was read (timestamp unit, columns under other names or units).
+    pub reading: Option<String>,
 }
 
 /// Everything measured in one run, and how the run was configured.
@@ -76,6 +122,8 @@ pub struct RunReport {
     pub persistence: bool,
     /// Where the blocks ran: `threads` (of one process) or `processes` (one each).
     pub deployment: String,
+    /// Unix seconds of simulated second 0.
+    pub day_start: i64,
     /// Simulated hours played.
     pub hours: f64,
     /// Messages published by the traffic blocks.
@@ -94,8 +142,13 @@ pub struct RunReport {
     pub execution_s: f64,
     /// `bytes · 8 / execution_s / 10⁶` (Table 4.7).
     pub throughput_mbit_s: f64,
-    /// Most flights airborne in one second (Figure 4.1(a); 4,744 in the memorandum).
+    /// Most flights airborne in one second, each from its first message to its last
+    /// (Figure 4.1(a); 4,744 in the memorandum).
     pub peak_flights: u64,
+    /// The first simulated second with `peak_flights` airborne.
+    pub peak_flights_s: Option<u32>,
+    /// Most distinct vehicle ids reporting within one simulated minute.
+    pub peak_callsigns_per_minute: u64,
     /// Bytes per message (key + payload).
     pub lengths: Recorder,
     /// Messages per simulated second.
@@ -104,6 +157,8 @@ pub struct RunReport {
     pub latency_us: Recorder,
     /// The run second by second (may be empty).
     pub per_second: Vec<SecondStats>,
+    /// What each traffic and player block played and skipped, in layout order.
+    pub sources: Vec<SourceStats>,
     /// Wall-clock seconds of each state, in the order of [`STATES`].
     pub state_durations_s: Vec<(String, f64)>,
 }
@@ -148,12 +203,16 @@ impl RunReport {
     }
 
     /// The machine-readable report (`report.json`). Keys: `run`, `layout`, `transport`,
-    /// `codec`, `compression`, `persistence`, `deployment`, `hours`, `published`, `received`, `lost`,
-    /// `duplicated`, `malformed`, `bytes`, `execution_s`, `throughput_mbit_s`,
-    /// `peak_flights`, `total_s`; objects `lengths` (bytes), `frequencies` (msg/s) and
-    /// `latency_ms`, each with `min`, `p25`, `p50`, `p75`, `p99`, `p999`, `max`, `mean`,
-    /// `sd` (null when empty), `count` and `unit`; and `state_durations_s` with one key
-    /// per state of [`STATES`] (null when the state was not timed).
+    /// `codec`, `compression`, `persistence`, `deployment`, `day_start` (RFC 3339),
+    /// `hours`, `published`, `received`, `lost`, `duplicated`, `malformed`, `bytes`,
+    /// `execution_s`, `throughput_mbit_s`, `peak_flights` (airborne in one second,
+    /// first to last message), `peak_flights_at` (RFC 3339, null when no flight),
+    /// `peak_callsigns_per_minute`, `total_s`; objects `lengths` (bytes), `frequencies`
+    /// (msg/s) and `latency_ms`, each with `min`, `p25`, `p50`, `p75`, `p99`, `p999`,
+    /// `max`, `mean`, `sd` (null when empty), `count` and `unit`; `state_durations_s`
+    /// with one key per state of [`STATES`] (null when the state was not timed); and
+    /// `sources`, one object per traffic or player block with the fields of
+    /// [`SourceStats`] (`window_s` as `[from, to]`).
     pub fn to_json(&self) -> Value {
         let mut states = serde_json::Map::new();
         for state in STATES {
@@ -172,6 +231,7 @@ impl RunReport {
             "compression": self.compression,
             "persistence": self.persistence,
             "deployment": self.deployment,
+            "day_start": crate::layout::format_rfc3339(self.day_start),
             "hours": json_f(Some(self.hours)),
             "published": self.published,
             "received": self.received,
@@ -182,19 +242,25 @@ impl RunReport {
             "execution_s": json_f(Some(self.execution_s)),
             "throughput_mbit_s": json_f(Some(self.throughput_mbit_s)),
             "peak_flights": self.peak_flights,
+            "peak_flights_at": self
+                .peak_flights_s
+                .map(|t| crate::layout::format_rfc3339(self.day_start + i64::from(t))),
+            "peak_callsigns_per_minute": self.peak_callsigns_per_minute,
             "total_s": json_f(Some(self.total_s())),
             "lengths": summary_json(self.lengths.summary().as_ref(), "bytes"),
             "frequencies": summary_json(self.frequencies.summary().as_ref(), "msg/s"),
             "latency_ms": summary_json(self.latency_ms().as_ref(), "ms"),
             "state_durations_s": states,
+            "sources": serde_json::to_value(&self.sources)
+                .expect("source stats always serialize"),
         })
     }
 
     /// Writes `report.json`, `report.md` (the [`tables`](Self::tables)) and the figures
     /// into `dir` (created if needed); returns the paths written.
     ///
-    /// Figures: `fig4_1a_flights.png` and `fig4_1b_messages.png` (flights and messages per
-    /// second over the simulated day, Figure 4.1; only when `per_second` is not empty),
+    /// Figures: `fig4_1a_flights.png` and `fig4_1b_messages.png` (flights airborne and
+    /// messages per simulated second, Figure 4.1; only when `per_second` is not empty),
     /// `fig4_2a_lengths.png` and `fig4_2b_frequencies.png` (Figure 4.2),
     /// `fig4_3_latency.png` (histogram and percentile curve in ms, Figure 4.3).
     pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {

@@ -7,9 +7,10 @@ use glidepath::stats::Summary;
 
 use super::memo::{
     MemoRow, MEMO_BYTES, MEMO_DURATIONS_1A, MEMO_DURATIONS_4A, MEMO_FREQUENCIES, MEMO_LATENCY,
-    MEMO_LENGTHS, MEMO_MESSAGES, MEMO_PEAK_FLIGHTS, MEMO_RUNS,
+    MEMO_LENGTHS, MEMO_MESSAGES, MEMO_PEAK_FLIGHTS, MEMO_PEAK_FLIGHTS_AT, MEMO_RUNS,
 };
 use super::{RunReport, STATES};
+use crate::layout::format_rfc3339;
 
 impl RunReport {
     /// The human report: the memorandum's Tables 4.2, 4.3, 4.5 and 4.7 for this run, with
@@ -25,13 +26,14 @@ impl RunReport {
         );
         let _ = writeln!(
             o,
-            "transport {} · codec {} · compression {} · persistence {} · blocks as {} · {} simulated hours\n",
+            "transport {} · codec {} · compression {} · persistence {} · blocks as {} · {} simulated hours from {}\n",
             self.transport,
             self.codec,
             self.compression,
             persistence,
             self.deployment,
-            fmt_f(self.hours, 2)
+            fmt_f(self.hours, 2),
+            format_rfc3339(self.day_start)
         );
 
         // Table 4.2
@@ -167,25 +169,139 @@ impl RunReport {
         );
         let _ = writeln!(o, "| Duplicated | {} | |", group(self.duplicated));
         let _ = writeln!(o, "| Malformed | {} | |", group(self.malformed));
+        let peak_at = self.peak_flights_s.map_or(String::new(), |t| {
+            format!(" at {}", format_rfc3339(self.day_start + i64::from(t)))
+        });
         let _ = writeln!(
             o,
-            "| Peak flights | {} | {} |",
+            "| Peak flights (airborne in one second, first to last message) | {}{peak_at} | {} at {} |",
             group(self.peak_flights),
-            group(MEMO_PEAK_FLIGHTS)
+            group(MEMO_PEAK_FLIGHTS),
+            MEMO_PEAK_FLIGHTS_AT
+        );
+        let _ = writeln!(
+            o,
+            "| Most distinct callsigns reporting in one minute | {} | |",
+            group(self.peak_callsigns_per_minute)
         );
         let max_rate = self
             .frequencies
             .summary()
             .map_or("—".to_string(), |s| group(s.max as u64));
         let _ = writeln!(o, "| Most messages in one second | {max_rate} | 1,779 |");
-        let verdict = if self.received == self.published && self.lost == 0 {
+        let verdict = if self.published == 0 {
+            "nothing was published"
+        } else if self.received == self.published && self.lost == 0 {
             "every published message was received"
         } else {
             "received ≠ published"
         };
         let _ = writeln!(o, "\n{verdict}.");
+        if !self.sources.is_empty() {
+            self.sources_table(&mut o);
+        }
         o
     }
+
+    /// What every traffic block played and skipped: nothing a source holds leaves a
+    /// run uncounted.
+    fn sources_table(&self, o: &mut String) {
+        let _ = writeln!(o, "\n## Traffic sources\n");
+        let _ = writeln!(
+            o,
+            "| Block | Source | Window | Rows | Published | Before window | After window | Bad values | Empty callsign |"
+        );
+        let _ = writeln!(o, "|---|---|---|---:|---:|---:|---:|---:|---:|");
+        for s in &self.sources {
+            let recorded = s.path.is_some();
+            let n = |v: u64| {
+                if recorded {
+                    group(v)
+                } else {
+                    "—".to_string()
+                }
+            };
+            let window = if s.window_s.0 < s.window_s.1 {
+                format!(
+                    "{} + {}",
+                    format_rfc3339(self.day_start + i64::from(s.window_s.0)),
+                    span(u64::from(s.window_s.1 - s.window_s.0))
+                )
+            } else {
+                "empty (outside the run)".to_string()
+            };
+            let _ = writeln!(
+                o,
+                "| {} | {} | {window} | {} | {} | {} | {} | {} | {} |",
+                s.block,
+                s.path
+                    .as_ref()
+                    .map_or(s.kind.clone(), |p| format!("{} `{p}`", s.kind)),
+                group(s.rows),
+                group(s.published),
+                n(s.before_window),
+                n(s.after_window),
+                n(s.bad_rows),
+                n(s.empty_callsigns),
+            );
+        }
+        for s in self.sources.iter().filter(|s| s.path.is_some()) {
+            let mut notes = Vec::new();
+            if let (Some(first), Some(last)) = (s.first_ms, s.last_ms) {
+                notes.push(format!(
+                    "rows from {} to {}",
+                    format_rfc3339(first.div_euclid(1000)),
+                    format_rfc3339(last.div_euclid(1000))
+                ));
+            }
+            if let Some(r) = &s.reading {
+                notes.push(r.clone());
+            }
+            if s.bad_rows > 0 {
+                notes.push(format!(
+                    "skipped: {}{}",
+                    s.bad_examples.join("; "),
+                    if s.bad_rows > s.bad_examples.len() as u64 {
+                        format!("; … ({} in all)", group(s.bad_rows))
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+            if s.empty_callsigns > 0 {
+                notes.push(format!(
+                    "{} without a callsign published under their icao24",
+                    rows(s.empty_callsigns)
+                ));
+            }
+            let _ = writeln!(o, "\n- {}: {}.", s.block, notes.join("; "));
+        }
+    }
+}
+
+/// `1 row`, `2,359 rows`.
+pub(crate) fn rows(n: u64) -> String {
+    if n == 1 {
+        "1 row".to_string()
+    } else {
+        format!("{} rows", group(n))
+    }
+}
+
+/// A number of seconds as `24 h`, `2 h 30 min`, `10 min`, `90 s`.
+pub(crate) fn span(s: u64) -> String {
+    let (h, m, sec) = (s / 3600, s % 3600 / 60, s % 60);
+    let mut parts = Vec::new();
+    if h > 0 {
+        parts.push(format!("{h} h"));
+    }
+    if m > 0 {
+        parts.push(format!("{m} min"));
+    }
+    if sec > 0 || parts.is_empty() {
+        parts.push(format!("{sec} s"));
+    }
+    parts.join(" ")
 }
 
 /// The experiment matrix (Tables 3.2–3.3 re-run with glidepath's backends) side by side,
@@ -336,7 +452,7 @@ pub(super) fn trim_zeros(s: &str) -> String {
     }
 }
 
-pub(super) fn group(v: u64) -> String {
+pub(crate) fn group(v: u64) -> String {
     group_digits(&v.to_string())
 }
 
@@ -380,5 +496,10 @@ mod tests {
         assert_eq!(minutes(795.700), "13'16\"");
         assert_eq!(minutes(4891.338), "81'31\"");
         assert_eq!(trim_zeros("3.1440"), "3.144");
+        assert_eq!(span(86_400), "24 h");
+        assert_eq!(span(9_000), "2 h 30 min");
+        assert_eq!(span(600), "10 min");
+        assert_eq!(span(90), "1 min 30 s");
+        assert_eq!(span(0), "0 s");
     }
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use glidepath::{Federate, Rti};
 
 use super::block::run_block;
+use super::frame::{frame, with_frame};
 use super::manager::context_of;
 use super::{
     block_error, run_end, BlockLaunch, BlockOutcome, Launcher, Progress, RunError, RunOptions,
@@ -300,6 +301,8 @@ pub fn run_block_process(
                 layout.blocks.iter().map(|b| &b.name).collect::<Vec<_>>()
             ))
         })?;
+    // The manager passes its frame (--day-start, --hours): nothing is read here.
+    let opts = &with_frame(opts, &frame(layout, opts)?);
     let ctx = context_of(
         layout,
         b,

@@ -11,6 +11,7 @@ use glidepath::{
 };
 
 use super::deploy::{deploy_processes, deploy_threads, Deployed, RunEnd};
+use super::frame::{frame, with_frame};
 use super::{
     air_traffic_fom, block_error, run_end, BlockOutcome, Context, Deployment, Progress, RunError,
     RunOptions, SimulationState, WAIT,
@@ -33,7 +34,9 @@ fn executive_for(config: &RtiConfig) -> Result<Option<glidepath::ExecutiveServer
     })
 }
 
-/// Runs `layout` to the end and returns its report (not yet written anywhere).
+/// Runs `layout` to the end and returns its report (not yet written anywhere). The
+/// run's second 0 and length are [`frame`](super::frame)'s (read from the data when
+/// neither the layout nor the options say).
 pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
     let monitors: Vec<&Block> = layout
         .blocks
@@ -55,6 +58,8 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
             opts.config.transport.name()
         )));
     }
+    let frame = frame(layout, opts)?;
+    let opts = &with_frame(opts, &frame);
     let end = run_end(opts);
     let _executive = executive_for(&opts.config)?;
     let rti = Rti::from_config(&opts.config).map_err(|e| RunError::Rti(e.to_string()))?;
@@ -122,20 +127,22 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
     let _ = rti.destroy_federation_execution(&federation);
     let mut monitor = None;
     let mut published = 0;
+    let mut sources = Vec::new();
     // What reached the monitor's links counts as published to it.
     let monitor_name = &monitors[0].name;
     // The first block that failed of itself is the cause; blocks are only stopped
     // after the manager's own failure, which then is the cause.
     for (name, outcome) in outcomes {
         match outcome {
-            Ok(BlockOutcome::Published(n)) => {
+            Ok(BlockOutcome::Published(stats)) => {
                 if layout
                     .links
                     .iter()
                     .any(|l| l.from == name && &l.to == monitor_name)
                 {
-                    published += n;
+                    published += stats.published;
                 }
+                sources.push(*stats);
             }
             Ok(BlockOutcome::Monitor(m)) => monitor = Some(m),
             Ok(BlockOutcome::Other) => {}
@@ -152,6 +159,13 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
         .find(|(s, _)| s == SimulationState::Execution.name())
         .map_or(0.0, |(_, d)| *d);
     let received = m.received;
+    // The first second with the most flights airborne (the memorandum names the first
+    // of its two: 20:44:43Z).
+    let peak = m
+        .per_second
+        .iter()
+        .copied()
+        .reduce(|best, s| if s.flights > best.flights { s } else { best });
     Ok(RunReport {
         run: opts.run_name.clone(),
         layout: layout.name.clone(),
@@ -160,6 +174,7 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
         compression: opts.config.chain.compression.to_string(),
         persistence: persistence_on(&opts.config),
         deployment: opts.deployment.name().to_string(),
+        day_start: frame.day_start,
         hours: f64::from(end) / 3600.0,
         published,
         received,
@@ -173,16 +188,19 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
         } else {
             0.0
         },
-        peak_flights: m
+        peak_flights: peak.map_or(0, |s| u64::from(s.flights)),
+        peak_flights_s: peak.filter(|s| s.flights > 0).map(|s| s.t),
+        peak_callsigns_per_minute: m
             .per_second
             .iter()
-            .map(|s| u64::from(s.flights))
+            .map(|s| u64::from(s.callsigns_in_minute))
             .max()
             .unwrap_or(0),
         lengths: m.lengths,
         frequencies: m.frequencies,
         latency_us: m.latency_us,
         per_second: m.per_second,
+        sources,
         state_durations_s: durations,
     })
 }
@@ -202,7 +220,9 @@ pub(super) fn context_of(
             .filter(|l| l.to == block.name)
             .map(|l| l.from.clone())
             .collect(),
-        layout_day_start: layout.day_start,
+        day_start: opts
+            .day_start
+            .expect("the run's frame is resolved before its blocks start"),
         end,
         opts: opts.clone(),
         progress: progress.clone(),

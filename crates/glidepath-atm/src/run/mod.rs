@@ -44,12 +44,13 @@ use glidepath::{
     Federate, Fom, FomModule, InteractionClassHandle, ParameterHandle, RtiConfig, WaitStrategy,
 };
 
-use crate::report::SecondStats;
+use crate::report::{SecondStats, SourceStats};
 use crate::track::Track;
 use crate::traffic::DAY_S;
 
 mod block;
 mod deploy;
+mod frame;
 mod manager;
 mod monitor;
 mod recorder;
@@ -57,6 +58,7 @@ mod recording;
 mod traffic;
 
 pub use deploy::run_block_process;
+pub use frame::{frame, RunFrame, MAX_RUN_S};
 pub use manager::run;
 
 /// The air-traffic FOM module, built in so a run needs no file but its layout.
@@ -190,7 +192,12 @@ pub struct RunOptions {
     pub config: RtiConfig,
     /// Serialisation of the track messages.
     pub codec: Codec,
-    /// Run only the first `hours` of the simulated day (default: all of it).
+    /// Simulated second 0, Unix seconds; overrides the layout's `day_start` (default:
+    /// the layout's, else the first row of its recorded sources, see [`frame`]).
+    pub day_start: Option<i64>,
+    /// Run only the first `hours` from second 0 (default: a whole day with generated
+    /// traffic, the data's span with recorded sources only, see [`frame`]); at most
+    /// [`MAX_RUN_S`].
     pub hours: Option<f64>,
     /// Overrides the generated traffic's density (1.0 = the calibrated day).
     pub density: Option<f64>,
@@ -257,6 +264,7 @@ impl Default for RunOptions {
         RunOptions {
             config: RtiConfig::default(),
             codec: Codec::Json,
+            day_start: None,
             hours: None,
             density: None,
             run_name: "1A".into(),
@@ -353,10 +361,11 @@ fn check_abort(abort: &AtomicBool) -> Result<(), String> {
     }
 }
 
-/// The simulated seconds a run covers: `[0, end)`.
+/// The simulated seconds a run covers, `[0, end)`, when the options say (`hours`);
+/// else a whole day. [`frame`] decides from the data when the options do not say.
 fn run_end(opts: &RunOptions) -> u32 {
     match opts.hours {
-        Some(h) => ((h * 3600.0).round() as u32).clamp(1, DAY_S),
+        Some(h) => (h * 3600.0).round().clamp(1.0, f64::from(MAX_RUN_S)) as u32,
         None => DAY_S,
     }
 }
@@ -371,7 +380,8 @@ fn air_traffic_fom() -> Result<Fom, RunError> {
 struct Context {
     /// The blocks linked to this one: the only producers it takes messages from.
     sources: Vec<String>,
-    layout_day_start: i64,
+    /// Unix seconds of simulated second 0 (resolved by [`frame`]).
+    day_start: i64,
     end: u32,
     opts: RunOptions,
     progress: Arc<Progress>,
@@ -379,7 +389,8 @@ struct Context {
 
 #[derive(serde::Serialize, serde::Deserialize)]
 enum BlockOutcome {
-    Published(u64),
+    /// A traffic or player block: what it played and skipped.
+    Published(Box<SourceStats>),
     Monitor(Box<MonitorStats>),
     Other,
 }

@@ -1,7 +1,7 @@
 //! The performance monitor block: message lengths, per-second frequencies, latency
 //! T_S − T_P and counts (lost, duplicated, malformed), for the report's tables.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -16,6 +16,14 @@ use super::{
 use crate::report::SecondStats;
 use crate::track::Track;
 
+/// A vehicle silent for longer than this, in simulated seconds, starts a new flight
+/// when it reports again: the same callsign flying a later leg is another flight.
+/// Thirty minutes is longer than any report period (one-minute track data, 12-s
+/// radar sweeps, OpenSky's 10-s state vectors) and shorter than a turnaround plus a
+/// flight. The generated day keeps a callsign free this long around each flight
+/// (`traffic/generate.rs`, `CALLSIGN_REUSE_S`).
+const FLIGHT_GAP_S: u32 = 1_800;
+
 /// The performance monitor: message lengths, per-second frequencies, latency, counts.
 pub(super) struct MonitorBlock {
     day_start_ms: i64,
@@ -29,8 +37,14 @@ pub(super) struct MonitorBlock {
     lengths: Recorder,
     latency_us: Recorder,
     per_second: Vec<u32>,
-    /// Distinct flights per simulated minute (hashes of the vehicle identifiers).
-    minute_flights: Vec<u32>,
+    /// Distinct vehicle ids per simulated minute (hashes of the vehicle identifiers).
+    minute_callsigns: Vec<u32>,
+    /// Flights in progress, by the hash of their vehicle id: first and last second
+    /// with a message.
+    flights: HashMap<u64, (u32, u32), std::hash::BuildHasherDefault<Prehashed>>,
+    /// Flights that ended (their vehicle went silent for [`FLIGHT_GAP_S`] and then
+    /// reported again), as (first, last) seconds.
+    flights_done: Vec<(u32, u32)>,
     minute_seen: HashSet<u64, std::hash::BuildHasherDefault<Prehashed>>,
     /// The track being decoded, reused message after message.
     scratch: Track,
@@ -64,7 +78,7 @@ impl Hasher for Prehashed {
 impl MonitorBlock {
     pub(super) fn new(ctx: &Context, sndem: Sndem) -> MonitorBlock {
         MonitorBlock {
-            day_start_ms: ctx.layout_day_start * 1000,
+            day_start_ms: ctx.day_start * 1000,
             end: ctx.end,
             codec: ctx.opts.codec,
             sndem,
@@ -75,7 +89,9 @@ impl MonitorBlock {
             lengths: Recorder::new(),
             latency_us: Recorder::new(),
             per_second: vec![0; ctx.end as usize],
-            minute_flights: vec![0; (ctx.end as usize).div_ceil(60)],
+            minute_callsigns: vec![0; (ctx.end as usize).div_ceil(60)],
+            flights: HashMap::default(),
+            flights_done: Vec::new(),
             minute_seen: HashSet::default(),
             scratch: Track::default(),
             current_minute: 0,
@@ -135,13 +151,54 @@ impl MonitorBlock {
             }
             let mut h = std::collections::hash_map::DefaultHasher::new();
             self.scratch.vid.hash(&mut h);
-            self.minute_seen.insert(h.finish());
+            let vehicle = h.finish();
+            self.minute_seen.insert(vehicle);
+            self.flight_seen(vehicle, second as u32);
         }
+    }
+
+    /// A message of `vehicle` in `second`: its flight goes on, or (after a silence
+    /// longer than [`FLIGHT_GAP_S`]) a new one begins. Blocks run a few seconds ahead
+    /// of each other, so a vehicle's messages may arrive slightly out of order.
+    fn flight_seen(&mut self, vehicle: u64, second: u32) {
+        match self.flights.entry(vehicle) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert((second, second));
+            }
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                let (first, last) = e.get_mut();
+                if second > *last + FLIGHT_GAP_S {
+                    self.flights_done.push((*first, *last));
+                    (*first, *last) = (second, second);
+                } else {
+                    *first = (*first).min(second);
+                    *last = (*last).max(second);
+                }
+            }
+        }
+    }
+
+    /// Flights airborne in each second: each from its first message to its last.
+    fn airborne(&self) -> Vec<u32> {
+        let n = self.per_second.len();
+        let mut change = vec![0i64; n + 1];
+        for &(first, last) in self.flights_done.iter().chain(self.flights.values()) {
+            change[first as usize] += 1;
+            change[(last as usize + 1).min(n)] -= 1;
+        }
+        let mut airborne = 0i64;
+        change[..n]
+            .iter()
+            .map(|c| {
+                airborne += c;
+                airborne as u32
+            })
+            .collect()
     }
 
     fn close_minute(&mut self) {
         let m = self.current_minute as usize;
-        if let Some(slot) = self.minute_flights.get_mut(m) {
+        if let Some(slot) = self.minute_callsigns.get_mut(m) {
             *slot = (*slot).max(self.minute_seen.len() as u32);
         }
         self.minute_seen.clear();
@@ -187,14 +244,17 @@ impl Component for MonitorBlock {
         for &n in &self.per_second {
             frequencies.record(u64::from(n));
         }
+        let airborne = self.airborne();
         let per_second = self
             .per_second
             .iter()
+            .zip(airborne)
             .enumerate()
-            .map(|(t, &messages)| SecondStats {
+            .map(|(t, (&messages, flights))| SecondStats {
                 t: t as u32,
                 messages,
-                flights: self.minute_flights.get(t / 60).copied().unwrap_or(0),
+                flights,
+                callsigns_in_minute: self.minute_callsigns.get(t / 60).copied().unwrap_or(0),
             })
             .collect();
         BlockOutcome::Monitor(Box::new(MonitorStats {

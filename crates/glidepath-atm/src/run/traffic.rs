@@ -1,6 +1,7 @@
 //! The traffic block: publishes each simulated second's SNDEM tracks, from a generated
 //! day, an ADS-B CSV, or a recording played back, then advances to the next second.
 
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -11,7 +12,10 @@ use glidepath::{Bytes, Callback, Federate};
 use super::block::{advance, enable_time, Component};
 use super::recording::read_recording;
 use super::{BlockOutcome, Codec, Context, Progress, SimulationState, Sndem};
-use crate::layout::{Block, TrafficSource};
+use crate::adsb_csv::AdsbFile;
+use crate::layout::{format_rfc3339, Block, TrafficSource};
+use crate::report::tables::{group, rows, span};
+use crate::report::SourceStats;
 use crate::track::Track;
 use crate::traffic::{TrafficConfig, TrafficDay, DAY_S};
 
@@ -47,6 +51,108 @@ impl Tracks {
     }
 }
 
+/// A recorded source read whole: its good tracks, in file order, and what the file
+/// holds besides (rows, bad rows, empty callsigns, first and last time).
+pub(super) struct Recorded {
+    pub(super) tracks: Vec<Track>,
+    pub(super) stats: SourceStats,
+}
+
+/// Reads a block's recorded source (an ADS-B CSV or a recording) whole; `None` for the
+/// generated day. Tracks carry the block's name (`:` as `.`, as the memorandum's
+/// `ATAC Data.1`) and `run` as their publisher and run.
+pub(super) fn read_recorded(block: &Block, run: &str) -> Result<Option<Recorded>, String> {
+    let Some(source) = &block.source else {
+        return Err("no traffic source".into());
+    };
+    let mut stats = SourceStats {
+        block: block.name.clone(),
+        kind: source.kind_name().to_string(),
+        path: source.path().map(|p| p.display().to_string()),
+        ..SourceStats::default()
+    };
+    let mut tracks = match source {
+        TrafficSource::Generated { .. } => return Ok(None),
+        TrafficSource::AdsbCsv {
+            path,
+            timestamp_unit,
+        } => {
+            let file = AdsbFile::read(path, *timestamp_unit)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            stats.rows = file.rows;
+            stats.bad_rows = file.bad_rows;
+            stats.bad_examples = file.errors.iter().map(ToString::to_string).collect();
+            stats.empty_callsigns = file.empty_callsigns;
+            stats.reading = Some(file.reading(*timestamp_unit));
+            file.tracks
+        }
+        TrafficSource::Recording { path } => {
+            let records = read_recording(path)?;
+            stats.rows = records.len() as u64;
+            let mut tracks = Vec::with_capacity(records.len());
+            for (i, (_, bytes)) in records.into_iter().enumerate() {
+                let track = Codec::Json
+                    .decode(&bytes)
+                    .or_else(|| Codec::Binary.decode(&bytes))
+                    .ok_or_else(|| {
+                        format!("{}: record {} is not a track", path.display(), i + 1)
+                    })?;
+                tracks.push(track);
+            }
+            tracks
+        }
+    };
+    if let TrafficSource::AdsbCsv { .. } = source {
+        let src = block.name.replace(':', ".");
+        for t in &mut tracks {
+            t.meta.src.clone_from(&src);
+            t.meta.run = run.to_string();
+        }
+    }
+    stats.first_ms = tracks.iter().map(|t| t.time).min();
+    stats.last_ms = tracks.iter().map(|t| t.time).max();
+    Ok(Some(Recorded { tracks, stats }))
+}
+
+/// Why a recorded source that has rows but none in its window fails the run: "0 of
+/// 284,505 rows fall in the simulated window 2021-10-07T00:00:00Z + 24 h; first row at
+/// ...". A source that publishes nothing is never a silent, empty run.
+fn nothing_in_window(stats: &SourceStats, day_start: i64, (from, to): (u32, u32)) -> String {
+    let at = |ms: i64| format_rfc3339(ms.div_euclid(1000));
+    let mut why = format!(
+        "0 of {} rows fall in the simulated window {} + {}",
+        group(stats.rows),
+        format_rfc3339(day_start + i64::from(from)),
+        span(u64::from(to - from))
+    );
+    match (stats.first_ms, stats.last_ms) {
+        (Some(first), Some(last)) => {
+            let _ = write!(why, "; first row at {}, last at {}", at(first), at(last));
+            if stats.after_window == stats.rows - stats.bad_rows {
+                why.push_str(" (all after the window: check day_start, and the timestamps' unit)");
+            } else if stats.before_window == stats.rows - stats.bad_rows {
+                why.push_str(
+                    " (all before the window: check day_start, --hours, and the timestamps' unit)",
+                );
+            }
+        }
+        _ if stats.rows == 0 => why.push_str("; the file has no data rows"),
+        _ => why.push_str("; no row could be read"),
+    }
+    if stats.bad_rows > 0 {
+        let _ = write!(
+            why,
+            "; {} skipped for bad values, first: {}",
+            rows(stats.bad_rows),
+            stats.bad_examples.first().map_or("?", String::as_str)
+        );
+    }
+    if let Some(r) = &stats.reading {
+        let _ = write!(why, "; {r}");
+    }
+    why
+}
+
 /// A traffic block (generated day, ADS-B CSV or a recording played back).
 pub(super) struct TrafficBlock {
     block: Block,
@@ -59,14 +165,14 @@ pub(super) struct TrafficBlock {
     density: Option<f64>,
     window: (u32, u32),
     tracks: Option<Tracks>,
-    published: u64,
+    stats: SourceStats,
 }
 
 impl TrafficBlock {
     pub(super) fn new(block: &Block, ctx: &Context, sndem: Sndem) -> TrafficBlock {
         TrafficBlock {
             block: block.clone(),
-            day_start: ctx.layout_day_start,
+            day_start: ctx.day_start,
             end: ctx.end,
             codec: ctx.opts.codec,
             run_name: ctx.opts.run_name.clone(),
@@ -75,21 +181,33 @@ impl TrafficBlock {
             density: ctx.opts.density,
             window: (0, 0),
             tracks: None,
-            published: 0,
+            stats: SourceStats {
+                block: block.name.clone(),
+                kind: block
+                    .source
+                    .as_ref()
+                    .map_or("none", TrafficSource::kind_name)
+                    .to_string(),
+                ..SourceStats::default()
+            },
         }
     }
 
-    /// The simulated seconds `[from, to)` this block plays, clipped to the run.
+    /// The simulated seconds `[from, to)` this block plays, clipped to the run. The
+    /// generated day ends with its day.
     fn window(&self) -> (u32, u32) {
-        let rel = |unix: i64| (unix - self.day_start).clamp(0, i64::from(DAY_S)) as u32;
+        let rel = |unix: i64| (unix - self.day_start).clamp(0, i64::from(self.end)) as u32;
         let delay = self.block.scheduled_delay_s.max(0.0).round() as u32;
         let from = self.block.traffic_start.map_or(delay, rel).max(delay);
-        let to = self.block.traffic_end.map_or(DAY_S, rel);
+        let generated = matches!(self.block.source, Some(TrafficSource::Generated { .. }));
+        let last = if generated { DAY_S } else { self.end };
+        let to = self.block.traffic_end.map_or(last, rel).min(last);
         (from.min(self.end), to.min(self.end))
     }
 
     fn load(&mut self) -> Result<(), String> {
         let (from, to) = self.window;
+        self.stats.window_s = self.window;
         let tracks = match &self.block.source {
             Some(TrafficSource::Generated { seed, density }) => {
                 if from >= to {
@@ -109,39 +227,31 @@ impl TrafficBlock {
                     )))
                 }
             }
-            Some(TrafficSource::AdsbCsv { path }) => {
-                let (tracks, bad) = crate::adsb_csv::read_adsb_csv(path)
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
-                for e in bad.iter().take(20) {
-                    eprintln!("{}: skipped: {e}", self.block.name);
-                }
+            Some(_) => {
+                let recorded =
+                    read_recorded(&self.block, &self.run_name)?.expect("a recorded source");
+                let mut stats = recorded.stats;
+                stats.window_s = self.window;
                 let day_ms = self.day_start * 1000;
-                let mut by_second: Vec<(u32, Track)> = tracks
-                    .into_iter()
-                    .filter_map(|t| {
-                        let s = (t.time - day_ms).div_euclid(1000);
-                        (s >= i64::from(from) && s < i64::from(to)).then_some((s as u32, t))
-                    })
-                    .collect();
-                by_second.sort_by_key(|(s, _)| *s);
-                Some(Tracks::Loaded { by_second, next: 0 })
-            }
-            Some(TrafficSource::Recording { path }) => {
-                let records = read_recording(path)?;
-                let day_ms = self.day_start * 1000;
-                let mut by_second: Vec<(u32, Track)> = Vec::with_capacity(records.len());
-                for (i, (_, bytes)) in records.into_iter().enumerate() {
-                    let track = Codec::Json
-                        .decode(&bytes)
-                        .or_else(|| Codec::Binary.decode(&bytes))
-                        .ok_or_else(|| {
-                            format!("{}: record {} is not a track", path.display(), i + 1)
-                        })?;
-                    let s = (track.time - day_ms).div_euclid(1000);
-                    if s >= i64::from(from) && s < i64::from(to) {
-                        by_second.push((s as u32, track));
+                let mut by_second: Vec<(u32, Track)> = Vec::with_capacity(recorded.tracks.len());
+                for t in recorded.tracks {
+                    let s = (t.time - day_ms).div_euclid(1000);
+                    if s < i64::from(from) {
+                        stats.before_window += 1;
+                    } else if s >= i64::from(to) {
+                        stats.after_window += 1;
+                    } else {
+                        by_second.push((s as u32, t));
                     }
                 }
+                // A block whose window the run does not reach plays nothing by design
+                // (its delay is past the end of a shortened run); one with a window
+                // and no row in it fails the run, saying why.
+                if by_second.is_empty() && from < to {
+                    return Err(nothing_in_window(&stats, self.day_start, self.window));
+                }
+                self.stats = stats;
+                // Stable: rows of one second keep their file order.
                 by_second.sort_by_key(|(s, _)| *s);
                 Some(Tracks::Loaded { by_second, next: 0 })
             }
@@ -190,11 +300,20 @@ impl TrafficBlock {
                 )
                 .map_err(|e| e.to_string())?;
             }
-            self.published += buf.len() as u64;
+            self.stats.published += buf.len() as u64;
             self.progress
                 .published
                 .fetch_add(buf.len() as u64, Ordering::Relaxed);
             advance(f, abort, f64::from(t + 1), &mut ignore)?;
+        }
+        if self.stats.published == 0 && from < to {
+            // Recorded sources fail earlier (initialization) when no row is in the
+            // window; a generated day can be empty where it is sparse.
+            return Err(format!(
+                "published nothing in its window {} + {}: its source has no track there",
+                format_rfc3339(self.day_start + i64::from(from)),
+                span(u64::from(to - from))
+            ));
         }
         if to < self.end {
             advance(f, abort, f64::from(self.end), &mut ignore)?;
@@ -220,11 +339,9 @@ impl Component for TrafficBlock {
             SimulationState::Deployment => {
                 self.window = self.window();
                 match &self.block.source {
-                    Some(TrafficSource::AdsbCsv { path } | TrafficSource::Recording { path })
-                        if !path.exists() =>
-                    {
-                        Err(format!("source file {} not found", path.display()))
-                    }
+                    Some(
+                        TrafficSource::AdsbCsv { path, .. } | TrafficSource::Recording { path },
+                    ) if !path.exists() => Err(format!("source file {} not found", path.display())),
                     _ => Ok(()),
                 }
             }
@@ -244,7 +361,11 @@ impl Component for TrafficBlock {
         }
     }
 
-    fn outcome(self: Box<Self>) -> BlockOutcome {
-        BlockOutcome::Published(self.published)
+    fn outcome(mut self: Box<Self>) -> BlockOutcome {
+        if matches!(self.block.source, Some(TrafficSource::Generated { .. })) {
+            // The generated day's rows are the tracks it generated in the window.
+            self.stats.rows = self.stats.published;
+        }
+        BlockOutcome::Published(Box::new(self.stats))
     }
 }

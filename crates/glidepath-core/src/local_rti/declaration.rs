@@ -106,15 +106,43 @@ impl LocalRti {
         self.live()?;
         self.check_class_attributes(class, attributes)?;
         if attributes.is_empty() {
-            self.subscribed_attributes.remove(&class);
+            self.ddm.default_attributes.remove(&class);
         } else {
-            self.subscribed_attributes
+            self.ddm
+                .default_attributes
                 .insert(class, attributes.iter().copied().collect());
         }
-        self.sync_topics();
+        self.resubscribe_object_class(link, class)
+    }
+
+    /// Brings `class`'s subscribed attributes (with the default region or with
+    /// regions) and the topics in line with the declarations; a class that is
+    /// subscribed discovers the instances already registered.
+    pub(crate) fn resubscribe_object_class(
+        &mut self,
+        link: &mut impl Link,
+        class: ObjectClassHandle,
+    ) -> Result<(), RtiError> {
+        let mut attributes: BTreeSet<AttributeHandle> = self
+            .ddm
+            .default_attributes
+            .get(&class)
+            .cloned()
+            .unwrap_or_default();
+        attributes.extend(
+            self.ddm
+                .attribute_subscriptions
+                .iter()
+                .filter(|((c, _), regions)| *c == class && !regions.is_empty())
+                .map(|((_, a), _)| *a),
+        );
         if attributes.is_empty() {
+            self.subscribed_attributes.remove(&class);
+            self.sync_topics();
             return Ok(());
         }
+        self.subscribed_attributes.insert(class, attributes);
+        self.sync_topics();
         let classes = self.fom.object_class_and_descendants(class);
         let reply = expect_ok(link.request(
             &mut self.outbox,
@@ -141,6 +169,10 @@ impl LocalRti {
         self.live()?;
         self.check_class_attributes(class, &[])?;
         self.subscribed_attributes.remove(&class);
+        self.ddm.default_attributes.remove(&class);
+        self.ddm
+            .attribute_subscriptions
+            .retain(|(c, _), _| *c != class);
         self.sync_topics();
         Ok(())
     }
@@ -180,9 +212,23 @@ impl LocalRti {
         self.fom
             .interaction_class(class)
             .ok_or(DeclarationError::InteractionClassNotDefined(class))?;
-        self.subscribed_interactions.insert(class);
-        self.sync_topics();
+        self.ddm.default_interactions.insert(class);
+        self.resubscribe_interactions();
         Ok(())
+    }
+
+    /// Subscribed interaction classes: those subscribed with the default region or
+    /// with regions; the topics follow.
+    pub(crate) fn resubscribe_interactions(&mut self) {
+        self.subscribed_interactions = self.ddm.default_interactions.clone();
+        self.subscribed_interactions.extend(
+            self.ddm
+                .interaction_subscriptions
+                .iter()
+                .filter(|(_, regions)| !regions.is_empty())
+                .map(|(c, _)| *c),
+        );
+        self.sync_topics();
     }
 
     /// Stops subscribing an interaction class.
@@ -194,8 +240,9 @@ impl LocalRti {
         self.fom
             .interaction_class(class)
             .ok_or(DeclarationError::InteractionClassNotDefined(class))?;
-        self.subscribed_interactions.remove(&class);
-        self.sync_topics();
+        self.ddm.default_interactions.remove(&class);
+        self.ddm.interaction_subscriptions.remove(&class);
+        self.resubscribe_interactions();
         Ok(())
     }
 
@@ -225,7 +272,48 @@ impl LocalRti {
                 topic: *t,
             });
         }
+        // What each subscribed topic is wanted for, told when it changes.
+        for t in &want {
+            let interest = self.topic_interest_now(*t);
+            if self.topic_interest.get(t) != interest.as_ref() {
+                match &interest {
+                    Some(r) => self.topic_interest.insert(*t, r.clone()),
+                    None => self.topic_interest.remove(t),
+                };
+                self.outbox.push(Output::Interest {
+                    federation: self.federation,
+                    topic: *t,
+                    regions: interest,
+                });
+            }
+        }
+        self.topic_interest.retain(|t, _| want.contains(t));
         self.data_topics = want;
+    }
+
+    /// The regions a data topic is wanted for: the union of the subscription regions
+    /// of every attribute (or of the interaction class) it is delivered as; `None`
+    /// when one of them is subscribed with the default region.
+    fn topic_interest_now(&self, topic: Topic) -> Option<crate::region::RegionSet> {
+        match topic {
+            Topic::ObjectClass(c) => {
+                let known = self.subscribed_object_class_for(c)?;
+                let mut union: Option<crate::region::RegionSet> = None;
+                for a in self.subscribed_attributes.get(&known)? {
+                    let regions = self.attribute_subscription_regions(known, *a)?;
+                    union = Some(match union {
+                        Some(u) => u.union(&regions),
+                        None => regions,
+                    });
+                }
+                union
+            }
+            Topic::InteractionClass(c) => {
+                let known = self.subscribed_interaction_class_for(c)?;
+                self.interaction_subscription_regions(known)
+            }
+            _ => None,
+        }
     }
 
     /// The subscribed class an instance of `class` is known as: the closest subscribed

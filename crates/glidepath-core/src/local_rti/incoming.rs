@@ -8,6 +8,7 @@ use crate::callback::{Callback, MessageInfo};
 use crate::error::PeerError;
 use crate::exec::{FederateInfo, Notification};
 use crate::message::{Advance, Body, Envelope, Regulation, Values};
+use crate::region::regions_overlap;
 use crate::time::state::*;
 use crate::types::{FederateHandle, LogicalTime, ObjectInstanceHandle};
 use crate::{AttributeHandle, OrderType, ParameterHandle, TransportationType};
@@ -251,6 +252,7 @@ impl LocalRti {
                 order,
                 transport,
                 time,
+                regions,
                 ..
             } => {
                 let Some(known) = self.known.get(&instance) else {
@@ -261,16 +263,21 @@ impl LocalRti {
                 let Some(subscribed) = self.subscribed_attributes.get(&class) else {
                     return;
                 };
-                let values: Values<AttributeHandle> =
-                    if values.iter().all(|(a, _)| subscribed.contains(a)) {
-                        values
-                    } else {
-                        values
-                            .iter()
-                            .filter(|(a, _)| subscribed.contains(a))
-                            .cloned()
-                            .collect()
-                    };
+                // Subscribed, and (data distribution management) one of the
+                // attribute's subscription regions overlaps one the update was sent with.
+                let wanted = |a: &AttributeHandle| {
+                    subscribed.contains(a)
+                        && (regions.is_none()
+                            || regions_overlap(
+                                regions.as_ref(),
+                                self.attribute_subscription_regions(class, *a).as_ref(),
+                            ))
+                };
+                let values: Values<AttributeHandle> = if values.iter().all(|(a, _)| wanted(a)) {
+                    values
+                } else {
+                    values.iter().filter(|(a, _)| wanted(a)).cloned().collect()
+                };
                 if values.is_empty() {
                     return;
                 }
@@ -289,6 +296,7 @@ impl LocalRti {
                 order,
                 transport,
                 time,
+                regions,
             } => {
                 if self.fom.interaction_class(class).is_none() {
                     self.peer_error(PeerError::UnknownInteractionClass {
@@ -300,6 +308,14 @@ impl LocalRti {
                 let Some(as_class) = self.subscribed_interaction_class_for(class) else {
                     return;
                 };
+                if regions.is_some()
+                    && !regions_overlap(
+                        regions.as_ref(),
+                        self.interaction_subscription_regions(as_class).as_ref(),
+                    )
+                {
+                    return;
+                }
                 let own = &self.fom.interaction_classes[as_class.index()].all_parameters;
                 let values: Values<ParameterHandle> = if values.iter().all(|(p, _)| own.contains(p))
                 {
@@ -329,6 +345,7 @@ impl LocalRti {
                     self.stats.unknown_instance += 1;
                     return;
                 }
+                self.forget_associations(instance);
                 Callback::RemoveObjectInstance {
                     instance,
                     tag,

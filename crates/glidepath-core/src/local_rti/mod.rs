@@ -3,11 +3,15 @@
 //! incoming envelopes, emitting what the transport must do into an outbox.
 //!
 //! One type, [`LocalRti`], whose methods are cut along the HLA services: this file
-//! holds the type, joining and sending; `federation`, `declaration` and `object` the
-//! services of those names; `incoming` what arrives from peers. Time management lives
+//! holds the type, joining and sending; `federation`, `declaration`, `object`,
+//! `ownership` and `ddm` (data distribution management) the services of those names;
+//! `incoming` what arrives from peers. Time management lives
 //! next to the GALT closure in `crate::time`.
 
+mod ddm;
 mod declaration;
+
+pub use ddm::AttributeRegions;
 mod federation;
 mod incoming;
 mod object;
@@ -52,6 +56,15 @@ pub enum Output {
     Unsubscribe {
         federation: FederationId,
         topic: Topic,
+    },
+    /// What this federate wants of a subscribed topic (data distribution
+    /// management): only messages sent without regions or with regions overlapping
+    /// these; `None`, everything. A transport may drop at the source what cannot
+    /// interest the subscriber; one that does not filter ignores this.
+    Interest {
+        federation: FederationId,
+        topic: Topic,
+        regions: Option<crate::region::RegionSet>,
     },
 }
 
@@ -144,6 +157,8 @@ pub struct LocalRti {
     pub(crate) published_interactions: HashSet<InteractionClassHandle>,
     pub(crate) subscribed_interactions: HashSet<InteractionClassHandle>,
     pub(crate) data_topics: BTreeSet<Topic>,
+    /// The interest last told the transport for each data topic that has regions.
+    pub(crate) topic_interest: BTreeMap<Topic, crate::region::RegionSet>,
     /// Every instance this federate registered or discovered, with what it owns of each.
     pub(crate) known: HashMap<ObjectInstanceHandle, KnownInstance>,
     pub(crate) announced: HashSet<String>,
@@ -156,6 +171,8 @@ pub struct LocalRti {
     pub(crate) time: TimeState,
     pub(crate) callbacks: VecDeque<Callback>,
     pub(crate) stats: LocalStats,
+    /// Data distribution management: this federate's regions.
+    pub(crate) ddm: ddm::DdmState,
     /// What the transport must do next, in order ([`LocalRti::take_outputs`]).
     pub(crate) outbox: Vec<Output>,
 }
@@ -257,6 +274,7 @@ impl LocalRti {
             published_interactions: HashSet::new(),
             subscribed_interactions: HashSet::new(),
             data_topics: BTreeSet::new(),
+            topic_interest: BTreeMap::new(),
             known: HashMap::new(),
             announced: HashSet::new(),
             ghosts,
@@ -291,6 +309,7 @@ impl LocalRti {
             },
             callbacks: VecDeque::new(),
             stats: LocalStats::default(),
+            ddm: ddm::DdmState::default(),
             outbox,
         })
     }

@@ -9,6 +9,7 @@ use crate::error::{ObjectError, RtiError, TimeError};
 use crate::exec::{ExecReply, ExecRequest};
 use crate::message::Topic;
 use crate::message::{Advance, Body, Regulation};
+use crate::region::{RegionHandle, RegionSet};
 use crate::types::{
     FederateHandle, LogicalTime, LogicalTimeInterval, ObjectInstanceHandle, TimeValue,
 };
@@ -206,7 +207,7 @@ impl LocalRti {
             .object_class(class)
             .ok_or(ObjectError::ObjectClassNotDefined(class))?;
         type Group = (
-            (OrderType, TransportationType),
+            (OrderType, TransportationType, Option<RegionSet>),
             Vec<(AttributeHandle, Bytes)>,
         );
         let mut groups: Vec<Group> = Vec::new();
@@ -225,13 +226,15 @@ impl LocalRti {
             }
             let attr = &fom.attributes[a.index()];
             let order = self.sent_order(attr.order, time)?;
-            let key = (order, attr.transportation);
+            // Attributes associated with different regions travel apart, each
+            // message with its regions (data distribution management).
+            let key = (order, attr.transportation, self.update_regions(instance, a));
             match groups.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, g)) => g.push((a, v)),
                 None => groups.push((key, vec![(a, v)])),
             }
         }
-        for ((order, transport), vals) in groups {
+        for ((order, transport, regions), vals) in groups {
             self.send(
                 Topic::ObjectClass(class),
                 Body::Update {
@@ -242,6 +245,7 @@ impl LocalRti {
                     order,
                     transport,
                     time,
+                    regions,
                 },
             );
         }
@@ -254,6 +258,21 @@ impl LocalRti {
         &mut self,
         class: InteractionClassHandle,
         values: Vec<(ParameterHandle, Bytes)>,
+        tag: Bytes,
+        time: Option<LogicalTime>,
+    ) -> Result<(), RtiError> {
+        self.send_interaction_with_regions(class, values, &[], tag, time)
+    }
+
+    /// Sends an interaction of a published class with regions (none: the default
+    /// region). Every region must be this federate's and have only dimensions the
+    /// class has; receivers whose subscription regions overlap none of them get
+    /// nothing.
+    pub fn send_interaction_with_regions(
+        &mut self,
+        class: InteractionClassHandle,
+        values: Vec<(ParameterHandle, Bytes)>,
+        regions: &[RegionHandle],
         tag: Bytes,
         time: Option<LogicalTime>,
     ) -> Result<(), RtiError> {
@@ -275,6 +294,7 @@ impl LocalRti {
                 .into());
             }
         }
+        let regions = self.interaction_regions(class, regions)?;
         let order = self.sent_order(c.order, time)?;
         self.send(
             Topic::InteractionClass(class),
@@ -285,6 +305,7 @@ impl LocalRti {
                 order,
                 transport: c.transportation,
                 time,
+                regions,
             },
         );
         self.announce_if_owed();
@@ -321,6 +342,7 @@ impl LocalRti {
             },
         )?)?;
         self.known.remove(&instance);
+        self.forget_associations(instance);
         self.send(
             Topic::ObjectClass(class),
             Body::Delete {

@@ -209,6 +209,8 @@ impl<'m> Merger<'m> {
                 // A dimension without a bound (the MIM's HLAfederate, for one)
                 // leaves it to the RTI: one value per possible federate handle.
                 upper_bound: d.upper_bound.unwrap_or(1 << 32),
+                normalization: d.normalization.clone(),
+                default_range: d.default_range.unwrap_or_default(),
             });
         }
         Ok(())

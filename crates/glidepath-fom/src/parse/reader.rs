@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use crate::error::{FomError, FomErrorKind};
 use crate::location::{LineIndex, SourceLocation};
-use crate::model::OrderType;
+use crate::model::{DefaultRange, OrderType};
 use crate::xml::Element;
 
 mod data_types;
@@ -538,11 +538,27 @@ impl ModuleReader<'_> {
             })?),
             None => None,
         };
+        let normalization = self.optional(element, "normalization")?.map(|t| t.value);
+        let default_range = match self.optional(element, "value")? {
+            Some(f) => Some(parse_default_range(&f.value, upper_bound).ok_or_else(|| {
+                self.error(
+                    f.location,
+                    FomErrorKind::invalid(
+                        "value",
+                        &f.value,
+                        "Excluded, a range [lower..upper) or one value [v), within the upper bound",
+                    ),
+                )
+            })?),
+            None => None,
+        };
         Ok(ModuleDimension {
             name,
             location: self.loc(element),
             data_type,
             upper_bound,
+            normalization,
+            default_range,
         })
     }
 
@@ -565,4 +581,26 @@ impl ModuleReader<'_> {
             reliable,
         })
     }
+}
+
+/// A dimension's `<value>`: `Excluded`, `[lower..upper)` or `[v)` (one normalized
+/// value, the range `[v, v + 1)`), with `lower <= upper <= upper_bound` when the
+/// module gives an upper bound. Spaces around the numbers are allowed.
+fn parse_default_range(text: &str, upper_bound: Option<u64>) -> Option<DefaultRange> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("Excluded") {
+        return Some(DefaultRange::Excluded);
+    }
+    let inner = text.strip_prefix('[')?.strip_suffix(')')?;
+    let (lower, upper) = match inner.split_once("..") {
+        Some((l, u)) => (l.trim().parse::<u64>().ok()?, u.trim().parse::<u64>().ok()?),
+        None => {
+            let v = inner.trim().parse::<u64>().ok()?;
+            (v, v.checked_add(1)?)
+        }
+    };
+    if lower > upper || upper_bound.is_some_and(|b| upper > b) {
+        return None;
+    }
+    Some(DefaultRange::Range { lower, upper })
 }

@@ -31,6 +31,7 @@ pub fn envelope_with(sender: u32, seq: u64, payload: Bytes) -> Envelope {
             order: OrderType::Receive,
             transport: TransportationType::Reliable,
             time: None,
+            regions: None,
         },
     }
 }

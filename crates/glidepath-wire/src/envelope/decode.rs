@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use glidepath_core::{
-    Advance, AttributeHandle, Body, Envelope, FederateHandle, InteractionClassHandle, LogicalTime,
-    LogicalTimeInterval, Notification, ObjectClassHandle, ObjectInstanceHandle, OrderType,
-    ParameterHandle, Regulation, TimeStatus, TransportationType,
+    Advance, AttributeHandle, Body, DimensionHandle, Envelope, Extent, FederateHandle,
+    InteractionClassHandle, LogicalTime, LogicalTimeInterval, Notification, ObjectClassHandle,
+    ObjectInstanceHandle, OrderType, ParameterHandle, RangeBounds, RegionSet, Regulation,
+    TimeStatus, TransportationType,
 };
 
 use super::{
@@ -263,6 +264,27 @@ fn values<H>(
     Ok(v.into())
 }
 
+/// A region set: `None` for a count of 0 (the default region). Each range takes at
+/// least three bytes and each region at least one, counted before allocating; the
+/// ranges of a region must have strictly increasing dimensions and `lower <= upper`.
+fn regions(r: &mut Reader<'_>) -> Res<Option<RegionSet>> {
+    let n = r.count(1, "regions")?;
+    let mut extents = Vec::with_capacity(n);
+    for _ in 0..n {
+        let offset = r.pos;
+        let m = r.count(3, "region")?;
+        let mut ranges = Vec::with_capacity(m);
+        for _ in 0..m {
+            let d = DimensionHandle(r.varint_u32("region dimension")?);
+            let lower = r.varint("range lower bound")?;
+            let upper = r.varint("range upper bound")?;
+            ranges.push((d, RangeBounds::new(lower, upper)));
+        }
+        extents.push(Extent::from_sorted(ranges).ok_or(WireError::InvalidRegion { offset })?);
+    }
+    Ok(RegionSet::new(extents))
+}
+
 fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
     Ok(match kind {
         BodyKind::Register => Body::Register {
@@ -273,6 +295,7 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
         BodyKind::Update => {
             let instance = ObjectInstanceHandle(r.varint("instance")?);
             let class = ObjectClassHandle(r.varint_u32("object class")?);
+            let regions = regions(r)?;
             let order = r.order()?;
             let transport = r.transport()?;
             let time = r.opt_time()?;
@@ -286,10 +309,12 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
                 order,
                 transport,
                 time,
+                regions,
             }
         }
         BodyKind::Interaction => {
             let class = InteractionClassHandle(r.varint_u32("interaction class")?);
+            let regions = regions(r)?;
             let order = r.order()?;
             let transport = r.transport()?;
             let time = r.opt_time()?;
@@ -302,6 +327,7 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
                 order,
                 transport,
                 time,
+                regions,
             }
         }
         BodyKind::Delete => {

@@ -4,7 +4,7 @@
 use bytes::{BufMut, Bytes, BytesMut};
 use glidepath_core::{
     Advance, AttributeHandle, Body, Envelope, FederateHandle, LogicalTime, LogicalTimeInterval,
-    Notification, OrderType, ParameterHandle, Regulation, TimeValue, TransportationType,
+    Notification, OrderType, ParameterHandle, RegionSet, Regulation, TimeValue, TransportationType,
 };
 
 use super::{BodyKind, MAGIC, OWNERSHIP_NOTICES, TIME_FLOAT, TIME_INTEGER, VERSION};
@@ -124,6 +124,24 @@ fn write_values<H: Copy>(s: &mut impl Sink, values: &[(H, Bytes)], handle: impl 
     }
 }
 
+/// A region set (version 4): the count of regions (0: the default region), then each
+/// region as its count of ranges and each range as dimension, lower, upper.
+fn write_regions(s: &mut impl Sink, regions: Option<&RegionSet>) {
+    let Some(set) = regions else {
+        s.varint(0);
+        return;
+    };
+    s.varint(set.extents().len() as u64);
+    for extent in set.extents() {
+        s.varint(extent.ranges().len() as u64);
+        for (d, r) in extent.ranges() {
+            s.varint(u64::from(d.0));
+            s.varint(r.lower);
+            s.varint(r.upper);
+        }
+    }
+}
+
 fn write_federates(s: &mut impl Sink, federates: &[FederateHandle]) {
     s.varint(federates.len() as u64);
     for f in federates {
@@ -158,9 +176,11 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
             order,
             transport,
             time,
+            regions,
         } => {
             s.varint(instance.0);
             s.varint(u64::from(class.0));
+            write_regions(s, regions.as_ref());
             s.u8(order_tag(*order));
             s.u8(transport_tag(*transport));
             write_opt_time(s, *time);
@@ -174,8 +194,10 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
             order,
             transport,
             time,
+            regions,
         } => {
             s.varint(u64::from(class.0));
+            write_regions(s, regions.as_ref());
             s.u8(order_tag(*order));
             s.u8(transport_tag(*transport));
             write_opt_time(s, *time);

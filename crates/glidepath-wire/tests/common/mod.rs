@@ -9,9 +9,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use glidepath_core::{
-    Advance, AttributeHandle, Body, Envelope, FederateHandle, InteractionClassHandle, LogicalTime,
-    LogicalTimeInterval, Notification, ObjectClassHandle, ObjectInstanceHandle, OrderType,
-    OwnershipNotice, ParameterHandle, Regulation, TimeStatus, TransportationType,
+    Advance, AttributeHandle, Body, DimensionHandle, Envelope, Extent, FederateHandle,
+    InteractionClassHandle, LogicalTime, LogicalTimeInterval, Notification, ObjectClassHandle,
+    ObjectInstanceHandle, OrderType, OwnershipNotice, ParameterHandle, RangeBounds, RegionSet,
+    Regulation, TimeStatus, TransportationType,
 };
 use proptest::prelude::*;
 
@@ -85,6 +86,7 @@ pub fn samples() -> Vec<Envelope> {
                 order: OrderType::TimeStamp,
                 transport: TransportationType::Reliable,
                 time: Some(t(10.5)),
+                regions: None,
             },
         ),
         env(
@@ -98,6 +100,7 @@ pub fn samples() -> Vec<Envelope> {
                 order: OrderType::Receive,
                 transport: TransportationType::BestEffort,
                 time: None,
+                regions: None,
             },
         ),
         env(
@@ -113,6 +116,15 @@ pub fn samples() -> Vec<Envelope> {
                 order: OrderType::TimeStamp,
                 transport: TransportationType::BestEffort,
                 time: Some(t(-0.0)),
+                // Two regions: a point at the top of a large dimension and an empty
+                // range, and a region without dimensions.
+                regions: RegionSet::new(vec![
+                    Extent::new([
+                        (DimensionHandle(0), RangeBounds::new(u64::MAX, u64::MAX)),
+                        (DimensionHandle(u32::MAX), RangeBounds::new(3, 3)),
+                    ]),
+                    Extent::new([]),
+                ]),
             },
         ),
         env(
@@ -125,6 +137,7 @@ pub fn samples() -> Vec<Envelope> {
                 order: OrderType::Receive,
                 transport: TransportationType::Reliable,
                 time: None,
+                regions: None,
             },
         ),
         env(
@@ -481,7 +494,8 @@ pub fn arb_body() -> impl Strategy<Value = Body> {
                 tag,
                 order,
                 transport,
-                time
+                time,
+                regions: None,
             }),
         (
             arb_u32(),
@@ -498,7 +512,8 @@ pub fn arb_body() -> impl Strategy<Value = Body> {
                     tag,
                     order,
                     transport,
-                    time
+                    time,
+                    regions: None,
                 }
             ),
         (
