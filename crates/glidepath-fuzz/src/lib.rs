@@ -298,6 +298,16 @@ fn sample_envelopes() -> Vec<Envelope> {
                 order: OrderType::TimeStamp,
                 transport: TransportationType::Reliable,
                 time: Some(t(10.5)),
+                regions: glidepath_core::RegionSet::new(vec![glidepath_core::Extent::new([
+                    (
+                        glidepath_core::DimensionHandle(1),
+                        glidepath_core::RangeBounds::new(10, 20),
+                    ),
+                    (
+                        glidepath_core::DimensionHandle(2),
+                        glidepath_core::RangeBounds::new(0, 1 << 40),
+                    ),
+                ])]),
             },
         ),
         env(
@@ -309,6 +319,7 @@ fn sample_envelopes() -> Vec<Envelope> {
                 order: OrderType::Receive,
                 transport: TransportationType::BestEffort,
                 time: None,
+                regions: None,
             },
         ),
         env(
