@@ -85,6 +85,9 @@ impl Drop for Server {
     }
 }
 
+/// A labelled sample: (process, resident KiB, open files) for each process.
+type Sample = (String, Vec<(String, u64, usize)>);
+
 /// Resident memory (KiB) and open files of a process, from /proc.
 fn usage(pid: u32) -> Option<(u64, usize)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -132,7 +135,7 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
     let churn_retries = AtomicU64::new(0);
     let churn_error = std::sync::Mutex::new(None::<String>);
     let started = Instant::now();
-    let mut samples: Vec<(String, Vec<(String, u64, usize)>)> = Vec::new();
+    let mut samples: Vec<Sample> = Vec::new();
     let mut received = 0u64;
     let sample = |label: &str, servers: &[Server], cluster: &NatsCluster| {
         let mut pids: Vec<(String, u32)> = vec![("test process".into(), std::process::id())];
@@ -228,18 +231,17 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
                     }
                 }
             }
-            match receiver.next_callback(Duration::from_millis(20)) {
-                Some(Callback::ReceiveInteraction { values, .. }) => {
-                    let v = &values[0].1;
-                    if &v[..] == b"end" {
-                        break;
-                    }
-                    let got = u64::from_be_bytes(v[..].try_into().unwrap());
-                    assert_eq!(got, expected, "lost, duplicated or reordered");
-                    expected += 1;
-                    received += 1;
+            if let Some(Callback::ReceiveInteraction { values, .. }) =
+                receiver.next_callback(Duration::from_millis(20))
+            {
+                let v = &values[0].1;
+                if &v[..] == b"end" {
+                    break;
                 }
-                Some(_) | None => {}
+                let got = u64::from_be_bytes(v[..].try_into().unwrap());
+                assert_eq!(got, expected, "lost, duplicated or reordered");
+                expected += 1;
+                received += 1;
             }
         }
     });
