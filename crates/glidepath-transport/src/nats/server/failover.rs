@@ -99,11 +99,16 @@ pub(super) struct Log {
 }
 
 fn failed(what: &'static str, e: impl std::fmt::Display) -> TransportError {
+    let e = e.to_string();
+    let lower = e.to_ascii_lowercase();
+    let hint = if lower.contains("no responders") || lower.contains("not enabled") {
+        " (executive failover needs JetStream: start nats-server with --jetstream)"
+    } else {
+        ""
+    };
     TransportError::ConnectionFailed {
         operation: what,
-        reason: format!(
-            "{e} (executive failover needs JetStream: start nats-server with --jetstream)"
-        ),
+        reason: format!("{e}{hint}"),
     }
 }
 
