@@ -5,75 +5,15 @@
 //! names), the federation goes on, and a federate joins afterwards. The takeover
 //! delay is printed.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::thread;
 use std::time::{Duration, Instant};
+
+mod support;
+use support::{workspace_root, FailoverServer};
 
 use glidepath::backend::nats::NatsServerProcess;
 use glidepath::{Bytes, Callback, JoinOptions, ResignAction, Rti, RtiConfig, TransportKind};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
-
-fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// A `glidepath server --failover` process and its standard output, line by line.
-struct Server {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Server {
-    fn start(url: &str) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_glidepath"))
-            .args(["server", "--failover"])
-            .current_dir(workspace_root())
-            .env("GLIDEPATH_NATS_URL", url)
-            .env_remove("GLIDEPATH_TRANSPORT")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Server { child, lines }
-    }
-
-    /// Waits for a line containing `what`.
-    fn expect(&self, what: &str) {
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) if line.contains(what) => return,
-                Ok(_) => {}
-                Err(e) => panic!("no `{what}` from the server: {e}"),
-            }
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn next_interaction(f: &glidepath::Federate) -> Bytes {
     let deadline = Instant::now() + TIMEOUT;
@@ -94,9 +34,9 @@ fn a_standby_executive_takes_over_when_the_active_one_is_killed() {
     let nats = NatsServerProcess::start_with(None, &["--jetstream", "--store_dir", &store_arg])
         .unwrap_or_else(|e| panic!("{e}"));
     let url = nats.url();
-    let mut first = Server::start(&url);
+    let mut first = FailoverServer::start(&url, &[]);
     first.expect("active");
-    let second = Server::start(&url);
+    let second = FailoverServer::start(&url, &[]);
     second.expect("standing by");
 
     let mut config = RtiConfig::default();

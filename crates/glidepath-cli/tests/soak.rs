@@ -9,23 +9,15 @@
 //! `GLIDEPATH_SOAK_SECS` sets the length (default 20 s here; `scripts/soak.sh` runs 30
 //! minutes); `GLIDEPATH_SOAK_JSON=F` writes the report as JSON.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod support;
+use support::{workspace_root, FailoverServer};
+
 use glidepath::backend::nats::NatsCluster;
 use glidepath::{Bytes, Callback, JoinOptions, ResignAction, Rti, RtiConfig, TransportKind};
-
-fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
 
 fn seconds() -> u64 {
     std::env::var("GLIDEPATH_SOAK_SECS")
@@ -33,56 +25,6 @@ fn seconds() -> u64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(20)
         .max(10)
-}
-
-/// A `glidepath server --failover` process; its role lines arrive on `lines`.
-struct Server {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Server {
-    fn start(urls: &str) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_glidepath"))
-            .args(["server", "--failover", "--stream-replicas", "3"])
-            .current_dir(workspace_root())
-            .env("GLIDEPATH_NATS_URL", urls)
-            .env_remove("GLIDEPATH_TRANSPORT")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Server { child, lines }
-    }
-
-    fn expect(&self, what: &str) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) if line.contains(what) => return,
-                Ok(_) => {}
-                Err(e) => panic!("no `{what}` from the server: {e}"),
-            }
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A labelled sample: (process, resident KiB, open files) for each process.
@@ -107,9 +49,9 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
     let total = Duration::from_secs(seconds());
     let mut cluster = NatsCluster::start(3, true).unwrap_or_else(|e| panic!("{e}"));
     let urls = cluster.url_list();
-    let mut servers = vec![Server::start(&urls)];
+    let mut servers = vec![FailoverServer::start(&urls, &["--stream-replicas", "3"])];
     servers[0].expect("active");
-    servers.push(Server::start(&urls));
+    servers.push(FailoverServer::start(&urls, &["--stream-replicas", "3"]));
     servers[1].expect("standing by");
 
     let mut config = RtiConfig::default();
@@ -137,7 +79,7 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
     let started = Instant::now();
     let mut samples: Vec<Sample> = Vec::new();
     let mut received = 0u64;
-    let sample = |label: &str, servers: &[Server], cluster: &NatsCluster| {
+    let sample = |label: &str, servers: &[FailoverServer], cluster: &NatsCluster| {
         let mut pids: Vec<(String, u32)> = vec![("test process".into(), std::process::id())];
         for (i, s) in servers.iter().enumerate() {
             pids.push((format!("glidepath server {i}"), s.child.id()));

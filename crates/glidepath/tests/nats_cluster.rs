@@ -11,13 +11,70 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use common::*;
 use glidepath::backend::nats::NatsCluster;
-use glidepath::{Bytes, Callback, ResignAction, Rti, RtiConfig, TransportKind};
+use glidepath::{Bytes, Callback, Federate, ResignAction, Rti, RtiConfig, TransportKind};
+
+/// `sender` registers an instance and updates it `total` times with the numbers 1..,
+/// then resigns; `receiver` checks each arrives once and in order, and calls `kill`
+/// once update `kill_at` has arrived. Returns the longest pause between two
+/// consecutive updates after the kill (the receiver's view of the failure; its inbox
+/// may hold a backlog when it happens).
+fn numbered_run(
+    sender: &Federate,
+    receiver: &Federate,
+    n: &Names,
+    total: u64,
+    kill_at: u64,
+    mut kill: impl FnMut(),
+) -> Duration {
+    let mut killed = false;
+    let mut last = Instant::now();
+    let mut longest_pause = Duration::ZERO;
+    thread::scope(|s| {
+        s.spawn(|| {
+            let instance = sender.register_object_instance(n.vehicle).unwrap();
+            for i in 1..=total {
+                sender
+                    .update_attribute_values(
+                        instance,
+                        [(n.label, Bytes::copy_from_slice(&i.to_be_bytes()))],
+                        Bytes::new(),
+                    )
+                    .unwrap_or_else(|e| panic!("update {i}: {e}"));
+            }
+            sender.resign(ResignAction::DeleteObjects).unwrap();
+        });
+        let mut expected = 1u64;
+        loop {
+            match next(receiver) {
+                Callback::DiscoverObjectInstance { .. } => {}
+                Callback::ReflectAttributeValues { values, .. } => {
+                    let got = u64::from_be_bytes(values[0].1[..].try_into().unwrap());
+                    assert_eq!(got, expected, "update lost, duplicated or reordered");
+                    expected += 1;
+                    let now = Instant::now();
+                    if killed {
+                        longest_pause = longest_pause.max(now - last);
+                    }
+                    last = now;
+                    if got == kill_at && !killed {
+                        kill();
+                        killed = true;
+                        last = Instant::now();
+                    }
+                }
+                Callback::RemoveObjectInstance { .. } => break,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(expected - 1, total, "updates received before the removal");
+    });
+    longest_pause
+}
 
 fn rti_on(url: &str) -> Rti {
     let mut config = RtiConfig::default();
@@ -59,52 +116,12 @@ fn reliable_updates_survive_the_loss_of_the_publishers_node() {
         .unwrap();
     let total = updates();
     let kill_at = total / 3;
-    let killed = AtomicBool::new(false);
-    // The longest pause between two consecutive updates after the kill: the
-    // receiver's view of the failover (its inbox may hold a backlog when it happens).
     let mut killed_at = None;
-    let mut last = Instant::now();
-    let mut longest_pause = Duration::ZERO;
-    thread::scope(|s| {
-        s.spawn(|| {
-            let instance = sender.register_object_instance(n.vehicle).unwrap();
-            for i in 1..=total {
-                sender
-                    .update_attribute_values(
-                        instance,
-                        [(n.label, Bytes::copy_from_slice(&i.to_be_bytes()))],
-                        Bytes::new(),
-                    )
-                    .unwrap_or_else(|e| panic!("update {i}: {e}"));
-            }
-            sender.resign(ResignAction::DeleteObjects).unwrap();
-        });
-        let mut expected = 1u64;
-        loop {
-            match next(&receiver) {
-                Callback::DiscoverObjectInstance { .. } => {}
-                Callback::ReflectAttributeValues { values, .. } => {
-                    let got = u64::from_be_bytes(values[0].1[..].try_into().unwrap());
-                    assert_eq!(got, expected, "update lost, duplicated or reordered");
-                    expected += 1;
-                    let now = Instant::now();
-                    if killed_at.is_some() {
-                        longest_pause = longest_pause.max(now - last);
-                    }
-                    last = now;
-                    if got == kill_at && !killed.swap(true, Ordering::SeqCst) {
-                        cluster.kill(0);
-                        killed_at = Some(Instant::now());
-                        last = Instant::now();
-                    }
-                }
-                Callback::RemoveObjectInstance { .. } => break,
-                other => panic!("unexpected {other:?}"),
-            }
-        }
-        assert_eq!(expected - 1, total, "updates received before the removal");
+    let longest_pause = numbered_run(&sender, &receiver, &n, total, kill_at, || {
+        cluster.kill(0);
+        killed_at = Some(Instant::now());
     });
-    assert!(killed.load(Ordering::SeqCst));
+    assert!(killed_at.is_some());
     assert_eq!(receiver.transport_stats().lost_envelopes, 0);
     assert_eq!(receiver.stats().out_of_order, 0);
     eprintln!(
@@ -197,38 +214,7 @@ fn a_stream_kept_three_times_survives_the_loss_of_a_node() {
         .unwrap();
     let total: u64 = (updates() / 10).max(3);
     let kill_at = total / 3;
-    thread::scope(|s| {
-        s.spawn(|| {
-            let instance = sender.register_object_instance(n.vehicle).unwrap();
-            for i in 1..=total {
-                sender
-                    .update_attribute_values(
-                        instance,
-                        [(n.label, Bytes::copy_from_slice(&i.to_be_bytes()))],
-                        Bytes::new(),
-                    )
-                    .unwrap_or_else(|e| panic!("update {i}: {e}"));
-            }
-            sender.resign(ResignAction::DeleteObjects).unwrap();
-        });
-        let mut expected = 1u64;
-        loop {
-            match next(&receiver) {
-                Callback::DiscoverObjectInstance { .. } => {}
-                Callback::ReflectAttributeValues { values, .. } => {
-                    let got = u64::from_be_bytes(values[0].1[..].try_into().unwrap());
-                    assert_eq!(got, expected, "update lost, duplicated or reordered");
-                    expected += 1;
-                    if got == kill_at {
-                        cluster.kill(0);
-                    }
-                }
-                Callback::RemoveObjectInstance { .. } => break,
-                other => panic!("unexpected {other:?}"),
-            }
-        }
-        assert_eq!(expected - 1, total, "updates received before the removal");
-    });
+    numbered_run(&sender, &receiver, &n, total, kill_at, || cluster.kill(0));
     assert_eq!(receiver.transport_stats().lost_envelopes, 0);
     eprintln!("cluster: {total} updates through a stream of three replicas, a node killed after {kill_at}: none lost");
     receiver.resign(ResignAction::DeleteObjects).unwrap();

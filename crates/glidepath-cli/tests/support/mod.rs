@@ -1,0 +1,72 @@
+//! What the failover and soak tests share: the workspace root, and a
+//! `glidepath server --failover` process whose role lines are read as they come.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// A `glidepath server --failover` process (killed on drop) and its standard output,
+/// line by line.
+pub struct FailoverServer {
+    pub child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl FailoverServer {
+    /// Starts one on the NATS server(s) `urls`, with `extra` arguments.
+    pub fn start(urls: &str, extra: &[&str]) -> FailoverServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_glidepath"))
+            .args(["server", "--failover"])
+            .args(extra)
+            .current_dir(workspace_root())
+            .env("GLIDEPATH_NATS_URL", urls)
+            .env_remove("GLIDEPATH_TRANSPORT")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        FailoverServer { child, lines }
+    }
+
+    /// Waits (up to a minute) for a line containing `what`.
+    pub fn expect(&self, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.contains(what) => return,
+                Ok(_) => {}
+                Err(e) => panic!("no `{what}` from the server: {e}"),
+            }
+        }
+    }
+}
+
+impl Drop for FailoverServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
