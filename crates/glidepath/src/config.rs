@@ -472,9 +472,9 @@ impl RtiConfig {
             self.persistence.name().to_string(),
             "--reliable-window".to_string(),
             self.reliable_window_envelopes.to_string(),
-            "--stream-replicas".to_string(),
-            self.stream_replicas.to_string(),
         ]);
+        // Not `--stream-replicas`: only the executive server creates streams, and
+        // children (a run's blocks) take no such flag.
         args
     }
 
