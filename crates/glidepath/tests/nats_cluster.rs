@@ -18,6 +18,28 @@ use common::*;
 use glidepath::backend::nats::NatsCluster;
 use glidepath::{Bytes, Callback, Federate, ResignAction, Rti, RtiConfig, TransportKind};
 
+/// Creates federation `name` (test FOM) and joins a receiver subscribed to the
+/// vehicle's label and a sender publishing it, each through its own RTI.
+fn sender_and_receiver(
+    sender_rti: &Rti,
+    receiver_rti: &Rti,
+    name: &str,
+) -> (Federate, Federate, Names) {
+    receiver_rti
+        .create_federation_execution_with_fom(name, vehicles_fom())
+        .unwrap();
+    let receiver = join(receiver_rti, name, "receiver");
+    let n = Names::of(&receiver);
+    receiver
+        .subscribe_object_class_attributes(n.vehicle, &[n.label])
+        .unwrap();
+    let sender = join(sender_rti, name, "sender");
+    sender
+        .publish_object_class_attributes(n.vehicle, &[n.label])
+        .unwrap();
+    (sender, receiver, n)
+}
+
 /// `sender` registers an instance and updates it `total` times with the numbers 1..,
 /// then resigns; `receiver` checks each arrives once and in order, and calls `kill`
 /// once update `kill_at` has arrived. Returns the longest pause between two
@@ -102,18 +124,7 @@ fn reliable_updates_survive_the_loss_of_the_publishers_node() {
     let sender_rti = rti_on(&urls[0]);
     let receiver_rti = rti_on(&urls[1]);
     let name = "cluster-loss";
-    receiver_rti
-        .create_federation_execution_with_fom(name, vehicles_fom())
-        .unwrap();
-    let receiver = join(&receiver_rti, name, "receiver");
-    let n = Names::of(&receiver);
-    receiver
-        .subscribe_object_class_attributes(n.vehicle, &[n.label])
-        .unwrap();
-    let sender = join(&sender_rti, name, "sender");
-    sender
-        .publish_object_class_attributes(n.vehicle, &[n.label])
-        .unwrap();
+    let (sender, receiver, n) = sender_and_receiver(&sender_rti, &receiver_rti, name);
     let total = updates();
     let kill_at = total / 3;
     let mut killed_at = None;
@@ -200,18 +211,7 @@ fn a_stream_kept_three_times_survives_the_loss_of_a_node() {
     let sender_rti = Rti::from_config(&config_on(&urls[0])).unwrap();
     let receiver_rti = Rti::from_config(&config_on(&urls[1])).unwrap();
     let name = "cluster-stream";
-    receiver_rti
-        .create_federation_execution_with_fom(name, vehicles_fom())
-        .unwrap();
-    let receiver = join(&receiver_rti, name, "receiver");
-    let n = Names::of(&receiver);
-    receiver
-        .subscribe_object_class_attributes(n.vehicle, &[n.label])
-        .unwrap();
-    let sender = join(&sender_rti, name, "sender");
-    sender
-        .publish_object_class_attributes(n.vehicle, &[n.label])
-        .unwrap();
+    let (sender, receiver, n) = sender_and_receiver(&sender_rti, &receiver_rti, name);
     let total: u64 = (updates() / 10).max(3);
     let kill_at = total / 3;
     numbered_run(&sender, &receiver, &n, total, kill_at, || cluster.kill(0));
