@@ -271,10 +271,21 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            say(&format!("error: {e:#}"));
             ExitCode::FAILURE
         }
     }
+}
+
+/// Writes one line to stderr in a single write. Node and block processes share
+/// their parent's stderr, and `eprintln!` writes each formatted piece separately,
+/// so two processes' lines could interleave mid-line; one write does not.
+pub(crate) fn say(line: &str) {
+    use std::io::Write;
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    let _ = std::io::stderr().lock().write_all(&bytes);
 }
 
 /// The demo's options: flags over the environment over the defaults.

@@ -243,7 +243,7 @@ fn run_one_block(
         // The manager holds our standard input open; end-of-file means it is gone.
         std::thread::spawn(|| {
             let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
-            eprintln!("glidepath run: the manager process has ended; this block stops");
+            crate::say("glidepath run: the manager process has ended; this block stops");
             std::process::exit(3);
         });
     }

@@ -145,13 +145,13 @@ pub fn run(args: TgArgs) -> anyhow::Result<()> {
             let mut node = NodeConfig::new(name, threads, model);
             node.performance = table;
             let report = run_node(&rti, &args.federation, node)?;
-            eprintln!(
+            crate::say(&format!(
                 "{}: {} frames, {} aircraft, {:?}",
                 args.name.unwrap_or_default(),
                 report.frames,
                 report.aircraft,
                 report.stopped_by
-            );
+            ));
             Ok(())
         }
         "server" => serve(&args, config, table, model, threads),
