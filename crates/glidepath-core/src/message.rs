@@ -186,8 +186,30 @@ pub struct TimeStatus {
     pub advance: Advance,
     /// `seq` of the sender's most recent time-stamped data message (0 if none).
     pub last_tso_seq: u64,
-    /// For each peer, the `seq` of the last envelope the sender has processed from it.
+    /// For each peer, the `seq` of the last envelope the sender has processed from it,
+    /// sorted by handle. Peers the sender is done with need not be listed: see
+    /// `finished_below`.
     pub seen: Arc<[(FederateHandle, u64)]>,
+    /// Every peer with a smaller handle that `seen` does not list has finished for the
+    /// sender: it resigned, and the sender has processed the last envelope it sent (or
+    /// it resigned before the sender joined). Such a peer reads as `u64::MAX`, so a
+    /// status stays as small as the federation is now, not as large as every
+    /// federate that ever joined it. `FederateHandle(0)` when nothing is summarised.
+    pub finished_below: FederateHandle,
     /// The sender is resigning: it sends nothing after this status.
     pub resigned: bool,
+}
+
+impl TimeStatus {
+    /// The `seq` of the last envelope the sender reports having processed from `k`:
+    /// its entry in `seen`, else `u64::MAX` below `finished_below` (a finished peer),
+    /// else 0. A `seen` out of order (a foreign peer) may read as 0, which only makes
+    /// the sender's conditional bound untrusted: conservative, never unsafe.
+    pub fn seen_from(&self, k: FederateHandle) -> u64 {
+        match self.seen.binary_search_by_key(&k, |(h, _)| *h) {
+            Ok(i) => self.seen[i].1,
+            Err(_) if k < self.finished_below => u64::MAX,
+            Err(_) => 0,
+        }
+    }
 }

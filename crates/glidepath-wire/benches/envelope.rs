@@ -131,6 +131,7 @@ fn time_status(peers: u32) -> Envelope {
                 .map(|f| (FederateHandle(f), 4_000 + u64::from(f)))
                 .collect::<Vec<_>>()
                 .into(),
+            finished_below: FederateHandle(1),
             resigned: false,
         })),
     }

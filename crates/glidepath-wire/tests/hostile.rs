@@ -109,20 +109,21 @@ fn each_error_is_reported() {
             field: "version"
         })
     );
-    // Version 1 had untagged times, version 2 no ownership notifications: refused,
+    // Version 1 had untagged times, version 2 no ownership notifications, version 4
+    // no finished_below: refused,
     // not misread.
     assert_eq!(
         check(&[MAGIC, 1, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 1,
-            supported: 4
+            supported: 5
         })
     );
     assert_eq!(
         check(&[MAGIC, 2, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 2,
-            supported: 4
+            supported: 5
         })
     );
     // Version 3 had no regions in updates and interactions.
@@ -130,14 +131,14 @@ fn each_error_is_reported() {
         check(&[MAGIC, 3, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 3,
-            supported: 4
+            supported: 5
         })
     );
     assert_eq!(
         check(&[MAGIC, 0, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 0,
-            supported: 4
+            supported: 5
         })
     );
     assert_eq!(
@@ -316,7 +317,7 @@ fn errors_name_the_problem() {
     let e = check(&[MAGIC, 9]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unsupported wire format version 9; this build speaks version 4"
+        "unsupported wire format version 9; this build speaks version 5"
     );
     let e = check(&[MAGIC, VERSION, 0x02, 1]).unwrap_err();
     assert_eq!(e.to_string(), "input ends inside seq (starting at byte 4)");

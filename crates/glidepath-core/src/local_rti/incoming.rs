@@ -22,6 +22,11 @@ impl LocalRti {
             return;
         }
         self.stats.received += 1;
+        if self.finished.contains(env.sender) {
+            // Its last status is processed and it is forgotten: nothing can follow.
+            self.stats.from_departed += 1;
+            return;
+        }
         let last = self.last_seq_from.get(&env.sender).copied().unwrap_or(0);
         if env.seq <= last {
             self.stats.out_of_order += 1;
@@ -39,7 +44,7 @@ impl LocalRti {
             publish_time_ns,
             body,
         } = env;
-        if self.ghosts.contains(&sender) && !matches!(body, Body::TimeStatus(_) | Body::Exec(_)) {
+        if self.ghosts.contains(sender) && !matches!(body, Body::TimeStatus(_) | Body::Exec(_)) {
             // Published before we could subscribe any data topic: not ours to deliver.
             self.stats.from_departed += 1;
             return;

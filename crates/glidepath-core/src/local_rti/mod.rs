@@ -25,6 +25,7 @@ use crate::error::{FederationError, PeerError, RtiError};
 use crate::exec::{ExecReply, ExecRequest, FederateInfo};
 use crate::message::Topic;
 use crate::message::{Advance, Body, Envelope, Regulation};
+use crate::time::handles::HandleRanges;
 use crate::time::state::*;
 use crate::transport_error::TransportError;
 use crate::types::{
@@ -166,7 +167,12 @@ pub struct LocalRti {
     /// the join reply). Their data was published before this federate could subscribe
     /// any data topic, so none of it is delivered, and peers are told (through `seen`)
     /// that nothing from them is in flight here.
-    pub(crate) ghosts: BTreeSet<FederateHandle>,
+    pub(crate) ghosts: HandleRanges,
+    /// Peers that resigned after this federate joined and that it is done with: their
+    /// last status processed, and (if they sent time-stamped messages) every member
+    /// known to have processed those too. Nothing else is kept of them, so a long run
+    /// with churn costs no memory per departed federate.
+    pub(crate) finished: HandleRanges,
     pub(crate) last_seq_from: HashMap<FederateHandle, u64>,
     pub(crate) time: TimeState,
     pub(crate) callbacks: VecDeque<Callback>,
@@ -175,14 +181,6 @@ pub struct LocalRti {
     pub(crate) ddm: ddm::DdmState,
     /// What the transport must do next, in order ([`LocalRti::take_outputs`]).
     pub(crate) outbox: Vec<Output>,
-}
-
-/// The seq a status reports having processed from `k` (0 if none). Statuses publish
-/// `seen` sorted by handle; an unsorted one from a foreign peer may read as 0, which
-/// only makes its conditional bound untrusted (conservative, never unsafe).
-pub(crate) fn seen_in(seen: &[(FederateHandle, u64)], k: FederateHandle) -> u64 {
-    seen.binary_search_by_key(&k, |(h, _)| *h)
-        .map_or(0, |i| seen[i].1)
 }
 
 pub(crate) fn expect_ok(reply: ExecReply) -> Result<ExecReply, RtiError> {
@@ -256,10 +254,7 @@ impl LocalRti {
             .unwrap_or_default();
         let representation = fom.time_representation;
         let members_then: Vec<FederateHandle> = members.iter().map(|m| m.handle).collect();
-        let ghosts = (1..federate.0)
-            .map(FederateHandle)
-            .filter(|h| !members.iter().any(|m| m.handle == *h))
-            .collect();
+        let ghosts = HandleRanges::below_except(federate.0, members.iter().map(|m| m.handle.0));
         Ok(LocalRti {
             federation,
             federation_name: federation_name.to_string(),
@@ -278,6 +273,7 @@ impl LocalRti {
             known: HashMap::new(),
             announced: HashSet::new(),
             ghosts,
+            finished: HandleRanges::default(),
             last_seq_from: HashMap::new(),
             time: TimeState {
                 logical_time: LogicalTime::zero(representation),
@@ -292,6 +288,7 @@ impl LocalRti {
                 last_tso_seq: 0,
                 announced_tso_seq: 0,
                 published_seen: HashMap::new(),
+                published_finished_below: FederateHandle(0),
                 last_status: None,
                 last_status_seq: 0,
                 statuses: BTreeMap::new(),
@@ -306,6 +303,7 @@ impl LocalRti {
                 queue: BinaryHeap::new(),
                 pending_regulation: None,
                 acked: HashSet::new(),
+                resigned_pending: BTreeSet::new(),
             },
             callbacks: VecDeque::new(),
             stats: LocalStats::default(),

@@ -272,17 +272,13 @@ impl LocalRti {
     /// True when `status` of federate `f` reports having processed the latest
     /// time-stamped message of every regulating peer (as far as this federate knows).
     pub(crate) fn no_message_in_flight_to(&self, f: FederateHandle, status: &TimeStatus) -> bool {
-        if self.time.last_tso_seq > seen_in(&status.seen, self.me) {
+        if self.time.last_tso_seq > status.seen_from(self.me) {
             return false;
         }
         // Federates that resigned before we joined (ghosts) may still have messages in
         // flight to `f`, and we never saw their statuses: trust `f` only once it has
         // processed their last status (simulator seed 300082656).
-        if self
-            .ghosts
-            .iter()
-            .any(|g| *g != f && seen_in(&status.seen, *g) != u64::MAX)
-        {
+        if !self.covers_ghosts(f, status) {
             return false;
         }
         // Both `statuses` and a well-formed `seen` are sorted by handle: walk them
@@ -291,7 +287,15 @@ impl LocalRti {
         let mut seen = status.seen.iter().peekable();
         for (k, (_, s)) in &self.time.statuses {
             while seen.next_if(|(h, _)| h < k).is_some() {}
-            let seen_k = seen.peek().filter(|(h, _)| h == k).map_or(0, |(_, q)| *q);
+            let unlisted = if *k < status.finished_below {
+                u64::MAX
+            } else {
+                0
+            };
+            let seen_k = seen
+                .peek()
+                .filter(|(h, _)| h == k)
+                .map_or(unlisted, |(_, q)| *q);
             // Federates that stopped regulating or resigned count too: what they sent
             // before may still be on its way.
             if *k != f && s.last_tso_seq > seen_k {
@@ -366,21 +370,7 @@ impl LocalRti {
         let promise = self.promise_given(galt);
         let advance = self.advance_now();
         self.time.advance = advance;
-        let mut seen: Vec<(FederateHandle, u64)> = self
-            .last_seq_from
-            .iter()
-            .filter(|(f, _)| **f != FederateHandle::EXECUTIVE && !self.ghosts.contains(f))
-            .map(|(f, s)| {
-                // A peer's resigned status is the last thing it sends: having processed
-                // it means having processed everything from it (`u64::MAX`, as for
-                // ghosts), which a federate that joined after it resigned relies on.
-                let done = self.time.statuses.get(f).is_some_and(|(_, st)| st.resigned);
-                (*f, if done { u64::MAX } else { *s })
-            })
-            .chain(self.ghosts.iter().map(|g| (*g, u64::MAX)))
-            .collect();
-        // Sorted by handle, so peers look entries up by binary search (see `seen_in`).
-        seen.sort_unstable_by_key(|(h, _)| *h);
+        let (seen, finished_below) = self.seen_now();
         let status = TimeStatus {
             regulation: self.time.regulation,
             constrained: self.time.constrained == Constrained::On,
@@ -392,6 +382,7 @@ impl LocalRti {
             advance,
             last_tso_seq: self.time.last_tso_seq,
             seen: seen.into(),
+            finished_below,
             resigned: reason == StatusReason::Resign,
         };
         if reason == StatusReason::Changed {
@@ -405,6 +396,7 @@ impl LocalRti {
             self.time.promise_floor = self.time.promise_floor.max(promise);
         }
         self.time.published_seen = status.seen.iter().copied().collect();
+        self.time.published_finished_below = status.finished_below;
         self.time.announced_tso_seq = self.time.last_tso_seq;
         let status = Arc::new(status);
         self.time.last_status = Some(status.clone());
@@ -421,20 +413,30 @@ impl LocalRti {
     pub(crate) fn tells_something_new(&self, last: &TimeStatus, new: &TimeStatus) -> bool {
         let same_but_seen = TimeStatus {
             seen: last.seen.clone(),
+            finished_below: last.finished_below,
             ..new.clone()
         };
         if same_but_seen != *last {
             return true;
         }
-        new.seen.iter().any(|(k, now)| {
-            // Everything from a resigned peer, newly processed.
-            if *now == u64::MAX && self.time.published_seen.get(k) != Some(&u64::MAX) {
-                return true;
-            }
-            let announced = self.time.statuses.get(k).map_or(0, |(_, s)| s.last_tso_seq);
-            let before = self.time.published_seen.get(k).copied().unwrap_or(0);
-            before < announced && announced <= *now
-        })
+        // Everything from a resigned peer, newly processed: newly finished, or newly
+        // listed as everything.
+        let newly_finished = (last.finished_below.0..new.finished_below.0)
+            .map(FederateHandle)
+            .any(|k| {
+                k != self.me
+                    && new.seen_from(k) == u64::MAX
+                    && self.published_seen_from(k) != u64::MAX
+            });
+        newly_finished
+            || new.seen.iter().any(|(k, now)| {
+                let before = self.published_seen_from(*k);
+                if *now == u64::MAX && before != u64::MAX {
+                    return true;
+                }
+                let announced = self.time.statuses.get(k).map_or(0, |(_, s)| s.last_tso_seq);
+                before < announced && announced <= *now
+            })
     }
 
     /// True while this federate's progress depends on GALT: constrained, and waiting
@@ -465,7 +467,7 @@ impl LocalRti {
         }
         let me = self.me;
         let owed = self.time.statuses.values().any(|(_, s)| {
-            let seen = seen_in(&s.seen, me);
+            let seen = s.seen_from(me);
             matches!(s.advance, Advance::Ner { .. })
                 && s.constrained
                 && s.regulation == Regulation::On
@@ -594,7 +596,7 @@ impl LocalRti {
             let Some((_, s)) = statuses.get(f) else {
                 return true;
             };
-            let seen = seen_in(&s.seen, me);
+            let seen = s.seen_from(me);
             if s.resigned {
                 return false;
             }
@@ -661,6 +663,10 @@ impl LocalRti {
         status: TimeStatus,
     ) -> bool {
         let mut republish = false;
+        if self.finished.contains(sender) {
+            // Forgotten already (its last status processed): a late copy changes nothing.
+            return false;
+        }
         // A peer becoming regulating waits for everybody's status: answer once.
         // Once per enabling episode: two pending federates would otherwise answer each
         // other's answers forever.
@@ -675,7 +681,7 @@ impl LocalRti {
         // A waiting federate's published `seen` must cover every regulator's latest
         // time-stamped message for others to trust its conditional bound.
         if let Advance::Ner { .. } = self.time.advance {
-            let published = self.time.published_seen.get(&sender).copied().unwrap_or(0);
+            let published = self.published_seen_from(sender);
             // A resignation is news too: peers that joined after it count on us to
             // say we have everything the resigned federate sent.
             if status.last_tso_seq > published || status.resigned {
@@ -688,9 +694,11 @@ impl LocalRti {
                 p.waiting.remove(&sender);
             }
         }
-        // Resigned federates stay in the table (excluded from GALT): their last
+        // Resigned federates stay in the table (excluded from GALT) while their last
         // time-stamped messages may still be in flight to a waiting peer.
+        let resigned = status.resigned.then_some(sender);
         self.time.statuses.insert(sender, (seq, status));
+        self.forget_finished_peers(resigned);
         republish
     }
 }

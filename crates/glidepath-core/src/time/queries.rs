@@ -53,7 +53,7 @@ impl LocalRti {
         let mut out = String::new();
         for (f, (_, s)) in &self.time.statuses {
             if let Advance::Ner { next, .. } = s.advance {
-                let seen = |k: FederateHandle| seen_in(&s.seen, k);
+                let seen = |k: FederateHandle| s.seen_from(k);
                 let mut why = Vec::new();
                 if self.time.last_tso_seq > seen(self.me) {
                     why.push(format!(

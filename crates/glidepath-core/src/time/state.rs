@@ -83,8 +83,10 @@ pub(crate) struct TimeState {
     /// `last_tso_seq` as published in our last status: peers know of our time-stamped
     /// messages up to this one.
     pub(crate) announced_tso_seq: u64,
-    /// `seen` as published in our last status.
+    /// `seen` as published in our last status (its listed entries).
     pub(crate) published_seen: HashMap<FederateHandle, u64>,
+    /// `finished_below` as published in our last status.
+    pub(crate) published_finished_below: FederateHandle,
     /// Our last published status, so one that promises nothing new is not sent again.
     pub(crate) last_status: Option<Arc<TimeStatus>>,
     /// `seq` of `last_status`.
@@ -97,6 +99,10 @@ pub(crate) struct TimeState {
     pub(crate) pending_regulation: Option<PendingRegulation>,
     /// Peers whose pending regulation we have acknowledged.
     pub(crate) acked: HashSet<FederateHandle>,
+    /// Resigned peers whose last status we have processed but whose last time-stamped
+    /// message some member may not have processed yet: kept in `statuses` until every
+    /// member's status says it has, then forgotten (see `forget_finished_peers`).
+    pub(crate) resigned_pending: BTreeSet<FederateHandle>,
 }
 /// A snapshot of one federate's time state (see [`LocalRti::time_snapshot`]).
 #[derive(Clone, Debug, PartialEq)]

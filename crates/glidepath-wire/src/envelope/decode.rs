@@ -395,6 +395,7 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
             for _ in 0..n {
                 seen.push((r.federate("seen federate")?, r.varint("seen seq")?));
             }
+            let finished_below = r.federate("finished_below")?;
             let resigned = r.bool("resigned")?;
             Body::TimeStatus(Arc::new(TimeStatus {
                 regulation,
@@ -407,6 +408,7 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
                 advance,
                 last_tso_seq,
                 seen: seen.into(),
+                finished_below,
                 resigned,
             }))
         }

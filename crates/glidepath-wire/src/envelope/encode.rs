@@ -269,6 +269,7 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
                 s.varint(u64::from(f.0));
                 s.varint(*seq);
             }
+            s.varint(u64::from(t.finished_below.0));
             s.u8(u8::from(t.resigned));
         }
         Body::Exec(Notification::FederateJoined {

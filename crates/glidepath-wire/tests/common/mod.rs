@@ -50,6 +50,7 @@ pub fn samples() -> Vec<Envelope> {
             (FederateHandle(1), 7),
             (FederateHandle(300), u64::MAX),
         ]),
+        finished_below: FederateHandle(42),
         resigned: false,
     };
     vec![
@@ -388,6 +389,7 @@ fn arb_time_status() -> impl Strategy<Value = TimeStatus> {
         arb_advance(),
         arb_u64(),
         proptest::collection::vec((arb_u32().prop_map(FederateHandle), arb_u64()), 0..6),
+        arb_u32().prop_map(FederateHandle),
         any::<bool>(),
     )
         .prop_map(
@@ -402,6 +404,7 @@ fn arb_time_status() -> impl Strategy<Value = TimeStatus> {
                 advance,
                 last_tso_seq,
                 seen,
+                finished_below,
                 resigned,
             )| {
                 TimeStatus {
@@ -415,6 +418,7 @@ fn arb_time_status() -> impl Strategy<Value = TimeStatus> {
                     advance,
                     last_tso_seq,
                     seen: Arc::from(seen),
+                    finished_below,
                     resigned,
                 }
             },
