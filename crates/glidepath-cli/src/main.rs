@@ -102,6 +102,10 @@ struct ServerArgs {
     /// to take over within about a second of its death.
     #[arg(long)]
     failover: bool,
+    /// With --failover: requests logged between two snapshots of the executive's
+    /// state; the log before each snapshot is purged, so it stays short [default: 1024].
+    #[arg(long, value_name = "N", requires = "failover", value_parser = clap::value_parser!(u64).range(1..))]
+    snapshot_every: Option<u64>,
 }
 
 /// Encoder-chain and bundling flags, shared by the commands that send messages.
@@ -345,6 +349,9 @@ fn server(args: ServerArgs) -> anyhow::Result<()> {
         config.apply_args(["--stream-replicas".to_string(), n])?;
     }
     config.executive_failover = args.failover;
+    if let Some(n) = args.snapshot_every {
+        config.executive_snapshot_every = n;
+    }
     let keyed = if config.chain.key.is_some() {
         ", federation key required"
     } else {

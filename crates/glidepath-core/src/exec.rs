@@ -207,12 +207,14 @@ pub enum Notification {
     },
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 struct SyncPoint {
     members: BTreeSet<FederateHandle>,
     achieved: BTreeMap<FederateHandle, bool>,
 }
 
 /// One federation execution's agreed state.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct FederationExecution {
     pub id: FederationId,
     pub name: String,
@@ -548,7 +550,10 @@ impl FederationExecution {
 }
 
 /// All federation executions hosted in one place, by name.
-#[derive(Default)]
+/// Serializable as a whole (serde): an executive server with failover writes it into
+/// its log as a snapshot, so the log can be cut short (see `glidepath-transport`'s
+/// `nats::server::failover`).
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct Executive {
     federations: BTreeMap<FederationId, FederationExecution>,
     by_name: HashMap<String, FederationId>,

@@ -16,7 +16,10 @@ use crate::message::{Body, Envelope};
 use crate::types::{FederateHandle, FederationId};
 
 /// An [`Executive`] and the `seq` of each federation's last notification.
-#[derive(Default)]
+///
+/// Serializable as a whole (serde): a snapshot of it is everything a replica needs to
+/// go on from the request after it.
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct ExecutiveHost {
     executive: Executive,
     /// Per federation, so a receiver sees the executive's notifications of each

@@ -199,6 +199,11 @@ pub struct RtiConfig {
     /// standby takes over when the active server dies). Default off.
     #[cfg(feature = "transport-nats")]
     pub executive_failover: bool,
+    /// With `executive_failover`: requests logged between two snapshots of the
+    /// executive's state, after which the log before the snapshot is purged (flag
+    /// `--snapshot-every`). Default 1024.
+    #[cfg(feature = "transport-nats")]
+    pub executive_snapshot_every: u64,
     /// TLS and the credential of every NATS connection (flags `--nats-ca`,
     /// `--nats-cert`, `--nats-key`, `--nats-user` with `--nats-password-file`,
     /// `--nats-token-file`, `--nats-nkey-file`, `--nats-creds`, and their variables).
@@ -224,6 +229,7 @@ impl fmt::Debug for RtiConfig {
             .field("reliable_window_envelopes", &self.reliable_window_envelopes)
             .field("stream_replicas", &self.stream_replicas)
             .field("executive_failover", &self.executive_failover)
+            .field("executive_snapshot_every", &self.executive_snapshot_every)
             .field("nats_security", &self.nats_security);
         d.finish()
     }
@@ -244,6 +250,8 @@ impl Default for RtiConfig {
             stream_replicas: 1,
             #[cfg(feature = "transport-nats")]
             executive_failover: false,
+            #[cfg(feature = "transport-nats")]
+            executive_snapshot_every: glidepath_transport::nats::SNAPSHOT_EVERY,
             #[cfg(feature = "transport-nats")]
             nats_security: Default::default(),
         }
@@ -273,6 +281,7 @@ impl RtiConfig {
             failover: self.executive_failover.then_some(
                 glidepath_transport::nats::FailoverOptions {
                     replicas: self.stream_replicas,
+                    snapshot_every: self.executive_snapshot_every.max(1),
                     ..Default::default()
                 },
             ),

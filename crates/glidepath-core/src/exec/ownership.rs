@@ -156,7 +156,7 @@ pub enum OwnershipNotice {
     Removed,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct Candidate {
     federate: FederateHandle,
     /// Waits only for an offer (acquisition if available).
@@ -165,7 +165,7 @@ struct Candidate {
 }
 
 /// One instance attribute's owner and pending transfers.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct AttributeOwnership {
     owner: Option<FederateHandle>,
     /// The owner's offer (negotiated divestiture) and its tag.

@@ -134,6 +134,7 @@ pub use security::{redact_url, split_url_credentials, NatsAuth, NatsSecurity, Na
 pub use server::{
     parse_notified, serve_executive, serve_executive_with, ExecutiveServer, FailoverOptions,
     ERROR_HEADER, LEASE_BUCKET, LOG_STREAM, LOG_SUBJECT, NOTIFIED_HEADER, REPUBLISH,
+    SNAPSHOT_EVERY,
 };
 
 /// Where a NATS server listens when nobody says otherwise (`nats-server`'s default).

@@ -35,7 +35,9 @@ use crate::{monotonic_now_ns, TransportError};
 
 mod failover;
 use failover::{Appended, Entry, Log};
-pub use failover::{FailoverOptions, LEASE_BUCKET, LOG_STREAM, LOG_SUBJECT, REPUBLISH};
+pub use failover::{
+    FailoverOptions, LEASE_BUCKET, LOG_STREAM, LOG_SUBJECT, REPUBLISH, SNAPSHOT_EVERY,
+};
 
 /// A reply header set by the executive server when a request could not be decoded
 /// or answered; its value says why, and the body is `{"error": "..."}`.
@@ -400,6 +402,7 @@ impl Host {
             }
         }
         let (reply, notified) = self.execute(client, request).await;
+        self.compact_if_due().await;
         let payload = match self
             .codec
             .seal(None, Bytes::from(glidepath_wire::encode_reply(&reply)))
@@ -516,15 +519,35 @@ impl Host {
     }
 
     /// Applies a logged entry without answering anyone (a standby, or catching up).
-    fn apply(&mut self, log: &mut Log, entry: Entry) {
+    /// Only a snapshot it cannot read is an error: what follows it would be applied
+    /// to the wrong state, so this server must not serve (it stays a standby).
+    fn apply(&mut self, log: &mut Log, entry: Entry) -> Result<(), TransportError> {
         match entry {
             Entry::Reserve(n) => self.executive.executive_mut().reserve_ids_through(n),
+            Entry::Snapshot(payload) => {
+                let host = self
+                    .codec
+                    .open(&payload)
+                    .map_err(|e| e.to_string())
+                    .and_then(|body| {
+                        ciborium::from_reader::<ExecutiveHost, _>(&body[..])
+                            .map_err(|e| e.to_string())
+                    })
+                    .map_err(|e| TransportError::ConnectionFailed {
+                        operation: "reading a snapshot of the executive log",
+                        reason: format!(
+                            "{e} (written by another version, or with another federation key?)"
+                        ),
+                    })?;
+                self.executive = host;
+            }
             Entry::Request(payload) => {
+                // Only requests that opened and decoded are logged: never skipped.
                 let Ok(body) = self.codec.open(&payload) else {
-                    return;
+                    return Ok(());
                 };
                 let Ok(request) = glidepath_wire::decode_request(&body) else {
-                    return;
+                    return Ok(());
                 };
                 let hosted = self.executive.handle(request, 0);
                 if let Some(federation) = hosted.federation {
@@ -532,19 +555,85 @@ impl Host {
                 }
             }
         }
+        Ok(())
     }
 
     /// Applies every entry of the log after the last one applied here.
     async fn catch_up(&mut self, log: &mut Log) -> Result<(), TransportError> {
-        let last = log.last().await?;
+        let (first, last) = log.bounds().await?;
+        // Entries purged before we read them: the log now starts with a snapshot,
+        // which replaces the state wholesale.
+        let mut must_be_snapshot = log.applied + 1 < first && first <= last;
+        if must_be_snapshot {
+            log.applied = first - 1;
+        }
         while log.applied < last {
             let seq = log.applied + 1;
-            if let Some(entry) = log.read(seq).await? {
-                self.apply(log, entry);
+            let entry = log.read(seq).await?;
+            if must_be_snapshot {
+                if !matches!(entry, Some(Entry::Snapshot(_))) {
+                    return Err(TransportError::ConnectionFailed {
+                        operation: "reading the executive log",
+                        reason: format!("entries before {seq} were removed, and entry {seq} is not a snapshot: the log was cut by something other than an executive server; this server cannot rebuild the state"),
+                    });
+                }
+                must_be_snapshot = false;
+            }
+            if let Some(entry) = entry {
+                if matches!(entry, Entry::Snapshot(_)) {
+                    log.snapshot_at = seq;
+                }
+                self.apply(log, entry)?;
             }
             log.applied = seq;
         }
         Ok(())
+    }
+
+    /// Writes a snapshot and purges the log before it, when one is due (active
+    /// server only, after a request).
+    async fn compact_if_due(&mut self) {
+        let Some(mut log) = self.log.take() else {
+            return;
+        };
+        if log.snapshot_due() {
+            if let Err(e) = self.snapshot(&mut log).await {
+                warn_throttled!(error = %e, "could not cut the executive log short; it keeps growing until a snapshot succeeds");
+            }
+        }
+        self.log = Some(log);
+    }
+
+    async fn snapshot(&mut self, log: &mut Log) -> Result<(), TransportError> {
+        let mut cbor = Vec::new();
+        ciborium::into_writer(&self.executive, &mut cbor).map_err(|e| {
+            TransportError::ConnectionFailed {
+                operation: "writing a snapshot of the executive",
+                reason: e.to_string(),
+            }
+        })?;
+        let payload = self.codec.seal(None, Bytes::from(cbor))?;
+        if payload.len() > self.max_payload {
+            // Tried again after as many entries, not after every request.
+            log.snapshot_at = log.applied;
+            return Err(TransportError::ConnectionFailed {
+                operation: "writing a snapshot of the executive",
+                reason: format!(
+                    "the snapshot ({} bytes) exceeds the NATS server's max_payload ({} bytes); raise `max_payload` in its configuration",
+                    payload.len(),
+                    self.max_payload
+                ),
+            });
+        }
+        match log.append(&Entry::Snapshot(payload)).await? {
+            Appended::At(seq) => {
+                log.applied = seq;
+                log.snapshot_at = seq;
+                log.purge_before(seq).await
+            }
+            // Another server appended meanwhile: the lease check stands us down.
+            Appended::Behind => Ok(()),
+        }
     }
 }
 
@@ -619,7 +708,7 @@ async fn serve_failover(
                 if kept > 0 {
                     if let Ok(Appended::At(seq)) = log.append(&Entry::Reserve(kept)).await {
                         log.applied = seq;
-                        host.apply(&mut log, Entry::Reserve(kept));
+                        let _ = host.apply(&mut log, Entry::Reserve(kept));
                     }
                 }
             }

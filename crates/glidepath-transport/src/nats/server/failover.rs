@@ -25,6 +25,14 @@
 //!   requests. A request in flight when the active server died is either in the log
 //!   (applied by the successor, whose reply the requester may miss) or not (never
 //!   applied); the requester's timeout tells it to ask again.
+//! - **Snapshots keep the log short.** Every [`FailoverOptions::snapshot_every`]
+//!   entries the active server appends a snapshot of its whole state (the
+//!   [`glidepath_core::ExecutiveHost`] in CBOR, sealed like a request) and purges every
+//!   entry before it, so a federation with churn running for days keeps a log of at
+//!   most about that many entries, and so does the NATS servers' memory. A replica
+//!   whose next entry was purged (a standby that fell behind, or one started later)
+//!   goes on from the snapshot the log now starts with: a snapshot replaces the state
+//!   wholesale, so where the replica was before does not matter.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -59,13 +67,20 @@ pub struct FailoverOptions {
     /// over at most this long (plus one poll, a fifth of it) after the active one
     /// stopped. Default 1 s.
     pub lease: Duration,
+    /// Entries appended between two snapshots, after which the entries before the
+    /// snapshot are purged (at least 1). Default [`SNAPSHOT_EVERY`].
+    pub snapshot_every: u64,
 }
+
+/// The default of [`FailoverOptions::snapshot_every`].
+pub const SNAPSHOT_EVERY: u64 = 1024;
 
 impl Default for FailoverOptions {
     fn default() -> Self {
         FailoverOptions {
             replicas: 1,
             lease: Duration::from_secs(1),
+            snapshot_every: SNAPSHOT_EVERY,
         }
     }
 }
@@ -74,6 +89,8 @@ impl Default for FailoverOptions {
 pub(super) enum Entry {
     Request(Bytes),
     Reserve(u64),
+    /// The whole state after the entry before it (sealed CBOR).
+    Snapshot(Bytes),
 }
 
 /// What an append did.
@@ -94,6 +111,10 @@ pub(super) struct Log {
     revision: Option<u64>,
     /// The last log sequence applied here.
     pub(super) applied: u64,
+    /// The log sequence of the last snapshot applied or written here (0: none).
+    pub(super) snapshot_at: u64,
+    /// Entries between two snapshots.
+    pub(super) snapshot_every: u64,
     /// The notifications of the last requests applied, newest last.
     pub(super) recent: VecDeque<(FederationId, Vec<Envelope>)>,
 }
@@ -155,6 +176,8 @@ impl Log {
             me,
             revision: None,
             applied: 0,
+            snapshot_at: 0,
+            snapshot_every: options.snapshot_every.max(1),
             recent: VecDeque::new(),
         })
     }
@@ -206,13 +229,29 @@ impl Log {
         }
     }
 
-    /// The log's last sequence.
-    pub(super) async fn last(&mut self) -> Result<u64, TransportError> {
+    /// The log's first and last sequences (the first is past the last when the log
+    /// is empty).
+    pub(super) async fn bounds(&mut self) -> Result<(u64, u64), TransportError> {
         self.stream
             .info()
             .await
-            .map(|i| i.state.last_sequence)
+            .map(|i| (i.state.first_sequence, i.state.last_sequence))
             .map_err(|e| failed("reading the executive log", e))
+    }
+
+    /// True when the active server should write a snapshot now.
+    pub(super) fn snapshot_due(&self) -> bool {
+        self.applied >= self.snapshot_at.saturating_add(self.snapshot_every)
+    }
+
+    /// Purges every entry before `seq` (a snapshot's).
+    pub(super) async fn purge_before(&self, seq: u64) -> Result<(), TransportError> {
+        self.stream
+            .purge()
+            .sequence(seq)
+            .await
+            .map(|_| ())
+            .map_err(|e| failed("purging the executive log", e))
     }
 
     /// The entry at `seq` (`None` for one we cannot read, which is skipped).
@@ -229,6 +268,7 @@ impl Log {
             .unwrap_or_default();
         Ok(match kind.as_str() {
             "request" => Some(Entry::Request(message.payload)),
+            "snapshot" => Some(Entry::Snapshot(message.payload)),
             "reserve" => std::str::from_utf8(&message.payload)
                 .ok()
                 .and_then(|s| s.parse().ok())
@@ -248,6 +288,10 @@ impl Log {
             Entry::Reserve(n) => {
                 headers.insert(KIND_HEADER, "reserve");
                 Bytes::from(n.to_string())
+            }
+            Entry::Snapshot(bytes) => {
+                headers.insert(KIND_HEADER, "snapshot");
+                bytes.clone()
             }
         };
         let publish = jetstream::message::PublishMessage::build()
