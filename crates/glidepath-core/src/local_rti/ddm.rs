@@ -20,6 +20,7 @@ use super::*;
 use crate::error::{DdmError, ObjectError, RegionContext, RtiError};
 use crate::region::{Extent, RangeBounds, RegionHandle, RegionSet};
 use crate::DimensionHandle;
+use crate::types::FederateHandle;
 use glidepath_fom::DefaultRange;
 
 /// Attributes and the regions to use them with (the standard's attribute set /
@@ -55,6 +56,20 @@ pub(crate) struct DdmState {
     /// Regions associated for updates with instance attributes.
     pub(crate) associations:
         BTreeMap<(ObjectInstanceHandle, AttributeHandle), BTreeSet<RegionHandle>>,
+    /// Instances registered by others that this federate would know as a subscribed
+    /// class but has not discovered: it subscribes their class's attributes with
+    /// regions only, and no update of theirs overlapping one of those regions has
+    /// arrived yet (discovery follows overlap).
+    pub(crate) undiscovered: BTreeMap<ObjectInstanceHandle, Undiscovered>,
+}
+
+/// An instance registered by another federate and not yet discovered here.
+pub(crate) struct Undiscovered {
+    /// The class it was registered as.
+    pub(crate) class: ObjectClassHandle,
+    pub(crate) name: String,
+    /// The federate that registered it (or owns it now).
+    pub(crate) producer: FederateHandle,
 }
 
 impl LocalRti {
@@ -362,6 +377,20 @@ impl LocalRti {
         let regions = self.ddm.interaction_subscriptions.get(&class)?;
         let available = &self.fom.interaction_class(class)?.dimensions;
         self.region_set(regions.iter().copied(), available)
+    }
+
+    /// True when an instance known as `known_class` is discovered at once, when it is
+    /// registered or when the class is subscribed: some subscribed attribute of the
+    /// class uses the default region (it overlaps every update region). Otherwise the
+    /// instance waits, undiscovered, for an update that overlaps.
+    pub(crate) fn discovers_at_registration(&self, known_class: ObjectClassHandle) -> bool {
+        self.subscribed_attributes
+            .get(&known_class)
+            .is_some_and(|attributes| {
+                attributes
+                    .iter()
+                    .any(|a| self.attribute_subscription_regions(known_class, *a).is_none())
+            })
     }
 
     /// Forgets the update associations of an instance that is gone.
