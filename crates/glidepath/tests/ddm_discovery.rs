@@ -1,13 +1,14 @@
 //! Data distribution management and discovery: a federate that subscribes a class
 //! with regions only discovers an instance when an update of it overlaps one of its
 //! subscription regions, not when it is registered; with the default region it
-//! discovers at registration, as without regions.
+//! discovers at registration, as without regions. Request attribute value update
+//! with regions asks only for what overlaps.
 
 mod common;
 
 use common::sectors::*;
 use common::*;
-use glidepath::{Callback, ObjectInstanceHandle};
+use glidepath::{Callback, DdmError, ObjectInstanceHandle, RtiError};
 
 fn discoveries(callbacks: &[Callback]) -> Vec<ObjectInstanceHandle> {
     callbacks
@@ -126,4 +127,64 @@ fn an_instance_never_discovered_is_removed_silently_and_the_default_region_disco
     let next = owner.register_object_instance(s.target).unwrap();
     let seen = until_chat(&owner, &radar, &s, "registered");
     assert_eq!(discoveries(&seen), [next]);
+}
+
+#[test]
+fn a_request_with_regions_is_answered_only_for_attributes_whose_update_regions_overlap() {
+    let rti = sectors("request");
+    let owner = join(&rti, "request", "owner");
+    let radar = join(&rti, "request", "radar");
+    let s = Sectors::of(&owner);
+    owner
+        .publish_object_class_attributes(s.target, &[s.name, s.position])
+        .unwrap();
+    owner.subscribe_interaction_class(s.chat).unwrap();
+    radar.publish_interaction_class(s.chat).unwrap();
+    let near_region = region_xy(&owner, &s, r(50, 51), Some(r(50, 51)));
+    let far_region = region_xy(&owner, &s, r(500, 501), Some(r(500, 501)));
+    let near = owner
+        .register_object_instance_with_regions(s.target, &[(&[s.position], &[near_region])], None)
+        .unwrap();
+    owner
+        .register_object_instance_with_regions(s.target, &[(&[s.position], &[far_region])], None)
+        .unwrap();
+    let plain = owner.register_object_instance(s.target).unwrap();
+
+    let ask = region_xy(&radar, &s, r(0, 100), Some(r(0, 100)));
+    radar
+        .request_attribute_value_update_with_regions(s.target, &[(&[s.position], &[ask])], "now")
+        .unwrap();
+    let seen = until_chat(&radar, &owner, &s, "asked");
+    let mut provided: Vec<(ObjectInstanceHandle, Vec<glidepath::AttributeHandle>)> = seen
+        .iter()
+        .filter_map(|c| match c {
+            Callback::ProvideAttributeValueUpdate {
+                instance,
+                attributes,
+                tag,
+            } if tag == "now" => Some((*instance, attributes.clone())),
+            _ => None,
+        })
+        .collect();
+    provided.sort();
+    // The near instance's region overlaps; the plain one's updates use the default
+    // region, which overlaps every region; the far one is not asked.
+    assert_eq!(
+        provided,
+        [(near, vec![s.position]), (plain, vec![s.position])],
+        "{seen:?}"
+    );
+
+    // A region with a dimension the attribute lacks is refused, and nothing is sent.
+    let level_only = radar.create_region(&[s.level]).unwrap();
+    assert!(matches!(
+        radar.request_attribute_value_update_with_regions(
+            s.target,
+            &[(&[s.position], &[level_only])],
+            "bad",
+        ),
+        Err(RtiError::Ddm(DdmError::InvalidRegionContext { .. }))
+    ));
+    let seen = until_chat(&radar, &owner, &s, "refused");
+    assert!(seen.is_empty(), "{seen:?}");
 }

@@ -16,9 +16,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use bytes::Bytes;
+
 use super::*;
 use crate::error::{DdmError, ObjectError, RegionContext, RtiError};
 use crate::region::{Extent, RangeBounds, RegionHandle, RegionSet};
+use crate::message::{Body, Topic};
 use crate::DimensionHandle;
 use crate::types::FederateHandle;
 use glidepath_fom::DefaultRange;
@@ -563,6 +566,49 @@ impl LocalRti {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Asks the owners of `class`'s instances (and its subclasses') for current
+    /// values of attributes whose update regions overlap the regions paired with
+    /// them. Each pair's regions are filled per attribute; attributes wanting the
+    /// same regions go in one request. Owners answer with
+    /// `ProvideAttributeValueUpdate` for what they own and overlaps.
+    pub fn request_attribute_value_update_with_regions(
+        &mut self,
+        class: ObjectClassHandle,
+        pairs: &[AttributeRegions],
+        tag: Bytes,
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        self.fom
+            .object_class(class)
+            .ok_or(ObjectError::ObjectClassNotDefined(class))?;
+        self.check_attribute_regions(class, pairs)?;
+        let mut requests: Vec<(Option<RegionSet>, Vec<AttributeHandle>)> = Vec::new();
+        for (attributes, regions) in pairs {
+            for a in attributes {
+                let available = &self.fom.attributes[a.index()].dimensions;
+                let set = self.region_set(regions.iter().copied(), available);
+                match requests.iter_mut().find(|(r, _)| *r == set) {
+                    Some((_, group)) if !group.contains(a) => group.push(*a),
+                    Some(_) => {}
+                    None => requests.push((set, vec![*a])),
+                }
+            }
+        }
+        for (regions, attributes) in requests {
+            self.send(
+                Topic::Federation,
+                Body::RequestUpdate {
+                    instance: None,
+                    class,
+                    attributes: attributes.into(),
+                    tag: tag.clone(),
+                    regions,
+                },
+            );
         }
         Ok(())
     }

@@ -71,9 +71,12 @@ impl LocalRti {
                 class,
                 attributes,
                 tag,
+                regions,
             } => {
                 // Each owner answers for the requested attributes it owns (all
-                // of them when none are named).
+                // of them when none are named); asked with regions, for those whose
+                // update regions overlap the request's (data distribution
+                // management; the default region overlaps every region).
                 let mut targets: Vec<(ObjectInstanceHandle, Vec<AttributeHandle>)> = self
                     .known
                     .iter()
@@ -89,6 +92,12 @@ impl LocalRti {
                                 .iter()
                                 .copied()
                                 .filter(|a| k.owned.contains(a))
+                                .filter(|a| {
+                                    regions_overlap(
+                                        regions.as_ref(),
+                                        self.update_regions(*i, *a).as_ref(),
+                                    )
+                                })
                                 .collect()
                         };
                         let answers = if attributes.is_empty() {

@@ -380,6 +380,7 @@ impl LocalRti {
                 class,
                 attributes: attributes.into(),
                 tag,
+                regions: None,
             },
         );
         Ok(())
@@ -401,6 +402,7 @@ impl LocalRti {
                 class,
                 attributes: attributes.into(),
                 tag,
+                regions: None,
             },
         );
         Ok(())
