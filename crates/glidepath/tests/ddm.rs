@@ -11,7 +11,6 @@ use glidepath::{
     ObjectClassHandle, RegionHandle, RtiError,
 };
 
-
 #[test]
 fn dimensions_come_from_the_fom_with_their_queries() {
     let rti = sectors("dimensions");
@@ -210,7 +209,6 @@ fn region_services_raise_the_standards_exceptions() {
         Err(RtiError::Ddm(DdmError::InvalidRegion(never)))
     );
 }
-
 
 #[test]
 fn interactions_reach_only_subscribers_whose_regions_overlap_the_senders() {

@@ -67,8 +67,10 @@ fn an_instance_is_discovered_when_an_update_overlaps_the_subscription_regions() 
         .unwrap();
     let seen = until_chat(&owner, &radar, &s, "near");
     assert_eq!(discoveries(&seen), [target]);
-    assert!(matches!(&seen[0], Callback::DiscoverObjectInstance { instance, class, .. }
-            if *instance == target && *class == s.target));
+    assert!(
+        matches!(&seen[0], Callback::DiscoverObjectInstance { instance, class, .. }
+            if *instance == target && *class == s.target)
+    );
     assert_eq!(reflected(&seen, s.position), ["near"]);
     assert_eq!(seen.len(), 2, "{seen:?}");
 
@@ -84,7 +86,9 @@ fn an_instance_is_discovered_when_an_update_overlaps_the_subscription_regions() 
     let (removed, _) = wait_for(&radar, "the removal", |c| {
         matches!(c, Callback::RemoveObjectInstance { .. })
     });
-    assert!(matches!(removed, Callback::RemoveObjectInstance { instance, .. } if instance == target));
+    assert!(
+        matches!(removed, Callback::RemoveObjectInstance { instance, .. } if instance == target)
+    );
 }
 
 #[test]

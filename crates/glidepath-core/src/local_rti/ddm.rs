@@ -20,10 +20,10 @@ use bytes::Bytes;
 
 use super::*;
 use crate::error::{DdmError, ObjectError, RegionContext, RtiError};
-use crate::region::{Extent, RangeBounds, RegionHandle, RegionSet};
 use crate::message::{Body, Topic};
-use crate::DimensionHandle;
+use crate::region::{Extent, RangeBounds, RegionHandle, RegionSet};
 use crate::types::FederateHandle;
+use crate::DimensionHandle;
 use glidepath_fom::DefaultRange;
 
 /// Attributes and the regions to use them with (the standard's attribute set /
@@ -390,9 +390,10 @@ impl LocalRti {
         self.subscribed_attributes
             .get(&known_class)
             .is_some_and(|attributes| {
-                attributes
-                    .iter()
-                    .any(|a| self.attribute_subscription_regions(known_class, *a).is_none())
+                attributes.iter().any(|a| {
+                    self.attribute_subscription_regions(known_class, *a)
+                        .is_none()
+                })
             })
     }
 

@@ -61,7 +61,12 @@ pub fn r(lower: u64, upper: u64) -> RangeBounds {
 // ----- regions in use ---------------------------------------------------------------
 
 /// A region of `f` on X (and Y when given), committed.
-pub fn region_xy(f: &Federate, s: &Sectors, x: RangeBounds, y: Option<RangeBounds>) -> RegionHandle {
+pub fn region_xy(
+    f: &Federate,
+    s: &Sectors,
+    x: RangeBounds,
+    y: Option<RangeBounds>,
+) -> RegionHandle {
     let dims: Vec<DimensionHandle> = match y {
         Some(_) => vec![s.x, s.y],
         None => vec![s.x],
@@ -106,9 +111,7 @@ pub fn contacts(callbacks: &[Callback], s: &Sectors) -> Vec<String> {
     callbacks
         .iter()
         .filter_map(|c| match c {
-            Callback::ReceiveInteraction { class, values, .. }
-                if *class == s.contact =>
-            {
+            Callback::ReceiveInteraction { class, values, .. } if *class == s.contact => {
                 Some(String::from_utf8_lossy(&values[0].1).into_owned())
             }
             _ => None,
