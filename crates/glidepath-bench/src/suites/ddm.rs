@@ -13,7 +13,8 @@
 //!   publisher registers every entity with a point region, moves it (set range
 //!   bounds and commit) before each update, and updates with it.
 //!
-//! Per subscriber it counts the envelopes its RTI took in (`LocalStats::received`),
+//! After the set-up settles (two marker rounds), per subscriber it counts the
+//! envelopes its RTI took in (`LocalStats::received`),
 //! on NATS the bytes its connection read from the server (`wire_in_bytes`, all
 //! traffic), and the reflections it got. Every update carries its sequence number and
 //! position, so a subscriber checks each reflection against its region (a false
@@ -216,6 +217,23 @@ fn run_mode(
         };
         instances.push(instance);
     }
+    // Settle: everything of the set-up (joins, their answering statuses,
+    // registrations) is taken in before the counters are read. Two rounds: the
+    // statuses a subscriber sends while draining the first reach the others before
+    // the second marker (on `inproc`; over NATS a few may still be on their way).
+    for round in ["settle-1", "settle-2"] {
+        publisher.send_interaction(h.done, [], round)?;
+        for s in &subscribers {
+            s.wait_for("the settling marker", |cb| match cb {
+                Callback::ReceiveInteraction { class, tag, .. }
+                    if class == h.done && tag == round.as_bytes() =>
+                {
+                    Some(())
+                }
+                _ => None,
+            })?;
+        }
+    }
     let before: Vec<(u64, u64)> = subscribers
         .iter()
         .map(|s| (s.stats().received, s.transport_stats().wire_in_bytes))
@@ -335,7 +353,11 @@ fn read_until_done(
                     }
                 }
             }
-            Callback::ReceiveInteraction { class, .. } if class == h.done => return Ok(c),
+            Callback::ReceiveInteraction { class, tag, .. }
+                if class == h.done && tag == "done".as_bytes() =>
+            {
+                return Ok(c)
+            }
             _ => {}
         }
     }
