@@ -311,6 +311,16 @@ impl Bench {
         Ok(name)
     }
 
+    /// [`Bench::new_federation`] with another FOM (the `ddm` suite's).
+    pub fn new_federation_with_fom(&self, prefix: &str, fom: Fom) -> anyhow::Result<String> {
+        let n = self.next_federation.fetch_add(1, Ordering::Relaxed);
+        let name = format!("bench-{prefix}-{}-{n}", self.run_id);
+        self.rti
+            .create_federation_execution_with_fom(&name, fom)
+            .with_context(|| format!("creating federation execution {name}"))?;
+        Ok(name)
+    }
+
     /// Resigns every member (deleting their objects) and destroys the federation.
     pub fn finish(&self, federation: &str, members: Vec<Member>) -> anyhow::Result<()> {
         for m in members {

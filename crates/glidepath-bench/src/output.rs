@@ -99,6 +99,52 @@ pub fn write_table(out: &mut impl Write, results: &[BenchResult]) -> std::io::Re
             opt(r.ratio_rate, 2),
         )?;
     }
+    if results.iter().any(|r| r.ddm.is_some()) {
+        write_ddm_table(out, results)?;
+    }
+    Ok(())
+}
+
+/// The `ddm` suite's own columns, per subscriber: envelopes its RTI took in, wire
+/// bytes (NATS), reflections, and the ratios of the run with regions to the one
+/// without.
+fn write_ddm_table(out: &mut impl Write, results: &[BenchResult]) -> std::io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<8} {:<6} {:>4} {:>10} {:>8} {:>12} {:>8} {:>10} {:>10} {:>6} {:>6} {:>8}",
+        "variant",
+        "trans",
+        "subs",
+        "msgs/sub",
+        "x msgs",
+        "wire B/sub",
+        "x wire",
+        "cb/sub",
+        "expect/sub",
+        "f.neg",
+        "f.pos",
+        "x sender"
+    )?;
+    for r in results {
+        let Some(d) = &r.ddm else { continue };
+        writeln!(
+            out,
+            "{:<8} {:<6} {:>4} {:>10.1} {:>8.3} {:>12} {:>8} {:>10.1} {:>10.1} {:>6} {:>6} {:>8.2}",
+            r.variant,
+            r.transport,
+            r.subscribers,
+            d.messages_per_subscriber,
+            d.messages_ratio,
+            opt(d.wire_bytes_per_subscriber, 0),
+            opt(d.wire_bytes_ratio, 3),
+            d.callbacks_per_subscriber,
+            d.expected_per_subscriber,
+            d.false_negatives,
+            d.false_positives,
+            d.sender_time_ratio,
+        )?;
+    }
     Ok(())
 }
 

@@ -72,6 +72,44 @@ pub struct BenchResult {
     /// Per-sample latencies in microseconds, kept for the plots (not written to JSON).
     #[serde(skip)]
     pub samples_us: Vec<f64>,
+    /// The `ddm` suite's figures, written as keys of the same object.
+    #[serde(flatten)]
+    pub ddm: Option<DdmFigures>,
+}
+
+/// What `glidepath bench ddm` measures of one subscriber count, per subscriber and
+/// averaged over subscribers: the run with regions against the run without (class
+/// subscription only) on the same transport, in the same process.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DdmFigures {
+    /// Moving entities the publisher updates.
+    pub entities: u64,
+    /// Envelopes a subscriber's RTI took in, with regions and without.
+    pub messages_per_subscriber: f64,
+    pub baseline_messages_per_subscriber: f64,
+    /// `messages_per_subscriber / baseline_messages_per_subscriber`, averaged over
+    /// subscribers.
+    pub messages_ratio: f64,
+    /// Bytes a subscriber's connection read from the NATS server (data and control
+    /// traffic), with regions and without; absent on `inproc`, which has no wire.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wire_bytes_per_subscriber: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_wire_bytes_per_subscriber: Option<f64>,
+    /// A subscriber's wire bytes with regions over without, averaged over subscribers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wire_bytes_ratio: Option<f64>,
+    /// Reflections a subscriber got with regions, and how many updates overlapped
+    /// its region when sent.
+    pub callbacks_per_subscriber: f64,
+    pub expected_per_subscriber: f64,
+    /// Updates that overlapped a subscriber's region and never reached it, and
+    /// reflections of updates that did not overlap (both must be 0).
+    pub false_negatives: u64,
+    pub false_positives: u64,
+    /// The publisher's time for its updates with regions (moving its region and
+    /// committing before each update) over without.
+    pub sender_time_ratio: f64,
 }
 
 impl BenchResult {
@@ -117,6 +155,7 @@ impl BenchResult {
             ratio_rate: None,
             elapsed_s: 0.0,
             samples_us: Vec::new(),
+            ddm: None,
         }
     }
 

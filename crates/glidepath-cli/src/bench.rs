@@ -13,9 +13,11 @@ use glidepath_bench::output::{write_json, write_plots, write_table, BarProgress}
 /// The flags of `glidepath bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// The suite: latency, throughput, loopback, timeadv, fanout, tg (the target
-    /// generator's update rate, DASE's Tables 1–5) or bus (the formation-flying
-    /// testbed's bus: `bus send`, `bus send-receive`, `bus throughput`).
+    /// The suite: latency, throughput, loopback, timeadv, fanout, ddm (data
+    /// distribution management: messages per subscriber with regions against class
+    /// subscription), tg (the target generator's update rate, DASE's Tables 1–5) or
+    /// bus (the formation-flying testbed's bus: `bus send`, `bus send-receive`, `bus
+    /// throughput`).
     #[arg(value_name = "SUITE")]
     suite: String,
     /// The bus benchmark's test: send, send-receive or throughput (bus only).

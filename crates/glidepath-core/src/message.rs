@@ -97,6 +97,10 @@ pub enum Body {
         class: ObjectClassHandle,
         attributes: Arc<[AttributeHandle]>,
         tag: Bytes,
+        /// Request attribute value update with regions: only values whose update
+        /// regions overlap these are wanted (filled for the attributes' available
+        /// dimensions); `None`, every value.
+        regions: Option<RegionSet>,
     },
     /// The sender's time status.
     TimeStatus(Arc<TimeStatus>),

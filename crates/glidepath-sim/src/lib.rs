@@ -15,9 +15,12 @@
 //! Files: `network` (the simulated network and link), `schedule` (what federates do),
 //! `check` (the invariants), `trace` (the events a failure shows), `fom`. The `flow`
 //! module is a second simulator: the NATS backend's reliable delivery over a faulty
-//! network (`glidepath-sim --flow`).
+//! network (`glidepath-sim --flow`); `ddm` a third: data distribution management's
+//! regions, moved and committed at random, checked message by message
+//! (`glidepath-sim --ddm`).
 
 mod check;
+pub mod ddm;
 pub mod flow;
 mod fom;
 mod network;

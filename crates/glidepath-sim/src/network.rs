@@ -9,8 +9,8 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
 
 use glidepath_core::{
-    Body, Envelope, ExecReply, ExecRequest, ExecutiveHost, FederateHandle, FederationId, Link,
-    LocalRti, Output, RtiError, TimeStatus, Topic,
+    regions_overlap, Body, Envelope, ExecReply, ExecRequest, ExecutiveHost, FederateHandle,
+    FederationId, Link, LocalRti, Output, RegionSet, RtiError, TimeStatus, Topic,
 };
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -65,6 +65,16 @@ pub(crate) struct Network {
     pub(crate) owner_checked: HashSet<(FederateHandle, u64)>,
     /// Invariant violations found while carrying outputs out.
     pub(crate) violations: Vec<String>,
+    /// What each subscriber wants of a topic (data distribution management): a
+    /// message sent with regions none of these overlaps is not sent to it, as the
+    /// in-process bus filters at the source. Absent: everything.
+    pub(crate) interest: HashMap<(FederationId, Topic, usize), RegionSet>,
+    /// Copies sent to nobody because of `interest`.
+    pub(crate) filtered_at_source: u64,
+    /// When set, every envelope a federate publishes, with its sender's node and the
+    /// nodes it was sent to, for a checker that models what each receiver should get
+    /// (the DDM simulator).
+    pub(crate) published: Option<Vec<(usize, Envelope, Vec<usize>)>>,
 }
 
 impl Network {
@@ -80,31 +90,46 @@ impl Network {
         if let Body::TimeStatus(s) = &env.body {
             self.watch_status(env.sender, env.seq, s);
         }
-        let Some(subs) = self.subscribers.get(&(federation, topic)) else {
-            return;
-        };
-        for &to in subs {
-            if to == from {
-                continue;
+        let mut sent_to = Vec::new();
+        if let Some(subs) = self.subscribers.get(&(federation, topic)) {
+            for &to in subs {
+                if to == from {
+                    continue;
+                }
+                if env.body.regions().is_some()
+                    && !regions_overlap(
+                        env.body.regions(),
+                        self.interest.get(&(federation, topic, to)),
+                    )
+                {
+                    self.filtered_at_source += 1;
+                    continue;
+                }
+                // Mostly short delays, sometimes a long one: different senders overtake
+                // each other, one sender's envelopes never do.
+                let delay = if rng.gen_bool(0.05) {
+                    rng.gen_range(500_000..5_000_000)
+                } else {
+                    rng.gen_range(1_000..100_000)
+                };
+                let last = self.last_at.entry((from, to)).or_insert(0);
+                let at = (*last).max(now + delay);
+                *last = at;
+                let mut e = env.clone();
+                e.publish_time_ns = now;
+                self.sent += 1;
+                self.heap.push(Reverse(InFlight {
+                    key: (at, from, to, self.sent),
+                    envelope: Box::new(e),
+                }));
+                self.envelopes += 1;
+                sent_to.push(to);
             }
-            // Mostly short delays, sometimes a long one: different senders overtake
-            // each other, one sender's envelopes never do.
-            let delay = if rng.gen_bool(0.05) {
-                rng.gen_range(500_000..5_000_000)
-            } else {
-                rng.gen_range(1_000..100_000)
-            };
-            let last = self.last_at.entry((from, to)).or_insert(0);
-            let at = (*last).max(now + delay);
-            *last = at;
-            let mut e = env.clone();
-            e.publish_time_ns = now;
-            self.sent += 1;
-            self.heap.push(Reverse(InFlight {
-                key: (at, from, to, self.sent),
-                envelope: Box::new(e),
-            }));
-            self.envelopes += 1;
+        }
+        if let Some(published) = &mut self.published {
+            if from != EXEC_NODE {
+                published.push((from, env, sent_to));
+            }
         }
     }
 
@@ -175,8 +200,18 @@ impl SimLink<'_> {
                         s.remove(&self.node);
                     }
                 }
-                // The simulated federates use no regions yet: nothing to filter.
-                Output::Interest { .. } => {}
+                // Effective for what is sent after it, as on the in-process bus.
+                Output::Interest {
+                    federation,
+                    topic,
+                    regions,
+                } => {
+                    let key = (federation, topic, self.node);
+                    match regions {
+                        Some(r) => self.net.interest.insert(key, r),
+                        None => self.net.interest.remove(&key),
+                    };
+                }
             }
         }
     }

@@ -183,6 +183,13 @@ pub struct EndpointStats {
     /// that had gone silent while messages waited in the stream (restarts after a
     /// reconnection are not counted).
     pub stream_consumer_restarts: u64,
+    /// Messages and bytes this endpoint's connection has read from the messaging
+    /// server (NATS: the client's counters, data and control traffic alike), to
+    /// compare what reaches a process with and without data distribution
+    /// management's filtering. Zero on `inproc`, which has no wire.
+    pub wire_in_messages: u64,
+    /// The bytes of those messages (payloads, subjects and protocol).
+    pub wire_in_bytes: u64,
 }
 
 /// Inbox length from which a receiving endpoint drops best-effort envelopes. 65,536

@@ -116,29 +116,44 @@ fn each_error_is_reported() {
         check(&[MAGIC, 1, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 1,
-            supported: 5
+            supported: 6
         })
     );
     assert_eq!(
         check(&[MAGIC, 2, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 2,
-            supported: 5
+            supported: 6
         })
     );
-    // Version 3 had no regions in updates and interactions.
+    // Version 3 had no regions in updates and interactions, version 5 none in
+    // update requests.
+    assert_eq!(
+        check(&[MAGIC, 4, 0x05]),
+        Err(WireError::UnsupportedVersion {
+            version: 4,
+            supported: 6
+        })
+    );
+    assert_eq!(
+        check(&[MAGIC, 5, 0x05]),
+        Err(WireError::UnsupportedVersion {
+            version: 5,
+            supported: 6
+        })
+    );
     assert_eq!(
         check(&[MAGIC, 3, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 3,
-            supported: 5
+            supported: 6
         })
     );
     assert_eq!(
         check(&[MAGIC, 0, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 0,
-            supported: 5
+            supported: 6
         })
     );
     assert_eq!(
@@ -317,7 +332,7 @@ fn errors_name_the_problem() {
     let e = check(&[MAGIC, 9]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unsupported wire format version 9; this build speaks version 5"
+        "unsupported wire format version 9; this build speaks version 6"
     );
     let e = check(&[MAGIC, VERSION, 0x02, 1]).unwrap_err();
     assert_eq!(e.to_string(), "input ends inside seq (starting at byte 4)");

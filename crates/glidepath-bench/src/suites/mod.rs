@@ -8,6 +8,7 @@
 use crate::harness::{Bench, BenchOptions, Progress};
 use crate::result::BenchResult;
 
+pub mod ddm;
 pub mod fanout;
 pub mod latency;
 pub mod loopback;
@@ -15,7 +16,14 @@ pub mod throughput;
 pub mod timeadv;
 
 /// The suites' names, in the order `glidepath bench --help` lists them.
-pub const SUITES: &[&str] = &["latency", "throughput", "loopback", "timeadv", "fanout"];
+pub const SUITES: &[&str] = &[
+    "latency",
+    "throughput",
+    "loopback",
+    "timeadv",
+    "fanout",
+    "ddm",
+];
 
 /// Runs the suite named `suite` on a fresh setup built from `opts`.
 pub fn run(
@@ -46,6 +54,7 @@ pub fn run_on(
         "loopback" => loopback::run(bench, opts, progress),
         "timeadv" => timeadv::run(bench, opts, progress),
         "fanout" => fanout::run(bench, opts, progress),
+        "ddm" => ddm::run(bench, opts, progress),
         other => anyhow::bail!(
             "unknown suite `{other}`; the suites are: {}",
             SUITES.join(", ")

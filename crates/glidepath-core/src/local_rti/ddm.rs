@@ -16,9 +16,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use bytes::Bytes;
+
 use super::*;
 use crate::error::{DdmError, ObjectError, RegionContext, RtiError};
+use crate::message::{Body, Topic};
 use crate::region::{Extent, RangeBounds, RegionHandle, RegionSet};
+use crate::types::FederateHandle;
 use crate::DimensionHandle;
 use glidepath_fom::DefaultRange;
 
@@ -55,6 +59,20 @@ pub(crate) struct DdmState {
     /// Regions associated for updates with instance attributes.
     pub(crate) associations:
         BTreeMap<(ObjectInstanceHandle, AttributeHandle), BTreeSet<RegionHandle>>,
+    /// Instances registered by others that this federate would know as a subscribed
+    /// class but has not discovered: it subscribes their class's attributes with
+    /// regions only, and no update of theirs overlapping one of those regions has
+    /// arrived yet (discovery follows overlap).
+    pub(crate) undiscovered: BTreeMap<ObjectInstanceHandle, Undiscovered>,
+}
+
+/// An instance registered by another federate and not yet discovered here.
+pub(crate) struct Undiscovered {
+    /// The class it was registered as.
+    pub(crate) class: ObjectClassHandle,
+    pub(crate) name: String,
+    /// The federate that registered it (or owns it now).
+    pub(crate) producer: FederateHandle,
 }
 
 impl LocalRti {
@@ -364,6 +382,21 @@ impl LocalRti {
         self.region_set(regions.iter().copied(), available)
     }
 
+    /// True when an instance known as `known_class` is discovered at once, when it is
+    /// registered or when the class is subscribed: some subscribed attribute of the
+    /// class uses the default region (it overlaps every update region). Otherwise the
+    /// instance waits, undiscovered, for an update that overlaps.
+    pub(crate) fn discovers_at_registration(&self, known_class: ObjectClassHandle) -> bool {
+        self.subscribed_attributes
+            .get(&known_class)
+            .is_some_and(|attributes| {
+                attributes.iter().any(|a| {
+                    self.attribute_subscription_regions(known_class, *a)
+                        .is_none()
+                })
+            })
+    }
+
     /// Forgets the update associations of an instance that is gone.
     pub(crate) fn forget_associations(&mut self, instance: ObjectInstanceHandle) {
         self.ddm.associations.retain(|(i, _), _| *i != instance);
@@ -534,6 +567,49 @@ impl LocalRti {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Asks the owners of `class`'s instances (and its subclasses') for current
+    /// values of attributes whose update regions overlap the regions paired with
+    /// them. Each pair's regions are filled per attribute; attributes wanting the
+    /// same regions go in one request. Owners answer with
+    /// `ProvideAttributeValueUpdate` for what they own and overlaps.
+    pub fn request_attribute_value_update_with_regions(
+        &mut self,
+        class: ObjectClassHandle,
+        pairs: &[AttributeRegions],
+        tag: Bytes,
+    ) -> Result<(), RtiError> {
+        self.live()?;
+        self.fom
+            .object_class(class)
+            .ok_or(ObjectError::ObjectClassNotDefined(class))?;
+        self.check_attribute_regions(class, pairs)?;
+        let mut requests: Vec<(Option<RegionSet>, Vec<AttributeHandle>)> = Vec::new();
+        for (attributes, regions) in pairs {
+            for a in attributes {
+                let available = &self.fom.attributes[a.index()].dimensions;
+                let set = self.region_set(regions.iter().copied(), available);
+                match requests.iter_mut().find(|(r, _)| *r == set) {
+                    Some((_, group)) if !group.contains(a) => group.push(*a),
+                    Some(_) => {}
+                    None => requests.push((set, vec![*a])),
+                }
+            }
+        }
+        for (regions, attributes) in requests {
+            self.send(
+                Topic::Federation,
+                Body::RequestUpdate {
+                    instance: None,
+                    class,
+                    attributes: attributes.into(),
+                    tag: tag.clone(),
+                    regions,
+                },
+            );
         }
         Ok(())
     }

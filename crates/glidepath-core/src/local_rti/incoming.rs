@@ -71,9 +71,12 @@ impl LocalRti {
                 class,
                 attributes,
                 tag,
+                regions,
             } => {
                 // Each owner answers for the requested attributes it owns (all
-                // of them when none are named).
+                // of them when none are named); asked with regions, for those whose
+                // update regions overlap the request's (data distribution
+                // management; the default region overlaps every region).
                 let mut targets: Vec<(ObjectInstanceHandle, Vec<AttributeHandle>)> = self
                     .known
                     .iter()
@@ -89,6 +92,12 @@ impl LocalRti {
                                 .iter()
                                 .copied()
                                 .filter(|a| k.owned.contains(a))
+                                .filter(|a| {
+                                    regions_overlap(
+                                        regions.as_ref(),
+                                        self.update_regions(*i, *a).as_ref(),
+                                    )
+                                })
                                 .collect()
                         };
                         let answers = if attributes.is_empty() {
@@ -260,6 +269,11 @@ impl LocalRti {
                 regions,
                 ..
             } => {
+                if !self.known.contains_key(&instance)
+                    && !self.discover_on_overlap(instance, &values, regions.as_ref())
+                {
+                    return;
+                }
                 let Some(known) = self.known.get(&instance) else {
                     self.stats.unknown_instance += 1;
                     return;
@@ -347,7 +361,10 @@ impl LocalRti {
                 ..
             } => {
                 if self.known.remove(&instance).is_none() {
-                    self.stats.unknown_instance += 1;
+                    // An instance never discovered here goes without a callback.
+                    if self.ddm.undiscovered.remove(&instance).is_none() {
+                        self.stats.unknown_instance += 1;
+                    }
                     return;
                 }
                 self.forget_associations(instance);
@@ -361,5 +378,58 @@ impl LocalRti {
         };
         self.stats.delivered += 1;
         self.callbacks.push_back(cb);
+    }
+
+    /// Discovers an instance waiting undiscovered (its class subscribed with regions
+    /// only) when an update of it overlaps: some attribute it carries is subscribed,
+    /// and one of that attribute's subscription regions overlaps one of the update's
+    /// regions. True when the instance is known now; false, and nothing counted,
+    /// when it waits on (or is unknown: then the caller counts it).
+    fn discover_on_overlap(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        values: &Values<AttributeHandle>,
+        regions: Option<&crate::region::RegionSet>,
+    ) -> bool {
+        let Some(waiting) = self.ddm.undiscovered.get(&instance) else {
+            return true;
+        };
+        let Some(known_class) = self.subscribed_object_class_for(waiting.class) else {
+            // No longer subscribed: a later subscription lists it again.
+            self.ddm.undiscovered.remove(&instance);
+            return false;
+        };
+        let overlaps = self
+            .subscribed_attributes
+            .get(&known_class)
+            .is_some_and(|subscribed| {
+                values.iter().any(|(a, _)| {
+                    subscribed.contains(a)
+                        && regions_overlap(
+                            regions,
+                            self.attribute_subscription_regions(known_class, *a)
+                                .as_ref(),
+                        )
+                })
+            });
+        if !overlaps {
+            return false;
+        }
+        let waiting = self
+            .ddm
+            .undiscovered
+            .remove(&instance)
+            .expect("looked up above");
+        self.known.insert(
+            instance,
+            KnownInstance::new(waiting.class, known_class, waiting.name.clone()),
+        );
+        self.callbacks.push_back(Callback::DiscoverObjectInstance {
+            instance,
+            class: known_class,
+            name: waiting.name,
+            producer: waiting.producer,
+        });
+        true
     }
 }

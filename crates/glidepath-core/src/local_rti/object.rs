@@ -380,6 +380,7 @@ impl LocalRti {
                 class,
                 attributes: attributes.into(),
                 tag,
+                regions: None,
             },
         );
         Ok(())
@@ -401,6 +402,7 @@ impl LocalRti {
                 class,
                 attributes: attributes.into(),
                 tag,
+                regions: None,
             },
         );
         Ok(())
@@ -419,6 +421,19 @@ impl LocalRti {
         let Some(known_class) = self.subscribed_object_class_for(class) else {
             return;
         };
+        if !self.discovers_at_registration(known_class) {
+            // Subscribed with regions only: discovered when an update overlaps.
+            self.ddm.undiscovered.insert(
+                instance,
+                super::ddm::Undiscovered {
+                    class,
+                    name: name.to_string(),
+                    producer,
+                },
+            );
+            return;
+        }
+        self.ddm.undiscovered.remove(&instance);
         self.known.insert(
             instance,
             KnownInstance::new(class, known_class, name.to_string()),

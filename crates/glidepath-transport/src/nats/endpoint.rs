@@ -437,6 +437,8 @@ impl Endpoint for NatsEndpoint {
                 .as_ref()
                 .map_or(0, |f| f.peers_given_up.load(Ordering::Relaxed)),
             stream_consumer_restarts: self.counters.consumer_restarts.load(Ordering::Relaxed),
+            wire_in_messages: self.client.statistics().in_messages.load(Ordering::Relaxed),
+            wire_in_bytes: self.client.statistics().in_bytes.load(Ordering::Relaxed),
         }
     }
 

@@ -351,6 +351,7 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
                 None
             };
             let class = ObjectClassHandle(r.varint_u32("object class")?);
+            let regions = regions(r)?;
             let n = r.count(1, "attributes")?;
             let mut attributes = Vec::with_capacity(n);
             for _ in 0..n {
@@ -362,6 +363,7 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
                 class,
                 attributes: attributes.into(),
                 tag,
+                regions,
             }
         }
         BodyKind::TimeStatus => {

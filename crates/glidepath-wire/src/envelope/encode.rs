@@ -222,6 +222,7 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
             class,
             attributes,
             tag,
+            regions,
         } => {
             match instance {
                 None => s.u8(0),
@@ -231,6 +232,7 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
                 }
             }
             s.varint(u64::from(class.0));
+            write_regions(s, regions.as_ref());
             s.varint(attributes.len() as u64);
             for a in attributes.iter() {
                 s.varint(u64::from(a.0));

@@ -171,6 +171,10 @@ pub fn samples() -> Vec<Envelope> {
                 class: ObjectClassHandle(3),
                 attributes: Arc::from(vec![AttributeHandle(4), AttributeHandle(200)]),
                 tag: Bytes::from_static(b"please"),
+                regions: RegionSet::new(vec![Extent::new([(
+                    DimensionHandle(2),
+                    RangeBounds::new(5, 9),
+                )])]),
             },
         ),
         env(
@@ -181,6 +185,7 @@ pub fn samples() -> Vec<Envelope> {
                 class: ObjectClassHandle(1),
                 attributes: Arc::from(Vec::new()),
                 tag: Bytes::new(),
+                regions: None,
             },
         ),
         env(6, 11, Body::TimeStatus(Arc::new(status.clone()))),
@@ -475,6 +480,15 @@ fn arb_notification() -> impl Strategy<Value = Notification> {
     ]
 }
 
+/// A region set (`None`: the default region): up to three regions of up to three
+/// dimensions each, every range `lower <= upper`.
+fn arb_regions() -> impl Strategy<Value = Option<RegionSet>> {
+    let range = (arb_u64(), arb_u64()).prop_map(|(a, b)| RangeBounds::new(a.min(b), a.max(b)));
+    let extent = proptest::collection::btree_map(arb_u32(), range, 0..3)
+        .prop_map(|m| Extent::new(m.into_iter().map(|(d, r)| (DimensionHandle(d), r))));
+    proptest::collection::vec(extent, 0..3).prop_map(RegionSet::new)
+}
+
 pub fn arb_body() -> impl Strategy<Value = Body> {
     prop_oneof![
         (arb_u64(), arb_u32(), ".{0,16}").prop_map(|(i, c, name)| Body::Register {
@@ -540,14 +554,16 @@ pub fn arb_body() -> impl Strategy<Value = Body> {
             proptest::option::of(arb_u64()),
             arb_u32(),
             proptest::collection::vec(arb_u32(), 0..6),
-            arb_bytes()
+            arb_bytes(),
+            arb_regions(),
         )
-            .prop_map(|(i, c, a, tag)| {
+            .prop_map(|(i, c, a, tag, regions)| {
                 Body::RequestUpdate {
                     instance: i.map(ObjectInstanceHandle),
                     class: ObjectClassHandle(c),
                     attributes: a.into_iter().map(AttributeHandle).collect(),
                     tag,
+                    regions,
                 }
             }),
         arb_time_status().prop_map(|s| Body::TimeStatus(Arc::new(s))),

@@ -230,6 +230,20 @@ impl Federate {
         self.shared()
             .call(|r, _| r.unassociate_regions_for_updates(instance, &pairs))
     }
+    /// Asks the owners of instances of `class` (and its subclasses) for current
+    /// values of the attributes whose update regions overlap the regions paired with
+    /// them; each owner gets `provide_attribute_value_update` for what it owns and
+    /// overlaps. An update sent without regions (the default region) overlaps all.
+    pub fn request_attribute_value_update_with_regions(
+        &self,
+        class: ObjectClassHandle,
+        pairs: &[(&[AttributeHandle], &[RegionHandle])],
+        tag: impl Into<Bytes>,
+    ) -> Result<(), RtiError> {
+        let (pairs, tag) = (owned_pairs(pairs), tag.into());
+        self.shared()
+            .call(|r, _| r.request_attribute_value_update_with_regions(class, &pairs, tag))
+    }
     /// Sends an interaction with regions, in receive order: subscribers whose
     /// regions overlap none of these receive nothing. No regions is the default
     /// region.

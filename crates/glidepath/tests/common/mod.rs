@@ -6,6 +6,8 @@
 //! unwanted message returned, since `inproc` delivers before `publish` returns).
 #![allow(dead_code)]
 
+pub mod sectors;
+
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -1,0 +1,141 @@
+//! `glidepath bench ddm` end to end: the binary runs both modes for each subscriber
+//! count on `inproc` and over a real nats-server, and its JSON rows carry what the
+//! issue asks for, with no update lost and none delivered outside its region.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use glidepath::backend::nats::NatsServerProcess;
+use serde_json::Value;
+
+/// Generous: a debug build on a shared machine.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Runs `glidepath bench ddm ARGS --json FILE` and returns the rows.
+fn bench_ddm(name: &str, args: &[&str]) -> Vec<Value> {
+    let dir = std::env::temp_dir().join(format!(
+        "glidepath-bench-ddm-test-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("results.json");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_glidepath"));
+    command
+        .args(["bench", "ddm"])
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .current_dir(workspace_root())
+        .env_remove("GLIDEPATH_TRANSPORT")
+        .env_remove("GLIDEPATH_NATS_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = command.spawn().unwrap();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = rx
+        .recv_timeout(TIMEOUT)
+        .unwrap_or_else(|_| panic!("glidepath bench ddm {args:?} did not finish"))
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert!(
+        output.status.success(),
+        "bench ddm {args:?} failed\nstdout:\n{out}\nstderr:\n{err}"
+    );
+    assert!(out.contains("msgs/sub"), "no DDM table in:\n{out}");
+    let rows: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    rows
+}
+
+/// Two rows per subscriber count, baseline first; nothing lost or misdelivered.
+fn check(rows: &[Value], subscribers: &[u64]) {
+    assert_eq!(rows.len(), 2 * subscribers.len(), "{rows:#?}");
+    for (pair, n) in rows.chunks(2).zip(subscribers) {
+        assert_eq!(pair[0]["variant"], "no-ddm");
+        assert_eq!(pair[1]["variant"], "regions");
+        for r in pair {
+            assert_eq!(r["subscribers"], *n, "{r}");
+            assert_eq!(r["lost"], 0, "{r}");
+            assert_eq!(r["false_negatives"], 0, "{r}");
+            assert_eq!(r["false_positives"], 0, "{r}");
+            assert_eq!(r["count"], r["received"], "{r}");
+        }
+        // Without regions every subscriber expects every update; with them, the
+        // ones in its cell (the cells tile the plane once).
+        let total = |r: &Value| r["expected_per_subscriber"].as_f64().unwrap() * *n as f64;
+        assert_eq!(
+            total(&pair[1]),
+            pair[0]["expected_per_subscriber"].as_f64().unwrap()
+        );
+    }
+}
+
+#[test]
+fn on_inproc_a_subscriber_takes_in_about_its_share() {
+    let rows = bench_ddm("inproc", &["--subscribers", "1,4", "--count", "2000"]);
+    check(&rows, &[1, 4]);
+    assert!(rows.iter().all(|r| r.get("wire_bytes_ratio").is_none()));
+    // A quarter of the plane: a quarter of the updates, plus registrations and
+    // statuses, which every subscriber takes in.
+    let ratio = rows[3]["messages_ratio"].as_f64().unwrap();
+    assert!(ratio < 0.4, "messages ratio {ratio} at 4 subscribers");
+}
+
+#[test]
+fn over_nats_the_rows_carry_the_wire_figures() {
+    let nats = NatsServerProcess::start().unwrap_or_else(|e| panic!("{e}"));
+    let url = nats.url();
+    let rows = bench_ddm(
+        "nats",
+        &[
+            "--transport",
+            "nats",
+            "--nats-url",
+            &url,
+            "--subscribers",
+            "2",
+            "--count",
+            "600",
+        ],
+    );
+    check(&rows, &[2]);
+    for r in &rows {
+        assert!(
+            r["wire_bytes_per_subscriber"].as_f64().unwrap() > 0.0,
+            "{r}"
+        );
+        assert!(r["wire_bytes_ratio"].as_f64().unwrap() > 0.0, "{r}");
+    }
+}
+
+#[test]
+fn the_raw_peer_is_refused_with_a_reason() {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_glidepath"));
+    let output = command
+        .args(["bench", "ddm", "--raw", "--subscribers", "1"])
+        .current_dir(workspace_root())
+        .env_remove("GLIDEPATH_TRANSPORT")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("no raw peer"), "{err}");
+}
