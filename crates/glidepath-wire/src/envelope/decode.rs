@@ -415,6 +415,20 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
             name: r.str("federate name")?.to_owned(),
             federate_type: r.str("federate type")?.to_owned(),
         }),
+        BodyKind::Restored => Body::Restored {
+            epoch: r.varint("restore epoch")?,
+        },
+        BodyKind::Save => {
+            let range = r.bytes_range("save notice")?;
+            let offset = range.start;
+            let notice = glidepath_core::save::decode_snapshot(&src[range]).map_err(|e| {
+                WireError::InvalidSaveNotice {
+                    offset,
+                    reason: e.to_string(),
+                }
+            })?;
+            Body::Exec(Notification::Save(notice))
+        }
         BodyKind::FederateResigned => Body::Exec(Notification::FederateResigned {
             federate: r.federate("federate")?,
         }),
