@@ -45,8 +45,8 @@ pub use message::*;
 pub use region::{regions_overlap, Extent, RangeBounds, RegionHandle, RegionSet};
 pub use save::{
     FederateSnapshot, MemorySaveStore, RestoreFailureReason, RestoreStatus, SaveFailureReason,
-    SaveNotice, SaveRequest, SaveStatus, SaveStore, SaveStoreError, SavedFederation, SavedTime,
-    SnapshotError,
+    SaveNotice, SaveRequest, SaveStatus, SaveStore, SaveStoreError, SavedFederation, SavedInstance,
+    SavedMessage, SavedTime, SnapshotError,
 };
 pub use time::{galt_bound, RegulatorView, TimeSnapshot};
 pub use transport_error::{ConnectCause, TransportError};

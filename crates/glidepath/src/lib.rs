@@ -107,7 +107,7 @@ pub use glidepath_core::{
 /// Federation save and restore: statuses, failure reasons, and the snapshot format.
 pub use glidepath_core::{
     FederateSnapshot, RestoreFailureReason, RestoreStatus, SaveFailureReason, SaveRestoreError,
-    SaveStatus, SnapshotError,
+    SaveStatus, SavedInstance, SavedMessage, SavedTime, SnapshotError,
 };
 /// The Federation Object Model: loading, merging and inspecting FOM modules.
 pub use glidepath_fom as fom;
