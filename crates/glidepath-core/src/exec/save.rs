@@ -477,3 +477,6 @@ impl FederationExecution {
         self.next_instance = self.next_instance.max(saved.next_instance);
     }
 }
+
+#[cfg(test)]
+mod tests;
