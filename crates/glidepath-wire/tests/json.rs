@@ -13,7 +13,8 @@ use glidepath_core::{
     AttributeHandle, ExecReply, ExecRequest, FederateHandle, FederateInfo, FederationError,
     FederationId, InstanceInfo, InteractionClassHandle, LogicalTime, LogicalTimeInterval,
     ObjectClassHandle, ObjectError, ObjectInstanceHandle, OwnershipError, OwnershipOutcome,
-    OwnershipRequest, ParameterHandle, ResignAction,
+    OwnershipRequest, ParameterHandle, ResignAction, RestoreStatus, SaveRequest, SaveRestoreError,
+    SaveStatus, SavedTime,
 };
 use glidepath_wire::{decode_reply, decode_request, encode_reply, encode_request, WireError};
 use proptest::prelude::*;
@@ -45,9 +46,10 @@ fn request_name(r: &ExecRequest) -> &'static str {
         ExecRequest::EnableRegulation { .. } => "EnableRegulation",
         ExecRequest::DisableRegulation { .. } => "DisableRegulation",
         ExecRequest::Ownership { .. } => "Ownership",
+        ExecRequest::Save { .. } => "Save",
     }
 }
-const REQUEST_VARIANTS: usize = 16;
+const REQUEST_VARIANTS: usize = 17;
 
 fn reply_name(r: &ExecReply) -> &'static str {
     match r {
@@ -67,9 +69,13 @@ fn reply_name(r: &ExecReply) -> &'static str {
         ExecReply::Ownership(_) => "Ownership",
         ExecReply::AttributeOwner { .. } => "AttributeOwner",
         ExecReply::OwnershipError(_) => "OwnershipError",
+        ExecReply::RestoreRequest { .. } => "RestoreRequest",
+        ExecReply::SaveStatus(_) => "SaveStatus",
+        ExecReply::RestoreStatus(_) => "RestoreStatus",
+        ExecReply::SaveError(_) => "SaveError",
     }
 }
-const REPLY_VARIANTS: usize = 16;
+const REPLY_VARIANTS: usize = 20;
 
 fn requests() -> Vec<ExecRequest> {
     let f = FederationId(3);
@@ -198,6 +204,36 @@ fn requests() -> Vec<ExecRequest> {
             federation: f,
             federate: me,
             instance: ObjectInstanceHandle(7),
+            request,
+        });
+    }
+    for request in [
+        SaveRequest::RequestSave {
+            label: "t50".into(),
+            time: Some(SavedTime::Float(50.5)),
+        },
+        SaveRequest::RequestSave {
+            label: "now".into(),
+            time: None,
+        },
+        SaveRequest::SaveBegun,
+        SaveRequest::SaveComplete {
+            state: Bytes::from_static(b"GPSAVE\x00\x01"),
+        },
+        SaveRequest::SaveNotComplete,
+        SaveRequest::AbortSave,
+        SaveRequest::QuerySaveStatus,
+        SaveRequest::RequestRestore {
+            label: "t50".into(),
+        },
+        SaveRequest::RestoreComplete,
+        SaveRequest::RestoreNotComplete,
+        SaveRequest::AbortRestore,
+        SaveRequest::QueryRestoreStatus,
+    ] {
+        v.push(ExecRequest::Save {
+            federation: f,
+            federate: me,
             request,
         });
     }
@@ -376,6 +412,28 @@ fn replies() -> Vec<ExecReply> {
             .map(ExecReply::FederationError),
     );
     v.extend(object_errors().into_iter().map(ExecReply::ObjectError));
+    v.extend([
+        ExecReply::RestoreRequest {
+            label: "t50".into(),
+            result: Ok(()),
+        },
+        ExecReply::RestoreRequest {
+            label: "t50".into(),
+            result: Err("no save labelled `t50`".into()),
+        },
+        ExecReply::SaveStatus(vec![(
+            FederateHandle(1),
+            SaveStatus::FederateWaitingForFederationToSave,
+        )]),
+        ExecReply::RestoreStatus(vec![(
+            FederateHandle(1),
+            RestoreStatus::FederateInstructedToRestore,
+        )]),
+        ExecReply::SaveError(SaveRestoreError::LogicalTimeAlreadyPassed {
+            time: "50".into(),
+            now: "60".into(),
+        }),
+    ]);
     v
 }
 
