@@ -424,9 +424,9 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
             let bytes = &src[range];
             let notice: glidepath_core::SaveNotice = glidepath_core::save::decode_snapshot(bytes)
                 .map_err(|e| WireError::InvalidSaveNotice {
-                    offset,
-                    reason: e.to_string(),
-                })?;
+                offset,
+                reason: e.to_string(),
+            })?;
             // CBOR has several spellings of one value (tags, byte-string keys); like
             // every other field, a notice has one encoding, the one we write.
             if glidepath_core::save::encode_snapshot(&notice) != bytes {
