@@ -23,7 +23,7 @@ pub use encode::{encode_envelope, encode_envelope_into, encoded_len};
 /// bytes before the version is looked at.
 pub const MAGIC: u8 = 0x47;
 /// The envelope layout version this build writes and the only one it reads.
-pub const VERSION: u8 = 4;
+pub const VERSION: u8 = 5;
 /// Bytes before the sender: magic, version, kind.
 const FIXED_HEADER_LEN: usize = 3;
 

@@ -115,14 +115,14 @@ fn each_error_is_reported() {
         check(&[MAGIC, 1, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 1,
-            supported: 4
+            supported: 5
         })
     );
     assert_eq!(
         check(&[MAGIC, 2, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 2,
-            supported: 4
+            supported: 5
         })
     );
     // Version 3 had no regions in updates and interactions.
@@ -130,14 +130,22 @@ fn each_error_is_reported() {
         check(&[MAGIC, 3, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 3,
-            supported: 4
+            supported: 5
+        })
+    );
+    // Version 4 had no save/restore notices and no restore markers.
+    assert_eq!(
+        check(&[MAGIC, 4, 0x02]),
+        Err(WireError::UnsupportedVersion {
+            version: 4,
+            supported: 5
         })
     );
     assert_eq!(
         check(&[MAGIC, 0, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 0,
-            supported: 4
+            supported: 5
         })
     );
     assert_eq!(
@@ -316,7 +324,7 @@ fn errors_name_the_problem() {
     let e = check(&[MAGIC, 9]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unsupported wire format version 9; this build speaks version 4"
+        "unsupported wire format version 9; this build speaks version 5"
     );
     let e = check(&[MAGIC, VERSION, 0x02, 1]).unwrap_err();
     assert_eq!(e.to_string(), "input ends inside seq (starting at byte 4)");

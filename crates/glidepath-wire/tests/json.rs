@@ -523,7 +523,7 @@ fn infinite_times_are_strings_in_json() {
 fn bad_times_are_refused() {
     for bad in [r#""NaN""#, r#""inf""#, "null", "true", r#"[1]"#] {
         let text = format!(
-            r#"{{"version":2,"reply":{{"ObjectError":{{"InvalidLogicalTime":{{"time":{bad},"earliest":1}}}}}}}}"#
+            r#"{{"version":3,"reply":{{"ObjectError":{{"InvalidLogicalTime":{{"time":{bad},"earliest":1}}}}}}}}"#
         );
         assert!(
             matches!(decode_reply(text.as_bytes()), Err(WireError::Json { .. })),
@@ -532,7 +532,7 @@ fn bad_times_are_refused() {
     }
     // Integers are accepted as times.
     let text =
-        r#"{"version":2,"reply":{"ObjectError":{"InvalidLogicalTime":{"time":3,"earliest":-4}}}}"#;
+        r#"{"version":3,"reply":{"ObjectError":{"InvalidLogicalTime":{"time":3,"earliest":-4}}}}"#;
     assert!(matches!(
         decode_reply(text.as_bytes()),
         Ok(ExecReply::ObjectError(
@@ -562,22 +562,22 @@ fn versions_and_malformed_messages_are_refused() {
         decode_request(join.as_bytes()).unwrap_err(),
         WireError::UnsupportedVersion {
             version: 1,
-            supported: 2
+            supported: 3
         }
     );
     assert_eq!(
         decode_reply(br#"{"version":7,"reply":"Ok"}"#).unwrap_err(),
         WireError::UnsupportedVersion {
             version: 7,
-            supported: 2
+            supported: 3
         }
     );
     for bad in [
         &br#"{"request":"ListFederates"}"#[..],
-        br#"{"version":2}"#,
-        br#"{"version":2,"request":{"Launch":{}}}"#,
-        br#"{"version":2,"request":{"Join":{"federation":-1,"federate_type":"x"}}}"#,
-        br#"{"version":2,"request":{"ListFederates":{"federation":1}}"#,
+        br#"{"version":3}"#,
+        br#"{"version":3,"request":{"Launch":{}}}"#,
+        br#"{"version":3,"request":{"Join":{"federation":-1,"federate_type":"x"}}}"#,
+        br#"{"version":3,"request":{"ListFederates":{"federation":1}}"#,
         br#"{"version":"1","request":{"ListFederates":{"federation":1}}}"#,
         b"",
         b"\xff\xfe",
@@ -590,7 +590,7 @@ fn versions_and_malformed_messages_are_refused() {
     }
     // Optional members may be left out, and unknown members are ignored (room for
     // additive changes without a version bump).
-    let text = br#"{"version":2,"request":{"Join":{"federation":1,"federate_type":"x","priority":3}},"trace":"abc"}"#;
+    let text = br#"{"version":3,"request":{"Join":{"federation":1,"federate_type":"x","priority":3}},"trace":"abc"}"#;
     assert!(matches!(
         decode_request(text),
         Ok(ExecRequest::Join {
@@ -599,7 +599,7 @@ fn versions_and_malformed_messages_are_refused() {
         })
     ));
     assert!(matches!(
-        decode_reply(br#"{"version":2,"reply":"Ok"}"#),
+        decode_reply(br#"{"version":3,"reply":"Ok"}"#),
         Ok(ExecReply::Ok)
     ));
 }
