@@ -1,12 +1,18 @@
-//! Federation save and restore through the front API (`inproc`): four
+//! Federation save and restore through the front API, on both transports: four
 //! time-managed federates exchange time-stamped updates, save at t = 50, run to
 //! t = 100, restore to 50 and run to 100 again with identical results; the same
 //! save restored into a fresh federation by federates joined anew (in another order,
-//! so every federate handle is mapped), from the save directory.
+//! so every federate handle is mapped): from the save directory on `inproc`, from the
+//! executive server over NATS, with every federate on a connection of its own that
+//! is closed after the save and new connections for the restore.
+//!
+//! Without `nats-server` (on PATH or in GLIDEPATH_NATS_SERVER) the NATS tests fail
+//! and say how to install it: `bash scripts/test.sh`.
 
 mod common;
 
 use common::*;
+use glidepath::backend::nats::NatsTestbed;
 use glidepath::{
     Bytes, Callback, Federate, FederateHandle, FederateSnapshot, ObjectInstanceHandle,
     ResignAction, Rti, RtiError, SaveRestoreError, SavedMessage,
@@ -50,11 +56,13 @@ fn step(x: u64, k: i64, received: &[String]) -> u64 {
     h
 }
 
-/// Joins the four members in `order`, time-managed, each with an aircraft.
-fn start(rti: &Rti, federation: &str) -> Vec<Member> {
+/// Joins the four members (member `i` through `rtis[i]`), time-managed, each with an
+/// aircraft.
+fn start(rtis: &[Rti], federation: &str) -> Vec<Member> {
     let mut members: Vec<Member> = NAMES
         .iter()
-        .map(|name| Member {
+        .zip(rtis)
+        .map(|(name, rti)| Member {
             f: join(rti, federation, name),
             name,
             instance: ObjectInstanceHandle(0),
@@ -244,10 +252,12 @@ fn named(members: &[Member], snapshots: Vec<FederateSnapshot>) -> Vec<(String, F
         .collect()
 }
 
-#[test]
-fn four_time_managed_federates_save_at_50_and_rerun_from_it_identically() {
-    let rti = federation("save-rerun");
-    let mut members = start(&rti, "save-rerun");
+/// Saves at 50, runs to 100, restores 50 and runs to 100 again: the same states.
+fn save_run_restore_rerun(rtis: &[Rti], name: &str) {
+    rtis[0]
+        .create_federation_execution_with_fom(name, vehicles_fom())
+        .unwrap();
+    let mut members = start(rtis, name);
     let mut first = run(&mut members, 0, 50, Some("t50"));
     let saved = named(&members, save_all(&members, "t50"));
     assert!(
@@ -267,39 +277,40 @@ fn four_time_managed_federates_save_at_50_and_rerun_from_it_identically() {
         matches!(&cb, Callback::RequestFederationRestoreFailed { reason, .. } if reason.contains("no save labelled `nope`")),
         "{cb:?}"
     );
+    for m in members {
+        m.f.resign(ResignAction::DeleteObjects).unwrap();
+    }
+    rtis[0].destroy_federation_execution(name).unwrap();
 }
 
-#[test]
-fn a_save_is_restored_from_its_directory_into_a_fresh_federation() {
-    let dir = std::env::temp_dir().join(format!("glidepath-save-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    const NAME: &str = "save-fresh";
-    let (tail, saved) = {
-        let rti = Rti::inproc_with_save_dir(&dir);
-        rti.create_federation_execution_with_fom(NAME, vehicles_fom())
-            .unwrap();
-        let mut members = start(&rti, NAME);
-        run(&mut members, 0, 50, Some("t50"));
-        let saved = named(&members, save_all(&members, "t50"));
-        let tail = run(&mut members, 50, 100, None);
-        for m in members {
-            m.f.resign(ResignAction::DeleteObjects).unwrap();
-        }
-        rti.destroy_federation_execution(NAME).unwrap();
-        (tail, saved)
-    };
-    assert!(dir.join(NAME).join("t50.gpsave").is_file());
-    // Another bus on the same directory, as a new process would be; the federates
-    // join in reverse order, so each has another handle than the one it saved.
-    let rti = Rti::inproc_with_save_dir(&dir);
-    rti.create_federation_execution_with_fom(NAME, vehicles_fom())
+/// Saves at 50 and runs to 100; every federate leaves and the federation is
+/// destroyed; RTIs from `fresh` (new connections: new processes, as far as the
+/// federation can tell) create it again, join in reverse order, restore 50 and run
+/// to 100 again: the same states.
+fn restore_into_a_fresh_federation(rtis: Vec<Rti>, fresh: impl Fn() -> Rti, name: &str) {
+    rtis[0]
+        .create_federation_execution_with_fom(name, vehicles_fom())
+        .unwrap();
+    let mut members = start(&rtis, name);
+    run(&mut members, 0, 50, Some("t50"));
+    let saved = named(&members, save_all(&members, "t50"));
+    let tail = run(&mut members, 50, 100, None);
+    for m in members {
+        m.f.resign(ResignAction::DeleteObjects).unwrap();
+    }
+    rtis[0].destroy_federation_execution(name).unwrap();
+    drop(rtis);
+    let rtis: Vec<Rti> = (0..NAMES.len()).map(|_| fresh()).collect();
+    rtis[0]
+        .create_federation_execution_with_fom(name, vehicles_fom())
         .unwrap();
     let mut members: Vec<Member> = NAMES
         .iter()
+        .zip(&rtis)
         .rev()
-        .map(|name| Member {
-            f: join(&rti, NAME, name),
-            name,
+        .map(|(name_of, rti)| Member {
+            f: join(rti, name, name_of),
+            name: name_of,
             instance: ObjectInstanceHandle(0),
             x: 0,
         })
@@ -308,5 +319,49 @@ fn a_save_is_restored_from_its_directory_into_a_fresh_federation() {
     members.sort_by_key(|m| NAMES.iter().position(|n| *n == m.name));
     let again = run(&mut members, 50, 100, None);
     assert_eq!(again, tail);
+    for m in members {
+        m.f.resign(ResignAction::DeleteObjects).unwrap();
+    }
+    rtis[0].destroy_federation_execution(name).unwrap();
+}
+
+#[test]
+fn four_time_managed_federates_save_at_50_and_rerun_from_it_identically() {
+    let rti = Rti::inproc();
+    let rtis: Vec<Rti> = (0..NAMES.len()).map(|_| rti.clone()).collect();
+    save_run_restore_rerun(&rtis, "save-rerun");
+}
+
+#[test]
+fn a_save_is_restored_from_its_directory_into_a_fresh_federation() {
+    let dir = std::env::temp_dir().join(format!("glidepath-save-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    const NAME: &str = "save-fresh";
+    let rti = Rti::inproc_with_save_dir(&dir);
+    let rtis: Vec<Rti> = (0..NAMES.len()).map(|_| rti.clone()).collect();
+    drop(rti);
+    // Another bus on the same directory, as a new process would be (it reads the
+    // directory only when asked to restore).
+    let second = Rti::inproc_with_save_dir(&dir);
+    restore_into_a_fresh_federation(rtis, || second.clone(), NAME);
+    assert!(dir.join(NAME).join("t50.gpsave").is_file());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn over_nats_four_federates_save_at_50_and_rerun_from_it_identically() {
+    let testbed = NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
+    let rtis: Vec<Rti> = (0..NAMES.len())
+        .map(|_| Rti::nats(&testbed.url()).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    save_run_restore_rerun(&rtis, "save-rerun-nats");
+}
+
+#[test]
+fn over_nats_new_connections_restore_a_save_into_a_fresh_federation() {
+    let testbed = NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
+    let url = testbed.url();
+    let connect = || Rti::nats(&url).unwrap_or_else(|e| panic!("{e}"));
+    let rtis: Vec<Rti> = (0..NAMES.len()).map(|_| connect()).collect();
+    restore_into_a_fresh_federation(rtis, connect, "save-fresh-nats");
 }
