@@ -31,8 +31,10 @@ use crate::OrderType;
 pub(crate) struct LocalSave {
     /// Told to save; *initiate federate save* not delivered yet (waits for the time).
     pending: Option<(String, Option<LogicalTime>)>,
-    /// *Initiate federate save* delivered; the federate has not answered yet.
+    /// *Initiate federate save* delivered, until *federation saved / not saved*.
     saving: Option<String>,
+    /// This federate answered (save complete or not complete).
+    answered: bool,
     /// The restore in progress (from *restore begun* to restored or not).
     restoring: Option<String>,
     /// Why this federate's state could not be taken back, if it could not.
@@ -97,7 +99,7 @@ impl LocalRti {
 
     /// Federate save begun.
     pub fn federate_save_begun(&mut self, link: &mut impl Link) -> Result<(), RtiError> {
-        if self.save.saving.is_none() {
+        if self.save.saving.is_none() || self.save.answered {
             return Err(SaveRestoreError::SaveNotInitiated.into());
         }
         self.save_request(link, SaveRequest::SaveBegun)?;
@@ -113,19 +115,19 @@ impl LocalRti {
         link: &mut impl Link,
         user_state: Bytes,
     ) -> Result<(), RtiError> {
-        if self.save.saving.is_none() {
+        if self.save.saving.is_none() || self.save.answered {
             return Err(SaveRestoreError::SaveNotInitiated.into());
         }
         match self.checked_snapshot(user_state) {
             Ok(snapshot) => {
                 let state = Bytes::from(encode_snapshot(&snapshot));
                 self.save_request(link, SaveRequest::SaveComplete { state })?;
-                self.save.saving = None;
+                self.save.answered = true;
                 Ok(())
             }
             Err(e) => {
                 self.save_request(link, SaveRequest::SaveNotComplete)?;
-                self.save.saving = None;
+                self.save.answered = true;
                 Err(e.into())
             }
         }
@@ -133,11 +135,11 @@ impl LocalRti {
 
     /// Federate save not complete.
     pub fn federate_save_not_complete(&mut self, link: &mut impl Link) -> Result<(), RtiError> {
-        if self.save.saving.is_none() {
+        if self.save.saving.is_none() || self.save.answered {
             return Err(SaveRestoreError::SaveNotInitiated.into());
         }
         self.save_request(link, SaveRequest::SaveNotComplete)?;
-        self.save.saving = None;
+        self.save.answered = true;
         Ok(())
     }
 
@@ -228,17 +230,10 @@ impl LocalRti {
     }
 
     /// True from *initiate federate save* to *federation saved / not saved*, and
-    /// during a restore: time advance requests are refused meanwhile.
+    /// from *federation restore begun* to *restored / not restored*: time advance
+    /// requests are refused meanwhile.
     pub fn save_or_restore_in_progress(&self) -> bool {
-        self.save.pending.is_some() && self.time_managed_at_save() == Some(false)
-            || self.save.saving.is_some()
-            || self.save.restoring.is_some()
-    }
-
-    /// `Some(true)` when a pending timed save waits for this federate's time.
-    fn time_managed_at_save(&self) -> Option<bool> {
-        let (_, time) = self.save.pending.as_ref()?;
-        Some(time.is_some() && self.is_time_managed())
+        self.save.saving.is_some() || self.save.restoring.is_some()
     }
 
     fn is_time_managed(&self) -> bool {
@@ -272,6 +267,7 @@ impl LocalRti {
         if ready {
             let (label, time) = self.save.pending.take().expect("present");
             self.save.saving = Some(label.clone());
+            self.save.answered = false;
             self.callbacks
                 .push_back(Callback::InitiateFederateSave { label, time });
         }
