@@ -11,6 +11,7 @@ use nats_args::NatsArgs;
 
 mod bench;
 mod demo;
+mod federation;
 mod nats_args;
 mod run;
 mod tg;
@@ -58,6 +59,13 @@ enum Command {
     /// flying a scenario's aircraft (point-mass dynamics) as HLA object updates; a
     /// status line per second, operator controls on standard input.
     Tg(tg::TgArgs),
+    /// Act on a running federation over NATS: `save NAME LABEL [--time T]`,
+    /// `restore NAME LABEL`. Prints what happened; exits non-zero with the reason
+    /// when the federation refused.
+    Federation {
+        #[command(subcommand)]
+        command: federation::FederationCommand,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -271,6 +279,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run_layout(args),
         Command::Matrix(args) => run::run_matrix(args),
         Command::Tg(args) => tg::run(args),
+        Command::Federation { command } => federation::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -145,4 +145,49 @@ pub enum Callback {
         instance: ObjectInstanceHandle,
         attribute: AttributeHandle,
     },
+    /// Save now (the federation save's time, if it had one, is granted).
+    InitiateFederateSave {
+        label: String,
+        time: Option<LogicalTime>,
+    },
+    FederationSaved {
+        label: String,
+    },
+    FederationNotSaved {
+        label: String,
+        reason: crate::save::SaveFailureReason,
+    },
+    FederationSaveStatusResponse {
+        statuses: Vec<(FederateHandle, crate::save::SaveStatus)>,
+    },
+    RequestFederationRestoreSucceeded {
+        label: String,
+    },
+    RequestFederationRestoreFailed {
+        label: String,
+        reason: String,
+    },
+    FederationRestoreBegun {
+        label: String,
+    },
+    /// The federate's RTI state is the saved one again; it restores its own from
+    /// `user_state` (what it saved) and calls federate restore complete. It is now
+    /// `handle` and `name`, in the place of the saved federate `saved_as`.
+    InitiateFederateRestore {
+        label: String,
+        name: String,
+        handle: FederateHandle,
+        saved_as: FederateHandle,
+        user_state: Bytes,
+    },
+    FederationRestored {
+        label: String,
+    },
+    FederationNotRestored {
+        label: String,
+        reason: crate::save::RestoreFailureReason,
+    },
+    FederationRestoreStatusResponse {
+        statuses: Vec<(FederateHandle, crate::save::RestoreStatus)>,
+    },
 }

@@ -42,6 +42,28 @@ pub enum FederationError {
     InconsistentFdd(String),
 }
 
+/// Federation save and restore.
+#[derive(Debug, Error, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum SaveRestoreError {
+    #[error("a federation save is in progress")]
+    SaveInProgress,
+    #[error("a federation restore is in progress")]
+    RestoreInProgress,
+    #[error("no federation save is in progress for this federate")]
+    SaveNotInitiated,
+    #[error("no federation restore is in progress for this federate")]
+    RestoreNotRequested,
+    #[error("the federate has not begun its save")]
+    FederateHasNotBegunSave,
+    #[error("the save label must not be empty")]
+    IllegalLabel,
+    #[error("the save time {time} is already passed (the federate is at {now})")]
+    LogicalTimeAlreadyPassed { time: String, now: String },
+    /// The federate's state cannot be saved now (for example during a time advance).
+    #[error("the federate cannot save now: {0}")]
+    SaveNotPossible(String),
+}
+
 /// Declaration management (publish and subscribe).
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum DeclarationError {
@@ -261,6 +283,8 @@ pub enum RtiError {
     Ownership(#[from] OwnershipError),
     #[error(transparent)]
     Ddm(#[from] DdmError),
+    #[error(transparent)]
+    SaveRestore(#[from] SaveRestoreError),
     /// The transport, or the executive behind it, failed; match the
     /// [`TransportError`] to tell why.
     #[error("transport failure: {0}")]

@@ -12,8 +12,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 mod ownership;
+mod save;
 
-use crate::error::{FederationError, ObjectError, OwnershipError};
+use crate::error::{FederationError, ObjectError, OwnershipError, SaveRestoreError};
+use crate::save::{RestoreStatus, SaveNotice, SaveRequest, SaveStatus};
 use crate::types::{FederateHandle, FederationId, ObjectInstanceHandle, ResignAction};
 use crate::{AttributeHandle, Fom, ObjectClassHandle};
 
@@ -108,6 +110,12 @@ pub enum ExecRequest {
         instance: ObjectInstanceHandle,
         request: OwnershipRequest,
     },
+    /// A federation save or restore service.
+    Save {
+        federation: FederationId,
+        federate: FederateHandle,
+        request: SaveRequest,
+    },
 }
 
 /// A joined federate as listed by the executive.
@@ -173,6 +181,17 @@ pub enum ExecReply {
     FederationError(FederationError),
     ObjectError(ObjectError),
     OwnershipError(OwnershipError),
+    /// The answer to [`SaveRequest::RequestRestore`]: whether the restore begins
+    /// (*request federation restore succeeded / failed*, with the reason).
+    RestoreRequest {
+        label: String,
+        result: Result<(), String>,
+    },
+    /// The answer to [`SaveRequest::QuerySaveStatus`].
+    SaveStatus(Vec<(FederateHandle, SaveStatus)>),
+    /// The answer to [`SaveRequest::QueryRestoreStatus`].
+    RestoreStatus(Vec<(FederateHandle, RestoreStatus)>),
+    SaveError(SaveRestoreError),
 }
 
 /// A broadcast from the executive to the members of one federation.
@@ -205,6 +224,8 @@ pub enum Notification {
         attributes: Vec<AttributeHandle>,
         tag: Bytes,
     },
+    /// A federation save or restore callback (each notice says whom it is for).
+    Save(SaveNotice),
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -231,6 +252,8 @@ pub struct FederationExecution {
     names_in_use: HashMap<String, ObjectInstanceHandle>,
     next_instance: u64,
     sync_points: BTreeMap<String, SyncPoint>,
+    /// The save or restore in progress, and what the host handed over for them.
+    saves: save::SaveState,
 }
 
 impl FederationExecution {
@@ -248,6 +271,7 @@ impl FederationExecution {
             names_in_use: HashMap::new(),
             next_instance: 1,
             sync_points: BTreeMap::new(),
+            saves: save::SaveState::default(),
         }
     }
 
@@ -292,12 +316,28 @@ impl FederationExecution {
     fn handle(&mut self, req: ExecRequest, out: &mut Vec<Notification>) -> ExecReply {
         use ExecReply as R;
         let fed_err = |e: FederationError| R::FederationError(e);
+        if self.saves.restoring()
+            && matches!(
+                req,
+                ExecRequest::RegisterInstance { .. }
+                    | ExecRequest::DeleteInstance { .. }
+                    | ExecRequest::Ownership { .. }
+                    | ExecRequest::EnableRegulation { .. }
+                    | ExecRequest::DisableRegulation { .. }
+            )
+        {
+            // The agreed state is the save's until every member has restored.
+            return R::SaveError(SaveRestoreError::RestoreInProgress);
+        }
         match req {
             ExecRequest::Join {
                 federate_name,
                 federate_type,
                 ..
             } => {
+                if let Some(e) = self.save_or_restore_busy() {
+                    return R::SaveError(e);
+                }
                 let handle = FederateHandle(self.next_federate);
                 let name = federate_name.unwrap_or_else(|| format!("HLAfederate{}", handle.0));
                 if self.members.values().any(|m| m.name == name) {
@@ -340,6 +380,7 @@ impl FederationExecution {
                     sp.achieved.remove(&federate);
                 }
                 out.push(Notification::FederateResigned { federate });
+                self.save_member_left(federate, out);
                 self.complete_sync_points(out);
                 R::Resigned { delete }
             }
@@ -540,6 +581,14 @@ impl FederationExecution {
                     Err(e) => R::OwnershipError(e),
                 }
             }
+            ExecRequest::Save {
+                federate, request, ..
+            } => {
+                if let Err(e) = self.member(federate) {
+                    return fed_err(e);
+                }
+                self.save_request(federate, request, out)
+            }
             ExecRequest::Create { .. }
             | ExecRequest::Destroy { .. }
             | ExecRequest::Lookup { .. } => {
@@ -576,6 +625,11 @@ impl Executive {
     /// A hosted federation execution.
     pub fn federation(&self, id: FederationId) -> Option<&FederationExecution> {
         self.federations.get(&id)
+    }
+
+    /// A hosted federation execution, for its host (handing saves over and back).
+    pub fn federation_mut(&mut self, id: FederationId) -> Option<&mut FederationExecution> {
+        self.federations.get_mut(&id)
     }
 
     /// Handles one request. Returns the reply and the notifications to broadcast on
@@ -677,7 +731,8 @@ fn federation_of(req: &ExecRequest) -> FederationId {
         | ExecRequest::AchieveSyncPoint { federation, .. }
         | ExecRequest::EnableRegulation { federation, .. }
         | ExecRequest::DisableRegulation { federation, .. }
-        | ExecRequest::Ownership { federation, .. } => *federation,
+        | ExecRequest::Ownership { federation, .. }
+        | ExecRequest::Save { federation, .. } => *federation,
         ExecRequest::Create { .. } | ExecRequest::Destroy { .. } | ExecRequest::Lookup { .. } => {
             FederationId(0)
         }

@@ -26,6 +26,7 @@ mod local_rti;
 mod logical_time;
 mod message;
 mod region;
+pub mod save;
 mod time;
 mod transport_error;
 mod types;
@@ -42,6 +43,11 @@ pub use host::{ExecutiveHost, Hosted};
 pub use local_rti::{AttributeRegions, Link, LocalRti, LocalStats, Output};
 pub use message::*;
 pub use region::{regions_overlap, Extent, RangeBounds, RegionHandle, RegionSet};
+pub use save::{
+    FederateSnapshot, MemorySaveStore, RestoreFailureReason, RestoreStatus, SaveFailureReason,
+    SaveNotice, SaveRequest, SaveStatus, SaveStore, SaveStoreError, SavedFederation, SavedInstance,
+    SavedMessage, SavedTime, SnapshotError,
+};
 pub use time::{galt_bound, RegulatorView, TimeSnapshot};
 pub use transport_error::{ConnectCause, TransportError};
 pub use types::*;

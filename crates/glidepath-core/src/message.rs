@@ -106,6 +106,9 @@ pub enum Body {
     TimeStatus(Arc<TimeStatus>),
     /// A notification from the federation execution.
     Exec(Notification),
+    /// The sender has taken back its saved state in restore `epoch`: everything it
+    /// sent before this is from before the restore, and its receivers drop it.
+    Restored { epoch: u64 },
 }
 
 impl Body {

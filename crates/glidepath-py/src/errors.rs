@@ -97,6 +97,9 @@ pub fn rti_error(e: RtiError) -> PyErr {
         // reported as internal errors, with the standard's name in the message.
         RtiError::Ddm(glidepath::DdmError::Federation(f)) => federation_error(f, message),
         RtiError::Ddm(_) => RTIinternalError::new_err(message),
+        // Save and restore are not bound in Python yet: reported as internal errors,
+        // with the standard's name in the message.
+        RtiError::SaveRestore(_) => RTIinternalError::new_err(message),
         RtiError::Link(_)
         | RtiError::AmbassadorRequired
         | RtiError::RtiThreadNotStarted(_)

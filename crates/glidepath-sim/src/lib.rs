@@ -25,6 +25,7 @@ pub mod flow;
 mod fom;
 mod network;
 mod ownership;
+mod save;
 mod schedule;
 mod trace;
 
@@ -45,6 +46,7 @@ use trace::{Trace, TraceEvent};
 
 pub use fom::sim_fom;
 pub use glidepath_core::TimeRepresentation;
+pub use save::{run_save_restore, SaveOutcome};
 
 /// What to simulate.
 #[derive(Clone, Debug)]

@@ -58,6 +58,10 @@ struct Args {
     /// before ownership management existed.
     #[arg(long)]
     no_ownership: bool,
+    /// Without the random save/restore run each seed also gets (see
+    /// `glidepath_sim::run_save_restore`).
+    #[arg(long)]
+    no_save: bool,
     /// Simulate reliable delivery (the NATS backend's flow control) over a faulty
     /// network instead of time management.
     #[arg(long)]
@@ -156,9 +160,22 @@ struct Sums {
     owner_checked_updates: u64,
     refused_updates: u64,
     ownership_checks: u64,
+    saves: u64,
+    restores: u64,
+    restore_snapshots_checked: u64,
+    dropped_before_restore: u64,
+    save_run_grants: u64,
 }
 
 impl Sums {
+    fn add_save(&mut self, s: &glidepath_sim::SaveOutcome) {
+        self.saves += s.saves;
+        self.restores += s.restores;
+        self.restore_snapshots_checked += s.snapshots_checked;
+        self.dropped_before_restore += s.dropped_before_restore;
+        self.save_run_grants += s.grants;
+    }
+
     fn add(&mut self, o: &glidepath_sim::SimOutcome) {
         self.grants += o.grants;
         self.tso_delivered += o.tso_delivered;
@@ -210,8 +227,22 @@ fn main() -> ExitCode {
                     if i >= count {
                         break;
                     }
-                    match run(&config(&args, start + i)) {
-                        Ok(o) => {
+                    let seed = start + i;
+                    let outcome = run(&config(&args, seed)).and_then(|o| {
+                        let saved = (!args.no_save)
+                            .then(|| glidepath_sim::run_save_restore(seed))
+                            .transpose()?;
+                        Ok((o, saved))
+                    });
+                    match outcome {
+                        Ok((o, saved)) => {
+                            if let Some(s) = &saved {
+                                totals.events.fetch_add(s.events, Ordering::Relaxed);
+                                totals.sums.lock().expect("not poisoned").add_save(s);
+                                if args.seed.is_some() {
+                                    println!("{s:?}");
+                                }
+                            }
                             totals.ok.fetch_add(1, Ordering::Relaxed);
                             totals.events.fetch_add(o.events, Ordering::Relaxed);
                             totals
@@ -262,6 +293,11 @@ fn main() -> ExitCode {
             "owner_checked_updates": sums.owner_checked_updates,
             "refused_updates": sums.refused_updates,
             "ownership_checks": sums.ownership_checks,
+            "saves": sums.saves,
+            "restores": sums.restores,
+            "restore_snapshots_checked": sums.restore_snapshots_checked,
+            "dropped_before_restore": sums.dropped_before_restore,
+            "save_run_grants": sums.save_run_grants,
             "seconds": began.elapsed().as_secs_f64(),
         });
         let text = serde_json::to_string_pretty(&json).expect("counts serialise");
@@ -278,7 +314,8 @@ fn main() -> ExitCode {
         "{} seeds passed ({}..{}), {} events, largest federation {} federates, {:.1} s on {} jobs; \
          {} grants; ownership: {} requests, {} transfers, {} acquisitions ({} granted, {} unavailable, \
          {} cancelled), {} updates checked against the owner registry, {} refused from non-owners, \
-         {} one-owner checks, 0 violations",
+         {} one-owner checks; {} saves, {} restores ({} federate states checked after a restore, \
+         {} envelopes from before a restore dropped), 0 violations",
         totals.ok.load(Ordering::Relaxed),
         start,
         start + count,
@@ -295,7 +332,11 @@ fn main() -> ExitCode {
         sums.acquisitions_cancelled,
         sums.owner_checked_updates,
         sums.refused_updates,
-        sums.ownership_checks
+        sums.ownership_checks,
+        sums.saves,
+        sums.restores,
+        sums.restore_snapshots_checked,
+        sums.dropped_before_restore
     );
     ExitCode::SUCCESS
 }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
 use glidepath_core::{
-    Envelope, ExecReply, ExecRequest, ExecutiveHost, FederationId, RegionSet, Topic,
+    Envelope, ExecReply, ExecRequest, ExecutiveHost, FederationId, RegionSet, SaveStore, Topic,
 };
 use parking_lot::{Mutex, RwLock};
 
@@ -104,11 +104,17 @@ pub struct InprocTransport {
 }
 
 impl InprocTransport {
-    /// A fresh bus with an empty executive.
+    /// A fresh bus with an empty executive, keeping federation saves in memory.
     pub fn new() -> Self {
+        InprocTransport::with_save_store(Box::new(glidepath_core::MemorySaveStore::default()))
+    }
+
+    /// A fresh bus with an empty executive, keeping federation saves in `store`
+    /// (for example a [`crate::DirSaveStore`], so they outlive the process).
+    pub fn with_save_store(store: Box<dyn SaveStore>) -> Self {
         InprocTransport {
             bus: Arc::new(Bus {
-                host: Mutex::new(ExecutiveHost::new()),
+                host: Mutex::new(ExecutiveHost::with_store(store)),
                 routes: RwLock::new(HashMap::new()),
                 next_endpoint: AtomicU64::new(1),
             }),

@@ -73,10 +73,12 @@ pub mod conformance;
 mod inproc;
 #[cfg(feature = "transport-nats")]
 pub mod nats;
+mod save_dir;
 
 pub use inproc::{InprocEndpoint, InprocTransport};
 #[cfg(feature = "transport-nats")]
 pub use nats::{NatsEndpoint, NatsOptions, NatsTransport};
+pub use save_dir::DirSaveStore;
 
 /// Why a transport operation failed (defined in the core, which carries it in
 /// `RtiError::Link`).

@@ -29,8 +29,8 @@ const FIXED_HEADER_LEN: usize = 3;
 
 /// The body kind byte (third byte of an envelope): which [`Body`] variant follows.
 ///
-/// Data kinds are `0x01..=0x06`; notifications of the federation execution
-/// (`Body::Exec`) are `0x10..=0x14`, one kind per [`Notification`] variant.
+/// Data kinds are `0x01..=0x07`; notifications of the federation execution
+/// (`Body::Exec`) are `0x10..=0x15`, one kind per [`Notification`] variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum BodyKind {
@@ -46,6 +46,8 @@ pub enum BodyKind {
     RequestUpdate = 0x05,
     /// [`Body::TimeStatus`].
     TimeStatus = 0x06,
+    /// [`Body::Restored`] (a restore marker).
+    Restored = 0x07,
     /// [`Notification::FederateJoined`].
     FederateJoined = 0x10,
     /// [`Notification::FederateResigned`].
@@ -56,6 +58,8 @@ pub enum BodyKind {
     FederationSynchronized = 0x13,
     /// [`Notification::Ownership`] (version 3).
     Ownership = 0x14,
+    /// [`Notification::Save`]: its [`glidepath_core::SaveNotice`] as CBOR.
+    Save = 0x15,
 }
 
 impl BodyKind {
@@ -68,6 +72,7 @@ impl BodyKind {
             Body::Delete { .. } => BodyKind::Delete,
             Body::RequestUpdate { .. } => BodyKind::RequestUpdate,
             Body::TimeStatus(_) => BodyKind::TimeStatus,
+            Body::Restored { .. } => BodyKind::Restored,
             Body::Exec(Notification::FederateJoined { .. }) => BodyKind::FederateJoined,
             Body::Exec(Notification::FederateResigned { .. }) => BodyKind::FederateResigned,
             Body::Exec(Notification::AnnounceSynchronizationPoint { .. }) => {
@@ -77,6 +82,7 @@ impl BodyKind {
                 BodyKind::FederationSynchronized
             }
             Body::Exec(Notification::Ownership { .. }) => BodyKind::Ownership,
+            Body::Exec(Notification::Save(_)) => BodyKind::Save,
         }
     }
 
@@ -89,11 +95,13 @@ impl BodyKind {
             0x04 => BodyKind::Delete,
             0x05 => BodyKind::RequestUpdate,
             0x06 => BodyKind::TimeStatus,
+            0x07 => BodyKind::Restored,
             0x10 => BodyKind::FederateJoined,
             0x11 => BodyKind::FederateResigned,
             0x12 => BodyKind::AnnounceSynchronizationPoint,
             0x13 => BodyKind::FederationSynchronized,
             0x14 => BodyKind::Ownership,
+            0x15 => BodyKind::Save,
             _ => return None,
         })
     }

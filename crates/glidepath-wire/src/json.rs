@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::WireError;
 
 /// The management-plane version this build writes and the only one it reads.
-pub const JSON_VERSION: u64 = 2;
+pub const JSON_VERSION: u64 = 3;
 
 #[derive(Serialize)]
 struct RequestOut<'a> {

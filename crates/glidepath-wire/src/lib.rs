@@ -121,6 +121,14 @@ pub enum WireError {
         /// Where the region starts.
         offset: usize,
     },
+    /// A save/restore notice whose CBOR body does not decode (kind `0x15`).
+    #[error("save notice at byte {offset} is not valid: {reason}")]
+    InvalidSaveNotice {
+        /// Where the notice's bytes start.
+        offset: usize,
+        /// What the CBOR decoder reported.
+        reason: String,
+    },
     /// A name or label that is not UTF-8.
     #[error("{field} at byte {offset} is not valid UTF-8")]
     InvalidUtf8 {

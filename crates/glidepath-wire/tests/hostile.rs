@@ -157,8 +157,8 @@ fn each_error_is_reported() {
         })
     );
     assert_eq!(
-        check(&[MAGIC, VERSION, 0x07]),
-        Err(WireError::UnknownKind { kind: 0x07 })
+        check(&[MAGIC, VERSION, 0x0f]),
+        Err(WireError::UnknownKind { kind: 0x0f })
     );
     assert_eq!(
         check(&[MAGIC, VERSION, 0x00]),

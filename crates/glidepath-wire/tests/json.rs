@@ -13,7 +13,8 @@ use glidepath_core::{
     AttributeHandle, ExecReply, ExecRequest, FederateHandle, FederateInfo, FederationError,
     FederationId, InstanceInfo, InteractionClassHandle, LogicalTime, LogicalTimeInterval,
     ObjectClassHandle, ObjectError, ObjectInstanceHandle, OwnershipError, OwnershipOutcome,
-    OwnershipRequest, ParameterHandle, ResignAction,
+    OwnershipRequest, ParameterHandle, ResignAction, RestoreStatus, SaveRequest, SaveRestoreError,
+    SaveStatus, SavedTime,
 };
 use glidepath_wire::{decode_reply, decode_request, encode_reply, encode_request, WireError};
 use proptest::prelude::*;
@@ -45,9 +46,10 @@ fn request_name(r: &ExecRequest) -> &'static str {
         ExecRequest::EnableRegulation { .. } => "EnableRegulation",
         ExecRequest::DisableRegulation { .. } => "DisableRegulation",
         ExecRequest::Ownership { .. } => "Ownership",
+        ExecRequest::Save { .. } => "Save",
     }
 }
-const REQUEST_VARIANTS: usize = 16;
+const REQUEST_VARIANTS: usize = 17;
 
 fn reply_name(r: &ExecReply) -> &'static str {
     match r {
@@ -67,9 +69,13 @@ fn reply_name(r: &ExecReply) -> &'static str {
         ExecReply::Ownership(_) => "Ownership",
         ExecReply::AttributeOwner { .. } => "AttributeOwner",
         ExecReply::OwnershipError(_) => "OwnershipError",
+        ExecReply::RestoreRequest { .. } => "RestoreRequest",
+        ExecReply::SaveStatus(_) => "SaveStatus",
+        ExecReply::RestoreStatus(_) => "RestoreStatus",
+        ExecReply::SaveError(_) => "SaveError",
     }
 }
-const REPLY_VARIANTS: usize = 16;
+const REPLY_VARIANTS: usize = 20;
 
 fn requests() -> Vec<ExecRequest> {
     let f = FederationId(3);
@@ -198,6 +204,36 @@ fn requests() -> Vec<ExecRequest> {
             federation: f,
             federate: me,
             instance: ObjectInstanceHandle(7),
+            request,
+        });
+    }
+    for request in [
+        SaveRequest::RequestSave {
+            label: "t50".into(),
+            time: Some(SavedTime::Float(50.5)),
+        },
+        SaveRequest::RequestSave {
+            label: "now".into(),
+            time: None,
+        },
+        SaveRequest::SaveBegun,
+        SaveRequest::SaveComplete {
+            state: Bytes::from_static(b"GPSAVE\x00\x01"),
+        },
+        SaveRequest::SaveNotComplete,
+        SaveRequest::AbortSave,
+        SaveRequest::QuerySaveStatus,
+        SaveRequest::RequestRestore {
+            label: "t50".into(),
+        },
+        SaveRequest::RestoreComplete,
+        SaveRequest::RestoreNotComplete,
+        SaveRequest::AbortRestore,
+        SaveRequest::QueryRestoreStatus,
+    ] {
+        v.push(ExecRequest::Save {
+            federation: f,
+            federate: me,
             request,
         });
     }
@@ -376,6 +412,28 @@ fn replies() -> Vec<ExecReply> {
             .map(ExecReply::FederationError),
     );
     v.extend(object_errors().into_iter().map(ExecReply::ObjectError));
+    v.extend([
+        ExecReply::RestoreRequest {
+            label: "t50".into(),
+            result: Ok(()),
+        },
+        ExecReply::RestoreRequest {
+            label: "t50".into(),
+            result: Err("no save labelled `t50`".into()),
+        },
+        ExecReply::SaveStatus(vec![(
+            FederateHandle(1),
+            SaveStatus::FederateWaitingForFederationToSave,
+        )]),
+        ExecReply::RestoreStatus(vec![(
+            FederateHandle(1),
+            RestoreStatus::FederateInstructedToRestore,
+        )]),
+        ExecReply::SaveError(SaveRestoreError::LogicalTimeAlreadyPassed {
+            time: "50".into(),
+            now: "60".into(),
+        }),
+    ]);
     v
 }
 
@@ -465,7 +523,7 @@ fn infinite_times_are_strings_in_json() {
 fn bad_times_are_refused() {
     for bad in [r#""NaN""#, r#""inf""#, "null", "true", r#"[1]"#] {
         let text = format!(
-            r#"{{"version":2,"reply":{{"ObjectError":{{"InvalidLogicalTime":{{"time":{bad},"earliest":1}}}}}}}}"#
+            r#"{{"version":3,"reply":{{"ObjectError":{{"InvalidLogicalTime":{{"time":{bad},"earliest":1}}}}}}}}"#
         );
         assert!(
             matches!(decode_reply(text.as_bytes()), Err(WireError::Json { .. })),
@@ -474,7 +532,7 @@ fn bad_times_are_refused() {
     }
     // Integers are accepted as times.
     let text =
-        r#"{"version":2,"reply":{"ObjectError":{"InvalidLogicalTime":{"time":3,"earliest":-4}}}}"#;
+        r#"{"version":3,"reply":{"ObjectError":{"InvalidLogicalTime":{"time":3,"earliest":-4}}}}"#;
     assert!(matches!(
         decode_reply(text.as_bytes()),
         Ok(ExecReply::ObjectError(
@@ -504,22 +562,22 @@ fn versions_and_malformed_messages_are_refused() {
         decode_request(join.as_bytes()).unwrap_err(),
         WireError::UnsupportedVersion {
             version: 1,
-            supported: 2
+            supported: 3
         }
     );
     assert_eq!(
         decode_reply(br#"{"version":7,"reply":"Ok"}"#).unwrap_err(),
         WireError::UnsupportedVersion {
             version: 7,
-            supported: 2
+            supported: 3
         }
     );
     for bad in [
         &br#"{"request":"ListFederates"}"#[..],
-        br#"{"version":2}"#,
-        br#"{"version":2,"request":{"Launch":{}}}"#,
-        br#"{"version":2,"request":{"Join":{"federation":-1,"federate_type":"x"}}}"#,
-        br#"{"version":2,"request":{"ListFederates":{"federation":1}}"#,
+        br#"{"version":3}"#,
+        br#"{"version":3,"request":{"Launch":{}}}"#,
+        br#"{"version":3,"request":{"Join":{"federation":-1,"federate_type":"x"}}}"#,
+        br#"{"version":3,"request":{"ListFederates":{"federation":1}}"#,
         br#"{"version":"1","request":{"ListFederates":{"federation":1}}}"#,
         b"",
         b"\xff\xfe",
@@ -532,7 +590,7 @@ fn versions_and_malformed_messages_are_refused() {
     }
     // Optional members may be left out, and unknown members are ignored (room for
     // additive changes without a version bump).
-    let text = br#"{"version":2,"request":{"Join":{"federation":1,"federate_type":"x","priority":3}},"trace":"abc"}"#;
+    let text = br#"{"version":3,"request":{"Join":{"federation":1,"federate_type":"x","priority":3}},"trace":"abc"}"#;
     assert!(matches!(
         decode_request(text),
         Ok(ExecRequest::Join {
@@ -541,7 +599,7 @@ fn versions_and_malformed_messages_are_refused() {
         })
     ));
     assert!(matches!(
-        decode_reply(br#"{"version":2,"reply":"Ok"}"#),
+        decode_reply(br#"{"version":3,"reply":"Ok"}"#),
         Ok(ExecReply::Ok)
     ));
 }

@@ -3,7 +3,8 @@
 use bytes::Bytes;
 use glidepath_core::{
     AttributeHandle, Callback, FederateHandle, InteractionClassHandle, LogicalTime, MessageInfo,
-    ObjectClassHandle, ObjectInstanceHandle, ParameterHandle, Values,
+    ObjectClassHandle, ObjectInstanceHandle, ParameterHandle, RestoreFailureReason, RestoreStatus,
+    SaveFailureReason, SaveStatus, Values,
 };
 
 /// Receives the RTI's callbacks (the standard's `FederateAmbassador`).
@@ -23,6 +24,37 @@ pub trait FederateAmbassador {
     /// Receives one callback; the default dispatches to the methods below.
     fn callback(&mut self, callback: Callback) {
         match callback {
+            Callback::InitiateFederateSave { label, time } => {
+                self.initiate_federate_save(&label, time)
+            }
+            Callback::FederationSaved { label } => self.federation_saved(&label),
+            Callback::FederationNotSaved { label, reason } => {
+                self.federation_not_saved(&label, &reason)
+            }
+            Callback::FederationSaveStatusResponse { statuses } => {
+                self.federation_save_status_response(&statuses)
+            }
+            Callback::RequestFederationRestoreSucceeded { label } => {
+                self.request_federation_restore_succeeded(&label)
+            }
+            Callback::RequestFederationRestoreFailed { label, reason } => {
+                self.request_federation_restore_failed(&label, &reason)
+            }
+            Callback::FederationRestoreBegun { label } => self.federation_restore_begun(&label),
+            Callback::InitiateFederateRestore {
+                label,
+                name,
+                handle,
+                saved_as,
+                user_state,
+            } => self.initiate_federate_restore(&label, &name, handle, saved_as, user_state),
+            Callback::FederationRestored { label } => self.federation_restored(&label),
+            Callback::FederationNotRestored { label, reason } => {
+                self.federation_not_restored(&label, &reason)
+            }
+            Callback::FederationRestoreStatusResponse { statuses } => {
+                self.federation_restore_status_response(&statuses)
+            }
             Callback::SynchronizationPointRegistrationSucceeded { label } => {
                 self.synchronization_point_registration_succeeded(&label)
             }
@@ -252,6 +284,41 @@ pub trait FederateAmbassador {
         instance: ObjectInstanceHandle,
         attribute: AttributeHandle,
     ) {
+    }
+    /// Save now: call `federate_save_begun`, then `federate_save_complete` with the
+    /// bytes of your own state (`time`: the save's time, when it had one; you have
+    /// been granted it).
+    fn initiate_federate_save(&mut self, label: &str, time: Option<LogicalTime>) {}
+    /// Every federate saved: the save `label` is kept.
+    fn federation_saved(&mut self, label: &str) {}
+    /// The save `label` failed.
+    fn federation_not_saved(&mut self, label: &str, reason: &SaveFailureReason) {}
+    /// Answer to `query_federation_save_status`.
+    fn federation_save_status_response(&mut self, statuses: &[(FederateHandle, SaveStatus)]) {}
+    /// Answer to `request_federation_restore`: the restore begins.
+    fn request_federation_restore_succeeded(&mut self, label: &str) {}
+    /// Answer to `request_federation_restore`: it cannot be done, and why.
+    fn request_federation_restore_failed(&mut self, label: &str, reason: &str) {}
+    /// A federation restore begins: the federation waits until every federate restored.
+    fn federation_restore_begun(&mut self, label: &str) {}
+    /// The RTI state is the saved one again: restore your own state from
+    /// `user_state` (the bytes you saved), then call `federate_restore_complete`.
+    /// You are now `handle` and `name`, in the place of the saved federate `saved_as`.
+    fn initiate_federate_restore(
+        &mut self,
+        label: &str,
+        name: &str,
+        handle: FederateHandle,
+        saved_as: FederateHandle,
+        user_state: Bytes,
+    ) {
+    }
+    /// Every federate restored the save `label`.
+    fn federation_restored(&mut self, label: &str) {}
+    /// The restore of `label` failed.
+    fn federation_not_restored(&mut self, label: &str, reason: &RestoreFailureReason) {}
+    /// Answer to `query_federation_restore_status`.
+    fn federation_restore_status_response(&mut self, statuses: &[(FederateHandle, RestoreStatus)]) {
     }
 }
 

@@ -56,6 +56,13 @@ pub const RELIABLE_WINDOW_ENV: &str = "GLIDEPATH_RELIABLE_WINDOW";
 #[cfg(feature = "transport-nats")]
 pub const STREAM_REPLICAS_ENV: &str = "GLIDEPATH_STREAM_REPLICAS";
 
+/// The environment variable for [`RtiConfig::save_dir`] (flag `--save-dir`).
+pub const SAVE_DIR_ENV: &str = "GLIDEPATH_SAVE_DIR";
+
+/// Where the `inproc` transport keeps federation saves unless told otherwise, relative
+/// to the working directory.
+pub const DEFAULT_SAVE_DIR: &str = "glidepath-saves";
+
 /// Where the `nats` transport looks for a NATS server unless told otherwise: the
 /// address `nats-server` listens on by default, on this host.
 pub const DEFAULT_NATS_URL: &str = "nats://127.0.0.1:4222";
@@ -177,6 +184,10 @@ pub struct RtiConfig {
     /// Bundling of small messages. Default: see [`BundleConfig`]'s default. Ignored
     /// by `inproc`, which moves envelopes without serialising them.
     pub bundle: BundleConfig,
+    /// Where the `inproc` transport keeps federation saves (one file per save,
+    /// `DIR/FEDERATION/LABEL.gpsave`). Default [`DEFAULT_SAVE_DIR`] under the working
+    /// directory, so a save outlives the process with no setup.
+    pub save_dir: std::path::PathBuf,
     /// Whether the `nats` transport keeps federations' messages in JetStream
     /// (`glidepath server` creates a stream per federation; see
     /// `glidepath_transport::nats::Persistence`). Default none: core NATS needs no
@@ -223,7 +234,9 @@ impl fmt::Debug for RtiConfig {
         );
         #[cfg(not(feature = "transport-nats"))]
         d.field("nats_url", &self.nats_url);
-        d.field("chain", &self.chain).field("bundle", &self.bundle);
+        d.field("chain", &self.chain)
+            .field("bundle", &self.bundle)
+            .field("save_dir", &self.save_dir);
         #[cfg(feature = "transport-nats")]
         d.field("persistence", &self.persistence)
             .field("reliable_window_envelopes", &self.reliable_window_envelopes)
@@ -242,6 +255,7 @@ impl Default for RtiConfig {
             nats_url: DEFAULT_NATS_URL.to_string(),
             chain: ChainConfig::default(),
             bundle: BundleConfig::default(),
+            save_dir: DEFAULT_SAVE_DIR.into(),
             #[cfg(feature = "transport-nats")]
             persistence: Default::default(),
             #[cfg(feature = "transport-nats")]
@@ -308,6 +322,7 @@ const SETTINGS: &[(&str, &str)] = &[
     ("--key-file", KEY_FILE_ENV),
     ("--bundle-bytes", BUNDLE_BYTES_ENV),
     ("--bundle-time-us", BUNDLE_TIME_US_ENV),
+    ("--save-dir", SAVE_DIR_ENV),
     #[cfg(feature = "transport-nats")]
     ("--persistence", PERSISTENCE_ENV),
     #[cfg(feature = "transport-nats")]
@@ -419,6 +434,7 @@ impl RtiConfig {
                 self.stream_replicas = n;
             }
             "--key-file" => self.chain.key = Some(read_key_file(setting, value)?),
+            "--save-dir" => self.save_dir = value.into(),
             "--bundle-bytes" => self.bundle.bundle_bytes_max = number(setting, value)?,
             "--bundle-time-us" => {
                 let us: u64 = number(setting, value)?;
@@ -483,7 +499,8 @@ impl RtiConfig {
             self.reliable_window_envelopes.to_string(),
         ]);
         // Not `--stream-replicas`: only the executive server creates streams, and
-        // children (a run's blocks) take no such flag.
+        // children (a run's blocks) take no such flag. Nor `--save-dir`: only the
+        // process hosting the executive keeps saves.
         args
     }
 

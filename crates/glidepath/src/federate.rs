@@ -27,6 +27,7 @@ use crate::link::Outbound;
 
 mod ddm;
 mod ownership;
+mod save;
 mod time;
 
 /// How a federate joins a federation execution.

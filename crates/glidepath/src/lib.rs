@@ -76,8 +76,8 @@ mod rti;
 pub use ambassador::{CallbackLog, FederateAmbassador};
 pub use config::{
     read_key_file, ConfigError, RtiConfig, TransportKind, BUNDLE_BYTES_ENV, BUNDLE_TIME_US_ENV,
-    COMPRESSION_ENV, COMPRESS_MIN_BYTES_ENV, DEFAULT_NATS_URL, KEY_FILE_ENV, NATS_URL_ENV,
-    TRANSPORT_ENV,
+    COMPRESSION_ENV, COMPRESS_MIN_BYTES_ENV, DEFAULT_NATS_URL, DEFAULT_SAVE_DIR, KEY_FILE_ENV,
+    NATS_URL_ENV, SAVE_DIR_ENV, TRANSPORT_ENV,
 };
 #[cfg(feature = "transport-nats")]
 pub use config::{
@@ -103,6 +103,11 @@ pub use glidepath_core::{
     OrderType, OwnershipError, ParameterHandle, PeerError, ProcessModel, RangeBounds,
     RegionContext, RegionHandle, ResignAction, RtiError, TimeError, TimeRepresentation, TimeValue,
     TransportationType, Values,
+};
+/// Federation save and restore: statuses, failure reasons, and the snapshot format.
+pub use glidepath_core::{
+    FederateSnapshot, RestoreFailureReason, RestoreStatus, SaveFailureReason, SaveRestoreError,
+    SaveStatus, SavedInstance, SavedMessage, SavedTime, SnapshotError,
 };
 /// The Federation Object Model: loading, merging and inspecting FOM modules.
 pub use glidepath_fom as fom;

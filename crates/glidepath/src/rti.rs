@@ -45,6 +45,13 @@ impl Rti {
         Rti::with_transport(Arc::new(InprocTransport::new()))
     }
 
+    /// An RTI on a fresh in-process bus that keeps federation saves in files under
+    /// `save_dir` ([`Rti::inproc`] keeps them in memory, for the life of the bus).
+    pub fn inproc_with_save_dir(save_dir: impl Into<std::path::PathBuf>) -> Rti {
+        let store = glidepath_transport::DirSaveStore::new(save_dir);
+        Rti::with_transport(Arc::new(InprocTransport::with_save_store(Box::new(store))))
+    }
+
     /// An RTI over any transport backend.
     pub fn with_transport(transport: Arc<dyn Transport>) -> Rti {
         Rti {
@@ -60,7 +67,7 @@ impl Rti {
     /// when no NATS server answers at the configured URL.
     pub fn from_config(config: &RtiConfig) -> Result<Rti, ConfigError> {
         match config.transport {
-            TransportKind::Inproc => Ok(Rti::inproc()),
+            TransportKind::Inproc => Ok(Rti::inproc_with_save_dir(&config.save_dir)),
             #[cfg(feature = "transport-nats")]
             TransportKind::Nats => Rti::nats_with(&config.nats_url, config.nats_options()),
         }

@@ -186,6 +186,11 @@ impl AttributeOwnership {
         }
     }
 
+    /// The current owner, if any.
+    pub(crate) fn owner(&self) -> Option<FederateHandle> {
+        self.owner
+    }
+
     fn is_idle(&self) -> bool {
         self.owner.is_none() && self.candidates.is_empty()
     }

@@ -49,6 +49,13 @@ impl LocalRti {
             self.stats.from_departed += 1;
             return;
         }
+        if self.take_restore_marker(sender, &body) {
+            return;
+        }
+        if self.sent_before_restore(sender) && !matches!(body, Body::Exec(_)) {
+            self.stats.from_before_restore += 1;
+            return;
+        }
         let mut republish = false;
         match body {
             Body::TimeStatus(status) => {
@@ -226,6 +233,7 @@ impl LocalRti {
                 attributes,
                 tag,
             } => self.handle_ownership_notice(notice, federate, instance, attributes, tag),
+            Notification::Save(notice) => self.handle_save_notice(notice),
         }
     }
 

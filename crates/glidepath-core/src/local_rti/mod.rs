@@ -16,6 +16,7 @@ mod federation;
 mod incoming;
 mod object;
 mod ownership;
+mod save;
 
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -101,6 +102,9 @@ pub struct LocalStats {
     pub broken_promises: u64,
     /// Data from federates that resigned before this one joined (dropped).
     pub from_departed: u64,
+    /// Envelopes a peer sent before its restore marker, arriving after this
+    /// federate restored (dropped: they belong to the state the restore left).
+    pub from_before_restore: u64,
     /// The last peer error seen, for logs.
     pub last_peer_error: Option<PeerError>,
 }
@@ -181,12 +185,15 @@ pub struct LocalRti {
     pub(crate) ddm: ddm::DdmState,
     /// What the transport must do next, in order ([`LocalRti::take_outputs`]).
     pub(crate) outbox: Vec<Output>,
+    /// Federation save and restore at this federate.
+    pub(crate) save: save::LocalSave,
 }
 
 pub(crate) fn expect_ok(reply: ExecReply) -> Result<ExecReply, RtiError> {
     match reply {
         ExecReply::FederationError(e) => Err(e.into()),
         ExecReply::ObjectError(e) => Err(e.into()),
+        ExecReply::SaveError(e) => Err(e.into()),
         other => Ok(other),
     }
 }
@@ -309,6 +316,7 @@ impl LocalRti {
             stats: LocalStats::default(),
             ddm: ddm::DdmState::default(),
             outbox,
+            save: save::LocalSave::default(),
         })
     }
 

@@ -132,6 +132,7 @@ impl LocalRti {
 
     pub(crate) fn check_request(&self, time: TimeValue) -> Result<LogicalTime, RtiError> {
         self.live()?;
+        self.refuse_during_save()?;
         let t = self.requested_time(time)?;
         if self.time.advance != Advance::Idle {
             return Err(TimeError::InTimeAdvancingState.into());
@@ -486,6 +487,7 @@ impl LocalRti {
         self.time.advance = Advance::Idle;
         self.callbacks
             .push_back(Callback::TimeAdvanceGrant { time });
+        self.maybe_initiate_save();
         // After a time advance request the promise made while waiting (t + lookahead)
         // is already what the grant implies: peers learn nothing new, so nothing is
         // sent. Grants that raise the promise (next message, flush) are published.

@@ -525,21 +525,16 @@ impl Host {
         match entry {
             Entry::Reserve(n) => self.executive.executive_mut().reserve_ids_through(n),
             Entry::Snapshot(payload) => {
-                let host = self
-                    .codec
+                self.codec
                     .open(&payload)
                     .map_err(|e| e.to_string())
-                    .and_then(|body| {
-                        ciborium::from_reader::<ExecutiveHost, _>(&body[..])
-                            .map_err(|e| e.to_string())
-                    })
+                    .and_then(|body| self.executive.restore_state(&body))
                     .map_err(|e| TransportError::ConnectionFailed {
                         operation: "reading a snapshot of the executive log",
                         reason: format!(
                             "{e} (written by another version, or with another federation key?)"
                         ),
                     })?;
-                self.executive = host;
             }
             Entry::Request(payload) => {
                 // Only requests that opened and decoded are logged: never skipped.
@@ -605,11 +600,10 @@ impl Host {
     }
 
     async fn snapshot(&mut self, log: &mut Log) -> Result<(), TransportError> {
-        let mut cbor = Vec::new();
-        ciborium::into_writer(&self.executive, &mut cbor).map_err(|e| {
+        let cbor = self.executive.state_snapshot().map_err(|reason| {
             TransportError::ConnectionFailed {
                 operation: "writing a snapshot of the executive",
-                reason: e.to_string(),
+                reason,
             }
         })?;
         let payload = self.codec.seal(None, Bytes::from(cbor))?;

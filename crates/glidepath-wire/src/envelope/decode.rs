@@ -419,6 +419,28 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
             name: r.str("federate name")?.to_owned(),
             federate_type: r.str("federate type")?.to_owned(),
         }),
+        BodyKind::Restored => Body::Restored {
+            epoch: r.varint("restore epoch")?,
+        },
+        BodyKind::Save => {
+            let range = r.bytes_range("save notice")?;
+            let offset = range.start;
+            let bytes = &src[range];
+            let notice: glidepath_core::SaveNotice = glidepath_core::save::decode_snapshot(bytes)
+                .map_err(|e| WireError::InvalidSaveNotice {
+                offset,
+                reason: e.to_string(),
+            })?;
+            // CBOR has several spellings of one value (tags, byte-string keys); like
+            // every other field, a notice has one encoding, the one we write.
+            if glidepath_core::save::encode_snapshot(&notice) != bytes {
+                return Err(WireError::InvalidSaveNotice {
+                    offset,
+                    reason: "not in its canonical encoding".into(),
+                });
+            }
+            Body::Exec(Notification::Save(notice))
+        }
         BodyKind::FederateResigned => Body::Exec(Notification::FederateResigned {
             federate: r.federate("federate")?,
         }),

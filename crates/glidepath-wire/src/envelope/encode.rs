@@ -324,6 +324,12 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
             }
             s.bytes(tag);
         }
+        Body::Restored { epoch } => s.varint(*epoch),
+        Body::Exec(Notification::Save(notice)) => {
+            // The notice is rare and its restore state opaque bytes: CBOR keeps the
+            // layout in one place (`glidepath_core::save`) instead of a field table.
+            s.bytes(&glidepath_core::save::encode_snapshot(notice));
+        }
     }
 }
 

@@ -296,6 +296,31 @@ pub fn samples() -> Vec<Envelope> {
                 tag: Bytes::new(),
             }),
         ),
+        env(4, 20, Body::Restored { epoch: 3 }),
+        env(
+            u32::MAX,
+            21,
+            Body::Exec(Notification::Save(
+                glidepath_core::SaveNotice::InitiateRestore {
+                    label: "t50".into(),
+                    epoch: 3,
+                    federate: FederateHandle(2),
+                    saved_as: FederateHandle(4),
+                    mapping: vec![(FederateHandle(4), FederateHandle(2))],
+                    state: Bytes::from_static(b"GPSAVE\x00\x01state"),
+                },
+            )),
+        ),
+        env(
+            u32::MAX,
+            22,
+            Body::Exec(Notification::Save(
+                glidepath_core::SaveNotice::InitiateSave {
+                    label: "t50".into(),
+                    time: Some(glidepath_core::SavedTime::Integer(50)),
+                },
+            )),
+        ),
     ]
 }
 
