@@ -1,4 +1,4 @@
-//! `glidepath federation save|restore`: join a running federation over NATS as a
+//! `glidepath federation save|restore|status` (status in `status.rs`): join a running federation over NATS as a
 //! federate of type `glidepath-cli`, ask for a save or a restore, take part in it
 //! (the tool is a member while it runs, so it answers its own *initiate federate
 //! save / restore*), print what happened and leave.
@@ -43,6 +43,18 @@ pub(crate) enum FederationCommand {
         #[command(flatten)]
         common: CommonArgs,
     },
+    /// Print a running federation's members as its management object model reports
+    /// them (name, type, host, time state, GALT, LITS, counts of updates,
+    /// reflections and interactions), and the federation's own instance.
+    Status {
+        /// The federation execution's name.
+        name: String,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -51,7 +63,7 @@ pub(crate) struct CommonArgs {
     nats: NatsArgs,
     /// How long to wait for the federation to finish, in seconds.
     #[arg(long, default_value_t = 60, value_name = "SECONDS")]
-    timeout_s: u64,
+    pub(crate) timeout_s: u64,
 }
 
 pub(crate) fn run(command: FederationCommand) -> anyhow::Result<()> {
@@ -67,10 +79,13 @@ pub(crate) fn run(command: FederationCommand) -> anyhow::Result<()> {
             label,
             common,
         } => restore(&name, &label, common),
+        FederationCommand::Status { name, json, common } => {
+            crate::status::status(&name, json, common)
+        }
     }
 }
 
-fn join(name: &str, common: &CommonArgs) -> anyhow::Result<Federate> {
+pub(crate) fn join(name: &str, common: &CommonArgs) -> anyhow::Result<Federate> {
     let mut config = RtiConfig::from_env()?;
     config.transport = TransportKind::Nats;
     common.nats.clone().apply(&mut config)?;
@@ -81,7 +96,7 @@ fn join(name: &str, common: &CommonArgs) -> anyhow::Result<Federate> {
 }
 
 /// The next callback, or an error once `deadline` passed.
-fn next(f: &Federate, deadline: Instant, waiting_for: &str) -> anyhow::Result<Callback> {
+pub(crate) fn next(f: &Federate, deadline: Instant, waiting_for: &str) -> anyhow::Result<Callback> {
     let left = deadline
         .checked_duration_since(Instant::now())
         .unwrap_or(Duration::ZERO);
@@ -89,7 +104,7 @@ fn next(f: &Federate, deadline: Instant, waiting_for: &str) -> anyhow::Result<Ca
         .with_context(|| format!("no answer from the federation while waiting for {waiting_for}"))
 }
 
-fn leave(f: Federate) {
+pub(crate) fn leave(f: Federate) {
     // The outcome is already printed; a failed resign only means the federation
     // went away first.
     let _ = f.resign(ResignAction::NoAction);

@@ -14,6 +14,7 @@ mod demo;
 mod federation;
 mod nats_args;
 mod run;
+mod status;
 mod tg;
 
 /// glidepath: an HLA run-time infrastructure for distributed simulation.
@@ -60,8 +61,8 @@ enum Command {
     /// status line per second, operator controls on standard input.
     Tg(tg::TgArgs),
     /// Act on a running federation over NATS: `save NAME LABEL [--time T]`,
-    /// `restore NAME LABEL`. Prints what happened; exits non-zero with the reason
-    /// when the federation refused.
+    /// `restore NAME LABEL`, `status NAME [--json]`. Prints what happened; exits
+    /// non-zero with the reason when the federation refused.
     Federation {
         #[command(subcommand)]
         command: federation::FederationCommand,

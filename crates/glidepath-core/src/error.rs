@@ -327,4 +327,9 @@ pub enum PeerError {
         time: LogicalTime,
         promise: LogicalTime,
     },
+    #[error("{sender} sent a management object model message this RTI cannot read: {reason}")]
+    MalformedMom {
+        sender: FederateHandle,
+        reason: String,
+    },
 }

@@ -25,6 +25,7 @@ pub mod instant;
 mod local_rti;
 mod logical_time;
 mod message;
+pub mod mom;
 mod region;
 pub mod save;
 mod time;

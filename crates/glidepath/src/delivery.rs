@@ -29,6 +29,7 @@ use parking_lot::{Mutex, MutexGuard};
 
 use crate::ambassador::FederateAmbassador;
 use crate::link::{EndpointLink, LinkFailure, Outbound};
+use crate::mom_clock::MomClock;
 
 /// How many envelopes the RTI thread feeds to the core under one lock.
 const ENVELOPE_BATCH: usize = 256;
@@ -151,6 +152,8 @@ pub(crate) struct Shared {
     pub(crate) name: String,
     pub(crate) federation_name: String,
     pub(crate) fom: Arc<Fom>,
+    /// The management object model's periodic reports.
+    mom: MomClock,
 }
 
 impl Shared {
@@ -183,7 +186,9 @@ impl Shared {
             stopped: AtomicBool::new(false),
             evoke_lock: Mutex::new(()),
             evoking: Mutex::new(None),
+            mom: MomClock::default(),
         });
+        shared.mom.attach(Arc::downgrade(&shared));
         (shared, wake_rx)
     }
 
@@ -285,7 +290,18 @@ impl Shared {
                 Err(crossbeam_channel::TryRecvError::Disconnected) => return Drained::Closed,
             }
         }
+        if drained == Drained::Some {
+            self.mom.after_input(rti);
+        }
         drained
+    }
+
+    /// Publishes the federate's management object model report now (the periodic
+    /// report an `HLAsetTiming` asked for).
+    pub(crate) fn mom_report(&self) {
+        let mut rti = self.rti.lock();
+        rti.mom_report();
+        self.send_or_record(rti);
     }
 
     /// The RTI thread's drain: takes the lock, feeds the core, and tells an evoker

@@ -71,6 +71,7 @@ mod federate;
 #[cfg(feature = "transport-nats")]
 mod hosting;
 mod link;
+mod mom_clock;
 mod rti;
 
 pub use ambassador::{CallbackLog, FederateAmbassador};
@@ -93,6 +94,10 @@ pub use rti::Rti;
 
 /// Reference-counted byte buffers: attribute and parameter values and tags.
 pub use bytes::Bytes;
+/// The management object model: the handles reserved for the RTI's
+/// `HLAmanager.HLAfederate` and `HLAmanager.HLAfederation` instances, the attributes
+/// glidepath reports, and the IEEE 1516.2 encodings to read their values with.
+pub use glidepath_core::mom;
 /// A federation execution's number, as the executive assigned it (what
 /// [`replay`] reads a kept run by).
 pub use glidepath_core::FederationId;

@@ -221,6 +221,7 @@ impl Rti {
                 return Err(e);
             }
         };
+        rti.set_mom_host(&crate::mom_clock::host_name());
         // The federate's own topic: a subscription that failed would leave it deaf.
         if let Err(e) = outbound.send(&*endpoint, &mut rti) {
             let mut link = EndpointLink {

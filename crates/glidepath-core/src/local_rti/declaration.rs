@@ -160,6 +160,7 @@ impl LocalRti {
             let producer = info.owner.unwrap_or(FederateHandle::EXECUTIVE);
             self.discover(info.instance, info.class, &info.name, producer);
         }
+        self.mom_discover_members();
         Ok(())
     }
 

@@ -56,6 +56,10 @@ impl LocalRti {
             self.stats.from_before_restore += 1;
             return;
         }
+        if let Body::Interaction { class, values, .. } = &body {
+            // The management object model's HLAsetTiming is read by the RTI itself.
+            self.mom_adjust(sender, *class, values);
+        }
         let mut republish = false;
         match body {
             Body::TimeStatus(status) => {
@@ -124,6 +128,8 @@ impl LocalRti {
                             tag: tag.clone(),
                         });
                 }
+                // The RTI answers for the management object model's instances itself.
+                self.mom_request(instance, class, &attributes, &tag);
             }
             body => match body.tso_time() {
                 Some(t) if self.time.constrained == Constrained::On => {
@@ -192,6 +198,8 @@ impl LocalRti {
                         federate_type,
                     },
                 );
+                let name = self.members[&federate].name.clone();
+                self.mom_member_joined(federate, &name);
                 // The newcomer subscribed before joining; tell it where we stand. It
                 // waits for every member's status (regulating or not) before it
                 // trusts any conditional bound.
@@ -203,6 +211,7 @@ impl LocalRti {
                 // Its own last status (marked resigned) follows everything it sent, and
                 // that is what releases GALT (simulator seed 100003103).
                 self.members.remove(&federate);
+                self.mom_member_resigned(federate);
             }
             Notification::AnnounceSynchronizationPoint {
                 label,
@@ -277,6 +286,9 @@ impl LocalRti {
                 regions,
                 ..
             } => {
+                if !self.known.contains_key(&instance) && crate::mom::is_mom_instance(instance) {
+                    self.mom_discover_on_update(instance);
+                }
                 if !self.known.contains_key(&instance)
                     && !self.discover_on_overlap(instance, &values, regions.as_ref())
                 {

@@ -14,6 +14,7 @@ mod declaration;
 pub use ddm::AttributeRegions;
 mod federation;
 mod incoming;
+mod mom;
 mod object;
 mod ownership;
 mod save;
@@ -105,6 +106,8 @@ pub struct LocalStats {
     /// Envelopes a peer sent before its restore marker, arriving after this
     /// federate restored (dropped: they belong to the state the restore left).
     pub from_before_restore: u64,
+    /// Management object model interactions (`HLAsetTiming`) that could not be read.
+    pub malformed_mom: u64,
     /// The last peer error seen, for logs.
     pub last_peer_error: Option<PeerError>,
 }
@@ -187,6 +190,8 @@ pub struct LocalRti {
     pub(crate) outbox: Vec<Output>,
     /// Federation save and restore at this federate.
     pub(crate) save: save::LocalSave,
+    /// The management object model's part at this federate.
+    pub(crate) mom: mom::MomState,
 }
 
 pub(crate) fn expect_ok(reply: ExecReply) -> Result<ExecReply, RtiError> {
@@ -260,6 +265,7 @@ impl LocalRti {
             .map(|m| m.name.clone())
             .unwrap_or_default();
         let representation = fom.time_representation;
+        let mom_state = mom::MomState::new(&fom);
         let members_then: Vec<FederateHandle> = members.iter().map(|m| m.handle).collect();
         let ghosts = HandleRanges::below_except(federate.0, members.iter().map(|m| m.handle.0));
         Ok(LocalRti {
@@ -317,6 +323,7 @@ impl LocalRti {
             ddm: ddm::DdmState::default(),
             outbox,
             save: save::LocalSave::default(),
+            mom: mom_state,
         })
     }
 
@@ -352,7 +359,9 @@ impl LocalRti {
     }
     /// The next callback waiting for the federate.
     pub fn poll_callback(&mut self) -> Option<Callback> {
-        self.callbacks.pop_front()
+        let cb = self.callbacks.pop_front()?;
+        self.mom.count_delivered(&cb);
+        Some(cb)
     }
     /// How many callbacks are waiting.
     pub fn pending_callbacks(&self) -> usize {

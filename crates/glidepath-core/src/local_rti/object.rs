@@ -106,6 +106,7 @@ impl LocalRti {
         let mut known = KnownInstance::new(class, class, name.clone());
         known.owned = owned;
         self.known.insert(instance, known);
+        self.mom.counts.registered += 1;
         self.send(
             Topic::ObjectClass(class),
             Body::Register {
@@ -249,6 +250,7 @@ impl LocalRti {
                 },
             );
         }
+        self.mom.counts.updates_sent += 1;
         self.announce_if_owed();
         Ok(())
     }
@@ -296,8 +298,16 @@ impl LocalRti {
         }
         let regions = self.interaction_regions(class, regions)?;
         let order = self.sent_order(c.order, time)?;
+        // The management object model's adjustments are for the RTIs, which all
+        // hear the federation topic (subscribers of the class get them there too).
+        let topic = if self.mom.is_adjustment(class) {
+            Topic::Federation
+        } else {
+            Topic::InteractionClass(class)
+        };
+        self.mom.counts.interactions_sent += 1;
         self.send(
-            Topic::InteractionClass(class),
+            topic,
             Body::Interaction {
                 class,
                 values: values.into(),
@@ -343,6 +353,7 @@ impl LocalRti {
         )?)?;
         self.known.remove(&instance);
         self.forget_associations(instance);
+        self.mom.counts.deleted += 1;
         self.send(
             Topic::ObjectClass(class),
             Body::Delete {

@@ -45,6 +45,17 @@ pub(crate) struct LocalSave {
     markers: HashMap<FederateHandle, u64>,
 }
 
+impl LocalSave {
+    /// Between *initiate federate save* and *federation saved / not saved*.
+    pub(crate) fn in_save(&self) -> bool {
+        self.saving.is_some()
+    }
+    /// Between *federation restore begun* and *restored / not restored*.
+    pub(crate) fn in_restore(&self) -> bool {
+        self.restoring.is_some()
+    }
+}
+
 impl LocalRti {
     fn save_request(
         &mut self,
@@ -397,9 +408,12 @@ impl LocalRti {
         let mut subscribed_interactions: Vec<_> =
             self.subscribed_interactions.iter().copied().collect();
         subscribed_interactions.sort_unstable();
+        // The management object model's instances are the RTI's, rebuilt from the
+        // membership: no save keeps them.
         let mut instances: Vec<SavedInstance> = self
             .known
             .iter()
+            .filter(|(i, _)| !crate::mom::is_mom_instance(**i))
             .map(|(i, k)| SavedInstance {
                 instance: *i,
                 class: k.class,
@@ -498,15 +512,18 @@ impl LocalRti {
         self.published_interactions = s.published_interactions.into_iter().collect();
         self.subscribed_interactions = s.subscribed_interactions.into_iter().collect();
         self.sync_topics();
-        self.known = s
-            .instances
-            .into_iter()
-            .map(|i| {
-                let mut k = KnownInstance::new(i.class, i.known_class, i.name);
-                k.owned = i.owned.into_iter().collect();
-                (i.instance, k)
-            })
-            .collect();
+        // The MOM instances known now stay: they follow today's membership.
+        let mut known: HashMap<ObjectInstanceHandle, KnownInstance> =
+            std::mem::take(&mut self.known)
+                .into_iter()
+                .filter(|(i, _)| crate::mom::is_mom_instance(*i))
+                .collect();
+        known.extend(s.instances.into_iter().map(|i| {
+            let mut k = KnownInstance::new(i.class, i.known_class, i.name);
+            k.owned = i.owned.into_iter().collect();
+            (i.instance, k)
+        }));
+        self.known = known;
         // Callbacks from before the restore belong to the state just left.
         self.callbacks.retain(is_save_callback);
         Ok(())

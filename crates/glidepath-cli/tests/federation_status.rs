@@ -1,0 +1,200 @@
+//! `glidepath federation status` against a running federation over NATS: a real
+//! `nats-server`, `glidepath server` as its own process, and two members in this
+//! process; the tool prints their management object model values as a table and
+//! as JSON, and fails with the reason for a federation that does not exist.
+//!
+//! Without `nats-server` (on PATH or in GLIDEPATH_NATS_SERVER) this test fails and
+//! says how to install it: `bash scripts/test.sh`.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use glidepath::backend::nats::NatsServerProcess;
+use glidepath::{Bytes, CallbackLog, Fom, JoinOptions, ResignAction, Rti};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn glidepath(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_glidepath"));
+    c.args(args)
+        .current_dir(workspace_root())
+        .env_remove("GLIDEPATH_TRANSPORT")
+        .env_remove("GLIDEPATH_NATS_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn executive_server(url: &str) -> Running {
+    let mut child = glidepath(&["server", "--nats-url", url]).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let process = Running(child);
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    loop {
+        let line = rx
+            .recv_timeout(TIMEOUT)
+            .expect("glidepath server gets ready");
+        if line.ends_with("; ready") {
+            return process;
+        }
+    }
+}
+
+/// Runs a command to completion within [`TIMEOUT`]; returns (success, stdout, stderr).
+fn run(mut command: Command) -> (bool, String, String) {
+    let child = command.spawn().unwrap();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = rx.recv_timeout(TIMEOUT).expect("finishes").unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn status_prints_every_member_as_the_mom_reports_it() {
+    const NAME: &str = "cli-status";
+    let nats = NatsServerProcess::start().unwrap_or_else(|e| panic!("{e}"));
+    let url = nats.url();
+    let _server = executive_server(&url);
+    let rti = Rti::nats(&url).unwrap();
+    let fom = Fom::load_files(&[workspace_root().join("foms/air-traffic.xml")]).unwrap();
+    rti.create_federation_execution_with_fom(NAME, fom).unwrap();
+    // Immediate model: the members' RTI threads answer while this thread waits.
+    let tower = rti
+        .join_immediate(
+            NAME,
+            JoinOptions::named("tower", "controller"),
+            CallbackLog::default(),
+        )
+        .unwrap();
+    let pilot = rti
+        .join_immediate(
+            NAME,
+            JoinOptions::named("pilot", "station"),
+            CallbackLog::default(),
+        )
+        .unwrap();
+    tower.enable_time_regulation(5.0).unwrap();
+    pilot.enable_time_constrained().unwrap();
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while !(tower.is_time_regulating() && pilot.is_time_constrained()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "time modes not enabled"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    let interaction = tower
+        .fom()
+        .interaction_classes
+        .iter()
+        .find(|c| c.name != "HLAinteractionRoot" && !c.qualified_name.contains("HLAmanager"))
+        .map(|c| c.handle)
+        .expect("the FOM has an interaction class");
+    tower.publish_interaction_class(interaction).unwrap();
+    for _ in 0..4 {
+        tower
+            .send_interaction(
+                interaction,
+                Vec::<(glidepath::ParameterHandle, Bytes)>::new(),
+                "",
+            )
+            .unwrap();
+    }
+
+    let (ok, out, err) = run(glidepath(&[
+        "federation",
+        "status",
+        NAME,
+        "--nats-url",
+        &url,
+    ]));
+    assert!(ok, "stdout: {out}\nstderr: {err}");
+    assert!(
+        out.contains(&format!("federation `{NAME}`: 3 members")),
+        "{out}"
+    );
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(name))
+            .unwrap_or_else(|| panic!("no row for {name}:\n{out}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let tower_row = row("tower");
+    assert_eq!(tower_row[0], tower.handle().0.to_string(), "{out}");
+    assert_eq!(tower_row[2], "controller", "{out}");
+    assert_eq!(tower_row[4], "true", "regulating: {out}");
+    assert_eq!(tower_row[7], "5", "lookahead: {out}");
+    assert_eq!(tower_row[13], "4", "interactions sent: {out}");
+    let pilot_row = row("pilot");
+    assert_eq!(pilot_row[4], "false", "{out}");
+    assert_eq!(pilot_row[5], "true", "constrained: {out}");
+
+    let (ok, out, err) = run(glidepath(&[
+        "federation",
+        "status",
+        NAME,
+        "--json",
+        "--nats-url",
+        &url,
+    ]));
+    assert!(ok, "stdout: {out}\nstderr: {err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let federates = json["HLAfederate"].as_array().unwrap();
+    assert_eq!(federates.len(), 2, "{out}");
+    assert_eq!(federates[0]["HLAfederateName"], "tower");
+    assert_eq!(federates[0]["HLAinteractionsSent"], 4);
+    assert_eq!(federates[1]["HLAtimeConstrained"], true);
+    assert_eq!(json["HLAfederation"]["HLAfederationName"], NAME);
+
+    let (ok, _, err) = run(glidepath(&[
+        "federation",
+        "status",
+        "no-such-federation",
+        "--nats-url",
+        &url,
+    ]));
+    assert!(!ok);
+    assert!(err.contains("no-such-federation"), "{err}");
+
+    // The tool left again: only the two members remain.
+    assert_eq!(tower.list_federates().unwrap().len(), 2);
+    pilot.resign(ResignAction::NoAction).unwrap();
+    tower.resign(ResignAction::NoAction).unwrap();
+}
