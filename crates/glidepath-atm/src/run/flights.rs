@@ -11,7 +11,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// radar sweeps, OpenSky's 10-s state vectors) and shorter than a turnaround plus a
 /// flight. The generated day keeps a callsign free this long around each flight
 /// (`traffic/generate.rs`, `CALLSIGN_REUSE_S`).
-pub(super) const FLIGHT_GAP_S: u32 = 1_800;
+pub(crate) const FLIGHT_GAP_S: u32 = 1_800;
 
 /// A hasher for keys that are hashes already (the flight and minute sets'): passes
 /// them through.

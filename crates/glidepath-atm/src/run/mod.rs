@@ -60,6 +60,9 @@ mod recording;
 mod traffic;
 
 pub use deploy::run_block_process;
+/// The monitor's flight gap, for the generator's test that callsigns respect it.
+#[cfg(test)]
+pub(crate) use flights::FLIGHT_GAP_S;
 pub use frame::{frame, RunFrame, MAX_RUN_S};
 pub use manager::run;
 
