@@ -3,8 +3,8 @@
 //! and received, nothing skipped, second 0 and the length taken from the data); the
 //! same rows with their times in seconds, milliseconds, microseconds and ISO 8601 play
 //! the same messages, as does the sample in OpenSky's column names and SI units; skipped
-//! rows are counted and named; and a source with no row in its window fails the run
-//! with the reason.
+//! rows (rows without a position among them) are counted and named; and a source with
+//! no row in its window fails the run with the reason.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -382,6 +382,67 @@ fn the_sample_in_opensky_columns_and_units_plays_the_same_messages() {
              `velocity` (m/s → kt), track from `heading`, vertical_rate from `vertrate` \
              (m/s → ft/min)"
         )
+    );
+}
+
+/// State vectors without a position (OpenSky has them for an aircraft it has heard
+/// but not yet located) are bad rows, counted with their line and reason, and nothing
+/// is published for them; an on-ground row has a position and is played.
+#[test]
+fn rows_without_a_position_are_skipped_and_on_ground_rows_play() {
+    let dir = Scratch::new("no-position");
+    let tail = "false,false,false,1000,1066.8,1111.8,1533123299.4,1533123300.9,1533121200";
+    let no_lat = format!("1533123300,4b1806,,8.55,92.6,280.5,-4.22656,SWR12K  ,{tail}");
+    let no_position = format!("1533123310,4b1806,,,92.6,280.5,-4.22656,SWR12K  ,{tail}");
+    let no_lon = format!("1533123320,4b1806,47.46,NaN,92.6,280.5,-4.22656,SWR12K  ,{tail}");
+    let on_ground = "1533123330,4b1a2f,47.4531,8.5652,5.14,120.0,0.0,SWR15   ,true,false,false,2000,,,1533123329.4,1533123330.9,1533121200";
+    let csv = opensky_sample(
+        &dir,
+        "opensky.csv",
+        &[&no_lat, &no_position, &no_lon, on_ground],
+    );
+    let (r, messages) = play(&dir, "no-position", &csv);
+
+    let s = &r.sources[0];
+    assert_eq!(
+        (s.rows, s.bad_rows, s.published, r.published),
+        (SAMPLE_ROWS + 4, 3, SAMPLE_ROWS + 1, SAMPLE_ROWS + 1)
+    );
+    let first_extra = SAMPLE_ROWS + 2; // the header is line 1
+    let reason = "is missing: a row without a position is not played";
+    assert_eq!(
+        s.bad_examples,
+        [
+            format!("line {first_extra}: `lat` {reason}"),
+            format!("line {}: `lat` {reason}", first_extra + 1),
+            format!("line {}: `lon` {reason}", first_extra + 2),
+        ]
+    );
+    assert_eq!(messages.len() as u64, SAMPLE_ROWS + 1);
+    assert!(
+        messages
+            .iter()
+            .all(|(_, t)| t.lat_deg.is_finite() && t.lon_deg.is_finite()),
+        "a message at NaN"
+    );
+    assert!(
+        !messages.iter().any(|(_, t)| t.vid == "SWR12K"),
+        "a row without a position was played"
+    );
+    let taxiing: Vec<&Track> = messages
+        .iter()
+        .map(|(_, t)| t)
+        .filter(|t| t.vid == "SWR15")
+        .collect();
+    assert_eq!(taxiing.len(), 1);
+    assert_eq!(
+        (
+            taxiing[0].time,
+            taxiing[0].lat_deg,
+            taxiing[0].lon_deg,
+            taxiing[0].gs_kt
+        ),
+        (1_533_123_330_000, 47.4531, 8.5652, 9.99)
     );
 }
 
