@@ -264,6 +264,49 @@ fn opensky_state_vectors_read_in_their_names_and_units() {
     }
 }
 
+/// OpenSky writes state vectors without a position (before it has one for an
+/// aircraft): they are bad rows, with their line and the column, never tracks at NaN.
+/// An on-ground row has a real position (taxiing, holding) and reads as any other.
+#[test]
+fn rows_without_a_position_are_bad_rows_and_on_ground_rows_play() {
+    let opensky = "time,icao24,lat,lon,velocity,heading,vertrate,callsign,onground,alert,spi,squawk,baroaltitude,geoaltitude,lastposupdate,lastcontact,hour\n\
+                   1533123000,4b1806,,,92.6,280.5,-4.22656,SWR12K  ,false,false,false,1000,1066.8,1120.14,,1533123000.1,1533121200\n\
+                   1533123010,4b1806,47.47,,90.28,281.0,-3.90144,SWR12K  ,false,false,false,1000,1005.84,1059.18,1533123009.9,1533123010.1,1533121200\n\
+                   1533123020,4b1806,NaN,8.52,90.28,281.0,-3.90144,SWR12K  ,false,false,false,1000,1005.84,1059.18,1533123019.9,1533123020.1,1533121200\n\
+                   1533123030,4b1806,47.48,null,90.28,281.0,-3.90144,SWR12K  ,false,false,false,1000,1005.84,1059.18,1533123029.9,1533123030.1,1533121200\n\
+                   1533123040,4b1a2f,47.45,8.56,5.14,120.0,0.0,SWR15   ,true,false,false,2000,,,1533123039.9,1533123040.1,1533121200\n";
+    let rows: Vec<_> = AdsbReader::new(Cursor::new(opensky)).unwrap().collect();
+    assert_eq!(rows.len(), 5);
+    let errors: Vec<String> = rows[..4]
+        .iter()
+        .map(|r| r.as_ref().unwrap_err().to_string())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "line 2: `lat` is missing: a row without a position is not played",
+            "line 3: `lon` is missing: a row without a position is not played",
+            "line 4: `lat` is missing: a row without a position is not played",
+            "line 5: `lon` is missing: a row without a position is not played",
+        ]
+    );
+    let on_ground = rows[4].as_ref().unwrap();
+    assert_eq!(on_ground.vid, "SWR15");
+    assert_eq!((on_ground.lat_deg, on_ground.lon_deg), (47.45, 8.56));
+    // 5.14 m/s of taxiing is 9.99 kt; no altitude on the ground.
+    assert_eq!(on_ground.gs_kt, 9.99);
+    assert!(on_ground.alt_ft.is_nan());
+
+    // glidepath's own names say the same with their own header names.
+    let native = format!("{HEADER}1533123000,4b1806,SWR12K,,8.55,3500,180,280,-832\n");
+    let err = read(native.as_bytes()).remove(0).unwrap_err();
+    assert_eq!(err.line, 2);
+    assert_eq!(
+        err.what,
+        "`latitude` is missing: a row without a position is not played"
+    );
+}
+
 /// A whole file read for playback counts everything: rows, bad rows with their
 /// lines, empty callsigns, and says how it read the timestamps.
 #[test]

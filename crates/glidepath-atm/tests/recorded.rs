@@ -2,8 +2,9 @@
 //! `data/recorded/` played by `layouts/recorded-switzerland.toml` (every row published
 //! and received, nothing skipped, second 0 and the length taken from the data); the
 //! same rows with their times in seconds, milliseconds, microseconds and ISO 8601 play
-//! the same messages; skipped rows are counted and named; and a source with no row in
-//! its window fails the run with the reason.
+//! the same messages, as does the sample in OpenSky's column names and SI units; skipped
+//! rows (rows without a position among them) are counted and named; and a source with
+//! no row in its window fails the run with the reason.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -262,6 +263,186 @@ fn milliseconds_iso_8601_and_seconds_play_the_same_messages() {
     assert_eq!(
         (first.meta.src.as_str(), first.meta.run.as_str()),
         ("Recorded", "recorded")
+    );
+}
+
+/// OpenSky's historical state vectors (its Trino/Impala database and datasets): the
+/// header, in its order, with the columns glidepath does not read.
+const OPENSKY_HEADER: &str = "time,icao24,lat,lon,velocity,heading,vertrate,callsign,onground,alert,spi,squawk,baroaltitude,geoaltitude,lastposupdate,lastcontact,hour";
+
+/// A sample row (`timestamp` ms, then the rest) as OpenSky writes it: whole seconds,
+/// metres, metres per second, the callsign padded to 8 characters, a geometric
+/// altitude 45 m above the barometric one (so reading it instead would show).
+fn opensky_row(t_ms: i64, rest: &str) -> String {
+    let f: Vec<&str> = rest.split(',').collect();
+    let [icao24, callsign, lat, lon, alt_ft, gs_kt, track, vs_fpm] = f[..] else {
+        panic!("not a sample row: {rest}");
+    };
+    assert_eq!(t_ms % 1000, 0, "OpenSky's times are whole seconds: {t_ms}");
+    let t = t_ms / 1000;
+    let si = |v: &str, factor: f64| match v.parse::<f64>() {
+        Ok(v) => format!("{}", v * factor),
+        Err(_) => String::new(),
+    };
+    let alt_m = si(alt_ft, 0.3048);
+    let geo_m = alt_ft
+        .parse::<f64>()
+        .map_or(String::new(), |ft| format!("{}", ft * 0.3048 + 45.0));
+    format!(
+        "{t},{icao24},{lat},{lon},{},{track},{},{callsign:<8},false,false,false,1000,{alt_m},{geo_m},{}.4,{}.9,{}",
+        si(gs_kt, 1_852.0 / 3_600.0),
+        si(vs_fpm, 0.3048 / 60.0),
+        t - 1,
+        t,
+        t - t.rem_euclid(3600)
+    )
+}
+
+/// The sample rewritten as OpenSky writes it, with `extra` rows (already in OpenSky's
+/// form) after it.
+fn opensky_sample(dir: &Scratch, name: &str, extra: &[&str]) -> PathBuf {
+    let (_, rows) = sample_rows();
+    let mut text = format!("{OPENSKY_HEADER}\n");
+    for (t, rest) in &rows {
+        text.push_str(&opensky_row(*t, rest));
+        text.push('\n');
+    }
+    for row in extra {
+        text.push_str(row);
+        text.push('\n');
+    }
+    dir.file(name, &text)
+}
+
+/// Runs `csv` through [`recording_layout`]: the report and the messages played.
+fn play(dir: &Scratch, name: &str, csv: &Path) -> (RunReport, Vec<(u32, Track)>) {
+    let recording = dir.0.join(format!("{name}.rec"));
+    let layout =
+        parse_layout(&recording_layout(csv, &recording), name).unwrap_or_else(|e| panic!("{e}"));
+    let r = run(&layout, &options()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    check_received_everything(&r);
+    (r, recorded_tracks(&recording))
+}
+
+/// Whether two values read through a unit conversion agree: the reader rounds
+/// converted values to 0.01, so they are at most half of that apart (and a hair more
+/// for the floating-point arithmetic of the round trip).
+fn close(a: f64, b: f64) -> bool {
+    (a.is_nan() && b.is_nan()) || (a - b).abs() <= 0.005 + 1e-9
+}
+
+/// The real sample in OpenSky's column names, order and SI units plays the same
+/// messages, in the same seconds, as the native file: the same instants, vehicles
+/// and positions exactly, altitude, speed and vertical rate within the 0.01 the
+/// conversion rounds to.
+#[test]
+fn the_sample_in_opensky_columns_and_units_plays_the_same_messages() {
+    let dir = Scratch::new("opensky");
+    let native_csv = rewritten(&dir, "native.csv", |ms| ms.to_string());
+    let opensky_csv = opensky_sample(&dir, "opensky.csv", &[]);
+    let (native, want) = play(&dir, "native", &native_csv);
+    let (opensky, got) = play(&dir, "opensky", &opensky_csv);
+
+    assert_eq!(opensky.published, SAMPLE_ROWS);
+    assert_eq!(got.len(), want.len());
+    let mut rounded = 0;
+    for (i, ((s_got, g), (s_want, w))) in got.iter().zip(&want).enumerate() {
+        assert_eq!(s_got, s_want, "message {i}: second");
+        assert_eq!(
+            (&g.vid, g.time, g.lat_deg, g.lon_deg, g.crs_deg, &g.meta),
+            (&w.vid, w.time, w.lat_deg, w.lon_deg, w.crs_deg, &w.meta),
+            "message {i}"
+        );
+        assert!(
+            close(g.alt_ft, w.alt_ft) && close(g.gs_kt, w.gs_kt) && close(g.vs_fpm, w.vs_fpm),
+            "message {i}: {g:?} against {w:?}"
+        );
+        rounded += usize::from(g.gs_kt != w.gs_kt);
+    }
+    // The sample's speeds have ten decimals: most of them come back rounded.
+    assert!(rounded > 1_000, "{rounded} speeds rounded");
+    // What the report counts from the messages is the same; only the bytes differ,
+    // by the decimals the conversion rounded away.
+    assert_eq!(opensky.per_second, native.per_second);
+    assert_eq!(opensky.day_start, native.day_start);
+    assert_eq!(
+        (opensky.peak_flights, opensky.peak_flights_s),
+        (native.peak_flights, native.peak_flights_s)
+    );
+    let s = &opensky.sources[0];
+    assert_eq!(
+        (s.rows, s.published, s.bad_rows, s.empty_callsigns),
+        (SAMPLE_ROWS, SAMPLE_ROWS, 0, 0)
+    );
+    assert_eq!(
+        s.reading.as_deref(),
+        Some(
+            "timestamps: Unix seconds (detected); timestamp from `time`, latitude from `lat`, \
+             longitude from `lon`, altitude from `baroaltitude` (m → ft), groundspeed from \
+             `velocity` (m/s → kt), track from `heading`, vertical_rate from `vertrate` \
+             (m/s → ft/min)"
+        )
+    );
+}
+
+/// State vectors without a position (OpenSky has them for an aircraft it has heard
+/// but not yet located) are bad rows, counted with their line and reason, and nothing
+/// is published for them; an on-ground row has a position and is played.
+#[test]
+fn rows_without_a_position_are_skipped_and_on_ground_rows_play() {
+    let dir = Scratch::new("no-position");
+    let tail = "false,false,false,1000,1066.8,1111.8,1533123299.4,1533123300.9,1533121200";
+    let no_lat = format!("1533123300,4b1806,,8.55,92.6,280.5,-4.22656,SWR12K  ,{tail}");
+    let no_position = format!("1533123310,4b1806,,,92.6,280.5,-4.22656,SWR12K  ,{tail}");
+    let no_lon = format!("1533123320,4b1806,47.46,NaN,92.6,280.5,-4.22656,SWR12K  ,{tail}");
+    let on_ground = "1533123330,4b1a2f,47.4531,8.5652,5.14,120.0,0.0,SWR15   ,true,false,false,2000,,,1533123329.4,1533123330.9,1533121200";
+    let csv = opensky_sample(
+        &dir,
+        "opensky.csv",
+        &[&no_lat, &no_position, &no_lon, on_ground],
+    );
+    let (r, messages) = play(&dir, "no-position", &csv);
+
+    let s = &r.sources[0];
+    assert_eq!(
+        (s.rows, s.bad_rows, s.published, r.published),
+        (SAMPLE_ROWS + 4, 3, SAMPLE_ROWS + 1, SAMPLE_ROWS + 1)
+    );
+    let first_extra = SAMPLE_ROWS + 2; // the header is line 1
+    let reason = "is missing: a row without a position is not played";
+    assert_eq!(
+        s.bad_examples,
+        [
+            format!("line {first_extra}: `lat` {reason}"),
+            format!("line {}: `lat` {reason}", first_extra + 1),
+            format!("line {}: `lon` {reason}", first_extra + 2),
+        ]
+    );
+    assert_eq!(messages.len() as u64, SAMPLE_ROWS + 1);
+    assert!(
+        messages
+            .iter()
+            .all(|(_, t)| t.lat_deg.is_finite() && t.lon_deg.is_finite()),
+        "a message at NaN"
+    );
+    assert!(
+        !messages.iter().any(|(_, t)| t.vid == "SWR12K"),
+        "a row without a position was played"
+    );
+    let taxiing: Vec<&Track> = messages
+        .iter()
+        .map(|(_, t)| t)
+        .filter(|t| t.vid == "SWR15")
+        .collect();
+    assert_eq!(taxiing.len(), 1);
+    assert_eq!(
+        (
+            taxiing[0].time,
+            taxiing[0].lat_deg,
+            taxiing[0].lon_deg,
+            taxiing[0].gs_kt
+        ),
+        (1_533_123_330_000, 47.4531, 8.5652, 9.99)
     );
 }
 

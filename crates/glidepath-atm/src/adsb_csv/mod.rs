@@ -10,7 +10,9 @@
 //! `velocity` (m/s), `heading`, `vertrate` (m/s), ... Timestamps are Unix seconds,
 //! milliseconds, microseconds or nanoseconds, or ISO 8601 date-times with an offset,
 //! told apart by the rule of `time.rs` ([`TimestampUnit`]). An empty numeric field (or
-//! `NaN`, `null`) is a missing value (NaN). A malformed row yields a [`CsvRowError`]
+//! `NaN`, `null`) is a missing value (NaN), except the latitude and longitude: a row
+//! without a position is a bad row. Other columns (OpenSky's `onground`, ...) are not
+//! read, so on-ground rows play as any other. A malformed row yields a [`CsvRowError`]
 //! naming its line and what is wrong, and reading goes on with the next row: the reader
 //! never panics, whatever the bytes.
 
@@ -234,6 +236,17 @@ impl<R: BufRead> AdsbReader<R> {
             *v = self.number(LATITUDE + i)?;
         }
         let [lat_deg, lon_deg, alt_ft, gs_kt, crs_deg, vs_fpm] = values;
+        // A state vector without a position (OpenSky writes them before its first
+        // position of an aircraft, and when positions stop) places no track: it is a
+        // bad row, not a message at NaN.
+        for (q, v) in [(LATITUDE, lat_deg), (LATITUDE + 1, lon_deg)] {
+            if v.is_nan() {
+                return Err(format!(
+                    "`{}` is missing: a row without a position is not played",
+                    self.columns.header(q)
+                ));
+            }
+        }
         if lat_deg.abs() > 90.0 {
             return Err(format!(
                 "`{}` {lat_deg} is outside -90..90",

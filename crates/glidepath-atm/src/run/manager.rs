@@ -11,6 +11,7 @@ use glidepath::{
 };
 
 use super::deploy::{deploy_processes, deploy_threads, Deployed, RunEnd};
+use super::flights;
 use super::frame::{frame, with_frame};
 use super::{
     air_traffic_fom, block_error, run_end, BlockOutcome, Context, Deployment, Progress, RunError,
@@ -159,13 +160,7 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
         .find(|(s, _)| s == SimulationState::Execution.name())
         .map_or(0.0, |(_, d)| *d);
     let received = m.received;
-    // The first second with the most flights airborne (the memorandum names the first
-    // of its two: 20:44:43Z).
-    let peak = m
-        .per_second
-        .iter()
-        .copied()
-        .reduce(|best, s| if s.flights > best.flights { s } else { best });
+    let peak = flights::peak(m.per_second.iter().map(|s| s.flights));
     Ok(RunReport {
         run: opts.run_name.clone(),
         layout: layout.name.clone(),
@@ -188,8 +183,8 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
         } else {
             0.0
         },
-        peak_flights: peak.map_or(0, |s| u64::from(s.flights)),
-        peak_flights_s: peak.filter(|s| s.flights > 0).map(|s| s.t),
+        peak_flights: peak.map_or(0, |(flights, _)| u64::from(flights)),
+        peak_flights_s: peak.map(|(_, t)| t),
         peak_callsigns_per_minute: m
             .per_second
             .iter()

@@ -31,8 +31,9 @@
 //!   ([`Deployment::Processes`], [`run_block_process`]).
 //! - `block.rs`: what every block does: join, go through the states, time management.
 //! - one file per block kind: `traffic.rs` (generated, ADS-B CSV, or a recording played
-//!   back), `monitor.rs` (the performance monitor), `recorder.rs`; and `recording.rs`,
-//!   the recording file format.
+//!   back), `monitor.rs` (the performance monitor), `recorder.rs`; `flights.rs`, the
+//!   monitor's count of flights airborne per second (Figure 4.1(a)); and
+//!   `recording.rs`, the recording file format.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -50,6 +51,7 @@ use crate::traffic::DAY_S;
 
 mod block;
 mod deploy;
+mod flights;
 mod frame;
 mod manager;
 mod monitor;
@@ -58,6 +60,9 @@ mod recording;
 mod traffic;
 
 pub use deploy::run_block_process;
+/// The monitor's flight gap, for the generator's test that callsigns respect it.
+#[cfg(test)]
+pub(crate) use flights::FLIGHT_GAP_S;
 pub use frame::{frame, RunFrame, MAX_RUN_S};
 pub use manager::run;
 

@@ -1,8 +1,8 @@
 //! The performance monitor block: message lengths, per-second frequencies, latency
 //! T_S − T_P and counts (lost, duplicated, malformed), for the report's tables.
 
-use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -10,19 +10,12 @@ use glidepath::stats::Recorder;
 use glidepath::{Callback, Federate, ParameterHandle};
 
 use super::block::{advance, enable_time, Component, Linked};
+use super::flights::{Flights, Prehashed};
 use super::{
     BlockOutcome, Codec, Context, MonitorStats, Progress, SimulationState, Sndem, MONITOR_LOOKAHEAD,
 };
 use crate::report::SecondStats;
 use crate::track::Track;
-
-/// A vehicle silent for longer than this, in simulated seconds, starts a new flight
-/// when it reports again: the same callsign flying a later leg is another flight.
-/// Thirty minutes is longer than any report period (one-minute track data, 12-s
-/// radar sweeps, OpenSky's 10-s state vectors) and shorter than a turnaround plus a
-/// flight. The generated day keeps a callsign free this long around each flight
-/// (`traffic/generate.rs`, `CALLSIGN_REUSE_S`).
-const FLIGHT_GAP_S: u32 = 1_800;
 
 /// The performance monitor: message lengths, per-second frequencies, latency, counts.
 pub(super) struct MonitorBlock {
@@ -39,13 +32,9 @@ pub(super) struct MonitorBlock {
     per_second: Vec<u32>,
     /// Distinct vehicle ids per simulated minute (hashes of the vehicle identifiers).
     minute_callsigns: Vec<u32>,
-    /// Flights in progress, by the hash of their vehicle id: first and last second
-    /// with a message.
-    flights: HashMap<u64, (u32, u32), std::hash::BuildHasherDefault<Prehashed>>,
-    /// Flights that ended (their vehicle went silent for [`FLIGHT_GAP_S`] and then
-    /// reported again), as (first, last) seconds.
-    flights_done: Vec<(u32, u32)>,
-    minute_seen: HashSet<u64, std::hash::BuildHasherDefault<Prehashed>>,
+    /// The flights seen, for Figure 4.1(a)'s airborne count.
+    flights: Flights,
+    minute_seen: HashSet<u64, BuildHasherDefault<Prehashed>>,
     /// The track being decoded, reused message after message.
     scratch: Track,
     current_minute: u32,
@@ -55,24 +44,6 @@ pub(super) struct MonitorBlock {
     /// Names of the linked blocks, and their federates once known.
     sources: Vec<String>,
     linked: Linked,
-}
-
-/// A hasher for keys that are hashes already (the flight set's): passes them through.
-#[derive(Default)]
-struct Prehashed(u64);
-
-impl Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
 }
 
 impl MonitorBlock {
@@ -90,8 +61,7 @@ impl MonitorBlock {
             latency_us: Recorder::new(),
             per_second: vec![0; ctx.end as usize],
             minute_callsigns: vec![0; (ctx.end as usize).div_ceil(60)],
-            flights: HashMap::default(),
-            flights_done: Vec::new(),
+            flights: Flights::default(),
             minute_seen: HashSet::default(),
             scratch: Track::default(),
             current_minute: 0,
@@ -153,47 +123,8 @@ impl MonitorBlock {
             self.scratch.vid.hash(&mut h);
             let vehicle = h.finish();
             self.minute_seen.insert(vehicle);
-            self.flight_seen(vehicle, second as u32);
+            self.flights.seen(vehicle, second as u32);
         }
-    }
-
-    /// A message of `vehicle` in `second`: its flight goes on, or (after a silence
-    /// longer than [`FLIGHT_GAP_S`]) a new one begins. Blocks run a few seconds ahead
-    /// of each other, so a vehicle's messages may arrive slightly out of order.
-    fn flight_seen(&mut self, vehicle: u64, second: u32) {
-        match self.flights.entry(vehicle) {
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert((second, second));
-            }
-            std::collections::hash_map::Entry::Occupied(mut e) => {
-                let (first, last) = e.get_mut();
-                if second > *last + FLIGHT_GAP_S {
-                    self.flights_done.push((*first, *last));
-                    (*first, *last) = (second, second);
-                } else {
-                    *first = (*first).min(second);
-                    *last = (*last).max(second);
-                }
-            }
-        }
-    }
-
-    /// Flights airborne in each second: each from its first message to its last.
-    fn airborne(&self) -> Vec<u32> {
-        let n = self.per_second.len();
-        let mut change = vec![0i64; n + 1];
-        for &(first, last) in self.flights_done.iter().chain(self.flights.values()) {
-            change[first as usize] += 1;
-            change[(last as usize + 1).min(n)] -= 1;
-        }
-        let mut airborne = 0i64;
-        change[..n]
-            .iter()
-            .map(|c| {
-                airborne += c;
-                airborne as u32
-            })
-            .collect()
     }
 
     fn close_minute(&mut self) {
@@ -244,7 +175,7 @@ impl Component for MonitorBlock {
         for &n in &self.per_second {
             frequencies.record(u64::from(n));
         }
-        let airborne = self.airborne();
+        let airborne = self.flights.airborne(self.per_second.len());
         let per_second = self
             .per_second
             .iter()

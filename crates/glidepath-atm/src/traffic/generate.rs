@@ -401,7 +401,7 @@ pub(super) fn generate_flights(airports: &[Airport], config: &TrafficConfig) -> 
 /// How long a callsign stays taken after its flight lands (and before it departs):
 /// the performance monitor counts a flight from its first to its last message and
 /// takes a vehicle silent for longer than this as a new flight
-/// (`run/monitor.rs`, `FLIGHT_GAP_S`), so two flights of one callsign must be
+/// (`run/flights.rs`, `FLIGHT_GAP_S`), so two flights of one callsign must be
 /// further apart than this to be counted as two.
 const CALLSIGN_REUSE_S: f64 = 1_800.0;
 
@@ -441,5 +441,64 @@ fn separate_callsigns(flights: &mut [Flight], seed: u64) {
         }
         taken.entry(callsign.clone()).or_default().push(busy);
         flights[i].callsign = callsign;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::airports::us_airports;
+
+    /// Whole seconds a flight is in the air: from the second of its departure to the
+    /// second of its arrival.
+    fn in_the_air_s(f: &Flight) -> (i64, i64) {
+        (f.dep_s.floor() as i64, f.arr_s.ceil() as i64)
+    }
+
+    /// The whole calibrated day (about 34,000 flights, yesterday's still airborne at
+    /// 00:00Z included), for the layout's seed and another: no two flights in the air
+    /// in the same second share a callsign, and two legs of one callsign are further
+    /// apart than the monitor's flight gap, so it counts them as two flights.
+    #[test]
+    fn no_two_flights_in_the_air_share_a_callsign() {
+        let airports = us_airports().unwrap();
+        for seed in [1, 20_160_323] {
+            let config = TrafficConfig {
+                seed,
+                ..TrafficConfig::default()
+            };
+            let flights = generate_flights(airports, &config);
+            assert!(flights.len() > 30_000, "{}", flights.len());
+            let mut legs: HashMap<&str, Vec<&Flight>> = HashMap::new();
+            for f in &flights {
+                legs.entry(f.callsign.as_str()).or_default().push(f);
+            }
+            let mut reused = 0;
+            for (callsign, legs) in &mut legs {
+                legs.sort_by(|a, b| a.dep_s.total_cmp(&b.dep_s));
+                for pair in legs.windows(2) {
+                    reused += 1;
+                    let (earlier, later) = (in_the_air_s(pair[0]), in_the_air_s(pair[1]));
+                    assert!(
+                        earlier.1 < later.0,
+                        "seed {seed}: two flights {callsign} in the air at once, \
+                         seconds {earlier:?} and {later:?}"
+                    );
+                    let silence = pair[1].dep_s - pair[0].arr_s;
+                    assert!(
+                        silence > f64::from(crate::run::FLIGHT_GAP_S),
+                        "seed {seed}: {callsign} lands at {} and departs again {silence} s \
+                         later, within the monitor's flight gap",
+                        pair[0].arr_s
+                    );
+                }
+            }
+            // Callsigns do come back in a day (short flight numbers are few), so the
+            // assertions above had legs to compare.
+            assert!(
+                reused > 1_000,
+                "seed {seed}: only {reused} callsigns flew again"
+            );
+        }
     }
 }
