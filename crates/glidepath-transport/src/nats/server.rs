@@ -210,7 +210,8 @@ pub fn serve_executive_with(
                     stop_rx,
                     &thread_counters,
                     options.request_timeout,
-                    (streams, saves),
+                    streams,
+                    saves,
                 )
                 .await;
             });
@@ -307,7 +308,8 @@ async fn serve(
     mut stop: oneshot::Receiver<()>,
     counters: &ServerCounters,
     timeout: std::time::Duration,
-    (streams, saves): (Option<StreamHost>, Option<BucketSaveStore>),
+    streams: Option<StreamHost>,
+    saves: Option<BucketSaveStore>,
 ) {
     let mut executive = save_bucket::host(saves);
     if let Some(streams) = &streams {
