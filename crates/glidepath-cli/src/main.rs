@@ -102,8 +102,9 @@ struct ServerArgs {
     /// run with `--jetstream`): none or jetstream [default: $GLIDEPATH_PERSISTENCE, else none].
     #[arg(long, value_name = "MODE")]
     persistence: Option<String>,
-    /// With JetStream persistence on a NATS cluster, the copies of each federation's
-    /// stream (1 to 5; 3 survives the loss of a node) [default: $GLIDEPATH_STREAM_REPLICAS, else 1].
+    /// On a NATS cluster, the copies of each federation's stream (with JetStream
+    /// persistence), of the executive log (with failover) and of the bucket of
+    /// federation saves (1 to 5; 3 survives the loss of a node) [default: $GLIDEPATH_STREAM_REPLICAS, else 1].
     #[arg(long, value_name = "N")]
     stream_replicas: Option<String>,
     /// Run as one of several executive servers: the state in a JetStream log (the

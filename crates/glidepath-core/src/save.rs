@@ -9,7 +9,8 @@
 //! newer version by name instead of misreading it (`docs/save-format.md`).
 //!
 //! Where a save is kept is the host's business ([`SaveStore`]): a directory for
-//! `inproc`, memory in the simulator. The executive only hands a finished save over
+//! `inproc`, a JetStream object store bucket in the NATS executive server (memory
+//! when its NATS server has no JetStream), memory in the simulator. The executive only hands a finished save over
 //! and is handed one back for a restore, so it stays free of I/O.
 
 use std::collections::HashMap;

@@ -200,9 +200,11 @@ pub struct RtiConfig {
     /// and retransmission off (plain at-most-once core NATS, gaps only counted).
     #[cfg(feature = "transport-nats")]
     pub reliable_window_envelopes: usize,
-    /// With JetStream persistence, the copies of each federation's stream a NATS
-    /// cluster keeps (1 to 5; the executive server creates the streams, so it is the
-    /// executive's setting that counts). Default 1.
+    /// The copies a NATS cluster keeps of what the executive server puts in
+    /// JetStream: each federation's stream with JetStream persistence, and the
+    /// object store bucket of federation saves when the server creates it (1 to 5;
+    /// the executive server creates them, so it is the executive's setting that
+    /// counts). Default 1.
     #[cfg(feature = "transport-nats")]
     pub stream_replicas: usize,
     /// For `glidepath server`: run as one of several executive servers with failover
@@ -299,6 +301,7 @@ impl RtiConfig {
                     ..Default::default()
                 },
             ),
+            save_replicas: self.stream_replicas,
             ..Default::default()
         }
     }

@@ -4,7 +4,11 @@
 //! save restored into a fresh federation by federates joined anew (in another order,
 //! so every federate handle is mapped): from the save directory on `inproc`, from the
 //! executive server over NATS, with every federate on a connection of its own that
-//! is closed after the save and new connections for the restore.
+//! is closed after the save and new connections for the restore. Over NATS with
+//! JetStream, the save is kept in the object store bucket: restored after the
+//! executive server and every federate stopped, by a new executive server and new
+//! federates; and restored after the active executive server stopped and a standby
+//! took over.
 //!
 //! Without `nats-server` (on PATH or in GLIDEPATH_NATS_SERVER) the NATS tests fail
 //! and say how to install it: `bash scripts/test.sh`.
@@ -12,7 +16,11 @@
 mod common;
 
 use common::*;
-use glidepath::backend::nats::NatsTestbed;
+use glidepath::backend::nats::{
+    serve_executive, serve_executive_with, FailoverOptions, NatsServerProcess, NatsTestbed,
+    SAVE_BUCKET,
+};
+use glidepath::backend::NatsOptions;
 use glidepath::{
     Bytes, Callback, Federate, FederateHandle, FederateSnapshot, ObjectInstanceHandle,
     ResignAction, Rti, RtiError, SaveRestoreError, SavedMessage,
@@ -254,6 +262,12 @@ fn named(members: &[Member], snapshots: Vec<FederateSnapshot>) -> Vec<(String, F
 
 /// Saves at 50, runs to 100, restores 50 and runs to 100 again: the same states.
 fn save_run_restore_rerun(rtis: &[Rti], name: &str) {
+    save_run_then_restore_rerun(rtis, name, || {});
+}
+
+/// [`save_run_restore_rerun`], with `between` called after the run to 100 and
+/// before the restore.
+fn save_run_then_restore_rerun(rtis: &[Rti], name: &str, between: impl FnOnce()) {
     rtis[0]
         .create_federation_execution_with_fom(name, vehicles_fom())
         .unwrap();
@@ -265,6 +279,7 @@ fn save_run_restore_rerun(rtis: &[Rti], name: &str) {
         "updates stamped 51 wait in the queues at the save"
     );
     first.extend(run(&mut members, 50, 100, None));
+    between();
     restore_all(&mut members, "t50", &saved);
     let again = run(&mut members, 50, 100, None);
     assert_eq!(again, first[50..].to_vec());
@@ -364,4 +379,118 @@ fn over_nats_new_connections_restore_a_save_into_a_fresh_federation() {
     let connect = || Rti::nats(&url).unwrap_or_else(|e| panic!("{e}"));
     let rtis: Vec<Rti> = (0..NAMES.len()).map(|_| connect()).collect();
     restore_into_a_fresh_federation(rtis, connect, "save-fresh-nats");
+}
+
+/// A `nats-server --jetstream` with a store directory of its own (removed on drop).
+struct JetStreamNats {
+    server: NatsServerProcess,
+    store: std::path::PathBuf,
+}
+
+impl JetStreamNats {
+    fn start(name: &str) -> JetStreamNats {
+        let store = std::env::temp_dir().join(format!("glidepath-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&store);
+        let server = NatsServerProcess::start_with(
+            None,
+            &["--jetstream", "--store_dir", store.to_str().unwrap()],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        JetStreamNats { server, store }
+    }
+}
+
+impl Drop for JetStreamNats {
+    fn drop(&mut self) {
+        self.server.stop();
+        let _ = std::fs::remove_dir_all(&self.store);
+    }
+}
+
+#[test]
+fn over_nats_a_save_in_jetstream_outlives_the_executive_server_and_every_federate() {
+    const NAME: &str = "save-outlives-nats";
+    let nats = JetStreamNats::start("save-outlives");
+    let url = nats.server.url();
+    let connect = || Rti::nats(&url).unwrap_or_else(|e| panic!("{e}"));
+    let executive = serve_executive(&url).unwrap_or_else(|e| panic!("{e}"));
+    let rtis: Vec<Rti> = (0..NAMES.len()).map(|_| connect()).collect();
+    rtis[0]
+        .create_federation_execution_with_fom(NAME, vehicles_fom())
+        .unwrap();
+    let mut members = start(&rtis, NAME);
+    run(&mut members, 0, 50, Some("t50"));
+    let saved = named(&members, save_all(&members, "t50"));
+    let tail = run(&mut members, 50, 100, None);
+    // Every process of the federation stops: the federates (neither resigning
+    // explicitly nor destroying the federation), then the executive server, whose
+    // memory held the federation.
+    drop(members);
+    drop(rtis);
+    executive.stop();
+
+    let executive = serve_executive(&url).unwrap_or_else(|e| panic!("{e}"));
+    let rtis: Vec<Rti> = (0..NAMES.len()).map(|_| connect()).collect();
+    rtis[0]
+        .create_federation_execution_with_fom(NAME, vehicles_fom())
+        .unwrap();
+    let mut members: Vec<Member> = NAMES
+        .iter()
+        .zip(&rtis)
+        .rev()
+        .map(|(name_of, rti)| Member {
+            f: join(rti, NAME, name_of),
+            name: name_of,
+            instance: ObjectInstanceHandle(0),
+            x: 0,
+        })
+        .collect();
+    restore_all(&mut members, "t50", &saved);
+    members.sort_by_key(|m| NAMES.iter().position(|n| *n == m.name));
+    let again = run(&mut members, 50, 100, None);
+    assert_eq!(again, tail);
+    for m in members {
+        m.f.resign(ResignAction::DeleteObjects).unwrap();
+    }
+    rtis[0].destroy_federation_execution(NAME).unwrap();
+    drop(rtis);
+    drop(executive);
+    // The save is in the bucket's stream, on the NATS server's disk.
+    let stream = nats
+        .store
+        .join("jetstream/$G/streams")
+        .join(format!("OBJ_{SAVE_BUCKET}"));
+    assert!(stream.is_dir(), "no {}", stream.display());
+}
+
+#[test]
+fn over_nats_a_standby_executive_that_took_over_restores_a_save() {
+    let nats = JetStreamNats::start("save-failover");
+    let url = nats.server.url();
+    let failover = || NatsOptions {
+        failover: Some(FailoverOptions::default()),
+        ..Default::default()
+    };
+    let first = serve_executive_with(&url, failover()).unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !first.is_active() {
+        assert!(std::time::Instant::now() < deadline, "no active executive");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let second = serve_executive_with(&url, failover()).unwrap_or_else(|e| panic!("{e}"));
+    let rtis: Vec<Rti> = (0..NAMES.len())
+        .map(|_| Rti::nats(&url).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    save_run_then_restore_rerun(&rtis, "save-failover-nats", || {
+        assert!(!second.is_active(), "the second server stands by");
+        first.stop();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !second.is_active() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the standby did not take over"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    });
 }

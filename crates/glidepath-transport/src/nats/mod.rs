@@ -92,6 +92,7 @@ mod frames;
 pub mod jetstream;
 mod process;
 mod reader;
+mod save_bucket;
 pub mod security;
 mod server;
 mod throttle;
@@ -130,6 +131,7 @@ pub use process::{
     find_nats_server, NatsCluster, NatsServerError, NatsServerProcess, NatsTestbed,
     NatsTestbedError, NATS_SERVER_ENV,
 };
+pub use save_bucket::{object_name as save_object_name, BucketSaveStore, SAVE_BUCKET};
 pub use security::{redact_url, split_url_credentials, NatsAuth, NatsSecurity, NatsTls, Secret};
 pub use server::{
     parse_notified, serve_executive, serve_executive_with, ExecutiveServer, FailoverOptions,
@@ -184,6 +186,10 @@ pub struct NatsOptions {
     /// so a standby server takes over; see `server/failover.rs`). Default none: one
     /// server, no JetStream needed.
     pub failover: Option<FailoverOptions>,
+    /// For an executive server: copies of the JetStream object store bucket of
+    /// federation saves ([`SAVE_BUCKET`]) the NATS cluster keeps when the server
+    /// creates it (1 on a single server; 3 on a cluster). Default 1.
+    pub save_replicas: usize,
 }
 
 impl Default for NatsOptions {
@@ -200,6 +206,7 @@ impl Default for NatsOptions {
             window_bytes: 16 << 20,
             security: NatsSecurity::default(),
             failover: None,
+            save_replicas: 1,
         }
     }
 }

@@ -28,6 +28,7 @@ use tokio::sync::oneshot;
 
 use super::frames::{sender_of, FrameCodec, Refused};
 use super::jetstream::StreamHost;
+use super::save_bucket::{self, BucketSaveStore};
 use super::subject::{topic_subject, BARRIER_SUBJECT, EXEC_SUBJECT};
 use super::throttle::warn_throttled;
 use super::{connect_client, Counters, NatsOptions};
@@ -199,6 +200,7 @@ pub fn serve_executive_with(
                         return;
                     }
                 };
+                let saves = save_bucket::for_server(&thread_url, &options);
                 let _ = ready_tx.send(Ok(()));
                 serve(
                     codec,
@@ -209,6 +211,7 @@ pub fn serve_executive_with(
                     &thread_counters,
                     options.request_timeout,
                     streams,
+                    saves,
                 )
                 .await;
             });
@@ -306,8 +309,9 @@ async fn serve(
     counters: &ServerCounters,
     timeout: std::time::Duration,
     streams: Option<StreamHost>,
+    saves: Option<BucketSaveStore>,
 ) {
-    let mut executive = ExecutiveHost::new();
+    let mut executive = save_bucket::host(saves);
     if let Some(streams) = &streams {
         executive
             .executive_mut()
@@ -600,12 +604,13 @@ impl Host {
     }
 
     async fn snapshot(&mut self, log: &mut Log) -> Result<(), TransportError> {
-        let cbor = self.executive.state_snapshot().map_err(|reason| {
-            TransportError::ConnectionFailed {
-                operation: "writing a snapshot of the executive",
-                reason,
-            }
-        })?;
+        let cbor =
+            self.executive
+                .state_snapshot()
+                .map_err(|reason| TransportError::ConnectionFailed {
+                    operation: "writing a snapshot of the executive",
+                    reason,
+                })?;
         let payload = self.codec.seal(None, Bytes::from(cbor))?;
         if payload.len() > self.max_payload {
             // Tried again after as many entries, not after every request.
@@ -652,9 +657,10 @@ async fn serve_failover(
         .await?;
         let streams = StreamHost::start(&client, &options.persistence).await?;
         let log = Log::open(&client, failover).await?;
-        Ok::<_, TransportError>((client, streams, log))
+        let saves = save_bucket::for_server(url, options);
+        Ok::<_, TransportError>((client, streams, log, saves))
     };
-    let (client, streams, log) = match started.await {
+    let (client, streams, log, saves) = match started.await {
         Ok(s) => s,
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -665,14 +671,16 @@ async fn serve_failover(
     let poll = failover.lease / 5;
     let mut host = Host {
         streams,
-        executive: ExecutiveHost::new(),
+        executive: save_bucket::host(saves.clone()),
         max_payload: client.server_info().max_payload,
         codec,
         log: Some(log),
     };
     'serving: loop {
-        // Standby: follow the log until the lease is ours.
+        // Standby: follow the log until the lease is ours; only the active server
+        // writes saves to the bucket.
         counters.active.store(false, Ordering::Release);
+        saves.iter().for_each(BucketSaveStore::hold);
         loop {
             let mut log = host.log.take().expect("the log");
             let followed = host.catch_up(&mut log).await;
@@ -706,6 +714,9 @@ async fn serve_failover(
                     }
                 }
             }
+        }
+        if let Some(Err(e)) = saves.as_ref().map(BucketSaveStore::release) {
+            tracing::warn!(error = %e, "a save applied while standing by is not in the bucket");
         }
         let recent: Vec<(FederationId, Vec<Envelope>)> = log.recent.iter().cloned().collect();
         host.log = Some(log);
