@@ -244,6 +244,50 @@ fn the_mom_follows_the_federation(rti_for: impl Fn() -> Rti, federation: &str) {
     watch(&monitor, &m, &mut seen, "three reports from bob", |s| {
         s[&bob_instance].reflections >= before + 3
     });
+    // A change of a conditional attribute is reported at once, even with a period
+    // of an hour: carol joins (the monitor discovers her), is asked for hourly
+    // reports (her first, immediate, report says unconstrained), then becomes
+    // time-constrained, and that report must come from the change.
+    let carol_rti = rti_for();
+    let carol = carol_rti
+        .join(
+            federation,
+            glidepath::JoinOptions::named("carol", "station"),
+        )
+        .unwrap();
+    let carol_instance = mom::federate_instance(carol.handle());
+    watch(&monitor, &m, &mut seen, "carol discovered", |s| {
+        s.contains_key(&carol_instance)
+    });
+    monitor
+        .send_interaction(
+            m.set_timing,
+            [
+                (
+                    m.set_timing_federate,
+                    mom::encode_federate_handle(carol.handle()),
+                ),
+                (m.set_timing_period, mom::encode_i32(3600)),
+            ],
+            "",
+        )
+        .unwrap();
+    watch(&monitor, &m, &mut seen, "carol's first report", |s| {
+        s[&carol_instance].reflections > 0
+    });
+    assert_eq!(
+        seen[&carol_instance].values["HLAtimeConstrained"],
+        MomValue::Bool(false)
+    );
+    carol.enable_time_constrained().unwrap();
+    watch(&monitor, &m, &mut seen, "carol's change reported", |s| {
+        s[&carol_instance].values.get("HLAtimeConstrained") == Some(&MomValue::Bool(true))
+    });
+    assert_eq!(seen[&carol_instance].reflections, 2);
+    carol
+        .resign(glidepath::ResignAction::DeleteObjects)
+        .unwrap();
+
     // A malformed adjustment is counted by the federates that read it, not obeyed.
     monitor
         .send_interaction(

@@ -94,6 +94,14 @@ impl LocalRti {
         }
     }
 
+    /// A conditional attribute changed (time regulation or constraint): a federate
+    /// asked to report periodically also reports the change at once.
+    pub(crate) fn mom_changed(&mut self) {
+        if self.mom.period_s > 0 {
+            self.mom_report();
+        }
+    }
+
     fn answers_for_federation(&self) -> bool {
         self.members.keys().next() == Some(&self.me)
     }

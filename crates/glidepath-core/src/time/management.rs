@@ -74,6 +74,7 @@ impl LocalRti {
                 federate: self.me,
             },
         )?)?;
+        self.mom_changed();
         Ok(())
     }
 
@@ -113,6 +114,7 @@ impl LocalRti {
         if self.time.regulation != Regulation::Off {
             self.publish_status(StatusReason::Changed);
         }
+        self.mom_changed();
         Ok(())
     }
 
@@ -535,6 +537,7 @@ impl LocalRti {
             if self.time.regulation != Regulation::Off {
                 self.publish_status(StatusReason::Changed);
             }
+            self.mom_changed();
         }
         let constrained = self.time.constrained == Constrained::On;
         match self.time.advance {
@@ -655,6 +658,7 @@ impl LocalRti {
         self.publish_status(StatusReason::Changed);
         self.callbacks
             .push_back(Callback::TimeRegulationEnabled { time: lt });
+        self.mom_changed();
     }
 
     /// Returns true when our own status should be republished.
