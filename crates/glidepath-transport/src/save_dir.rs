@@ -40,12 +40,19 @@ impl DirSaveStore {
 
 /// Letters, digits, `-` and `_` stay; every other byte becomes `%XX`.
 fn escape(name: &str) -> String {
+    escape_save_name(name, '%')
+}
+
+/// A federation's or a save's name made safe for a file or object name: letters,
+/// digits, `-` and `_` stay; every other byte becomes `marker` and two upper-case
+/// hex digits, so different names never meet.
+pub(crate) fn escape_save_name(name: &str, marker: char) -> String {
     let mut out = String::with_capacity(name.len());
     for b in name.bytes() {
         if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
             out.push(b as char);
         } else {
-            out.push_str(&format!("%{b:02X}"));
+            out.push_str(&format!("{marker}{b:02X}"));
         }
     }
     out

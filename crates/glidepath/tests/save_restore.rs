@@ -316,12 +316,23 @@ fn restore_into_a_fresh_federation(rtis: Vec<Rti>, fresh: impl Fn() -> Rti, name
     rtis[0].destroy_federation_execution(name).unwrap();
     drop(rtis);
     let rtis: Vec<Rti> = (0..NAMES.len()).map(|_| fresh()).collect();
+    restore_and_rerun(&rtis, name, &saved, &tail);
+}
+
+/// A fresh federation `name` on `rtis`, its federates joined in reverse order,
+/// restores the save `t50` and reruns 50..100: the same as `tail`.
+fn restore_and_rerun(
+    rtis: &[Rti],
+    name: &str,
+    saved: &[(String, FederateSnapshot)],
+    tail: &[(i64, Vec<u64>)],
+) {
     rtis[0]
         .create_federation_execution_with_fom(name, vehicles_fom())
         .unwrap();
     let mut members: Vec<Member> = NAMES
         .iter()
-        .zip(&rtis)
+        .zip(rtis)
         .rev()
         .map(|(name_of, rti)| Member {
             f: join(rti, name, name_of),
@@ -330,7 +341,7 @@ fn restore_into_a_fresh_federation(rtis: Vec<Rti>, fresh: impl Fn() -> Rti, name
             x: 0,
         })
         .collect();
-    restore_all(&mut members, "t50", &saved);
+    restore_all(&mut members, "t50", saved);
     members.sort_by_key(|m| NAMES.iter().position(|n| *n == m.name));
     let again = run(&mut members, 50, 100, None);
     assert_eq!(again, tail);
@@ -431,28 +442,7 @@ fn over_nats_a_save_in_jetstream_outlives_the_executive_server_and_every_federat
 
     let executive = serve_executive(&url).unwrap_or_else(|e| panic!("{e}"));
     let rtis: Vec<Rti> = (0..NAMES.len()).map(|_| connect()).collect();
-    rtis[0]
-        .create_federation_execution_with_fom(NAME, vehicles_fom())
-        .unwrap();
-    let mut members: Vec<Member> = NAMES
-        .iter()
-        .zip(&rtis)
-        .rev()
-        .map(|(name_of, rti)| Member {
-            f: join(rti, NAME, name_of),
-            name: name_of,
-            instance: ObjectInstanceHandle(0),
-            x: 0,
-        })
-        .collect();
-    restore_all(&mut members, "t50", &saved);
-    members.sort_by_key(|m| NAMES.iter().position(|n| *n == m.name));
-    let again = run(&mut members, 50, 100, None);
-    assert_eq!(again, tail);
-    for m in members {
-        m.f.resign(ResignAction::DeleteObjects).unwrap();
-    }
-    rtis[0].destroy_federation_execution(NAME).unwrap();
+    restore_and_rerun(&rtis, NAME, &saved, &tail);
     drop(rtis);
     drop(executive);
     // The save is in the bucket's stream, on the NATS server's disk.

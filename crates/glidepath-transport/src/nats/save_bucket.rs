@@ -58,15 +58,7 @@ pub fn object_name(federation: &str, label: &str) -> String {
 }
 
 fn escape(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("={b:02X}"));
-        }
-    }
-    out
+    crate::save_dir::escape_save_name(name, '=')
 }
 
 type Answer<T> = std::sync::mpsc::Sender<Result<T, String>>;
