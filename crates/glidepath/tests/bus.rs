@@ -280,6 +280,51 @@ fn callback_and_malformed(config: &BusConfig) {
     drop(cb);
 }
 
+/// One sender mixes FIFO and AGREED in one group: nothing is counted lost or out of
+/// order, and the FIFO messages arrive in the order sent.
+fn mixed_levels_from_one_sender(config: &BusConfig) {
+    const N: i32 = 50;
+    let a = Bus::connect(&BusConfig {
+        name: "a".into(),
+        ..config.clone()
+    })
+    .unwrap();
+    let b = Bus::connect_like(&a, "b").unwrap();
+    let sub = b.subscribe(&pattern("MIXED.>")).unwrap();
+    for i in 0..N {
+        for level in [ServiceLevel::Fifo, ServiceLevel::Agreed] {
+            a.publish(&subject("MIXED.X"), &Message::new().with("i", i), level)
+                .unwrap();
+        }
+    }
+    let mut fifo = Vec::new();
+    let mut agreed = Vec::new();
+    for _ in 0..2 * N {
+        let d = next_message(&sub);
+        let i = d.message.get_i32("i").unwrap();
+        match d.level {
+            ServiceLevel::Fifo => fifo.push(i),
+            _ => agreed.push(i),
+        }
+    }
+    let sent: Vec<i32> = (0..N).collect();
+    assert_eq!(fifo, sent);
+    assert_eq!(agreed, sent);
+    assert_eq!(b.stats().lost, 0, "{:?}", b.stats());
+    assert_eq!(b.stats().order_violations, 0);
+}
+
+#[test]
+fn inproc_mixed_levels_from_one_sender() {
+    mixed_levels_from_one_sender(&BusConfig::isolated_inproc());
+}
+
+#[test]
+fn nats_mixed_levels_from_one_sender() {
+    let n = nats();
+    mixed_levels_from_one_sender(&BusConfig::nats(&n.server.url()));
+}
+
 #[test]
 fn inproc_patterns_and_every_level() {
     patterns_and_levels(&BusConfig::isolated_inproc(), &ServiceLevel::ALL);

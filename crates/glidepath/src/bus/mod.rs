@@ -258,8 +258,10 @@ struct Inner {
     backend: Box<dyn Backend>,
     router: Arc<Router>,
     counters: Arc<Counters>,
-    /// Per group, the next sequence number of this sender.
-    seqs: Mutex<std::collections::HashMap<Subject, u64>>,
+    /// Per group and path, the last sequence number of this sender: the levels a
+    /// backend sends through a sequencer (CAUSAL, AGREED, SAFE) are numbered apart
+    /// from RELIABLE and FIFO, whose receivers count a gap in the numbers as lost.
+    seqs: Mutex<std::collections::HashMap<(Subject, bool), u64>>,
     next_sub: AtomicU64,
 }
 
@@ -390,8 +392,12 @@ impl Bus {
         let seq = match level {
             ServiceLevel::Unreliable => 0,
             _ => {
+                let sequenced = matches!(
+                    level,
+                    ServiceLevel::Causal | ServiceLevel::Agreed | ServiceLevel::Safe
+                );
                 let mut seqs = self.inner.seqs.lock();
-                let next = seqs.entry(group.clone()).or_insert(0);
+                let next = seqs.entry((group.clone(), sequenced)).or_insert(0);
                 *next += 1;
                 *next
             }
