@@ -331,8 +331,9 @@ fn inproc_patterns_and_every_level() {
 }
 
 #[test]
-fn inproc_several_publishers_fifo_and_agreed() {
+fn inproc_several_publishers_fifo_agreed_and_safe() {
     several_publishers(&BusConfig::isolated_inproc(), ServiceLevel::Fifo);
+    several_publishers(&BusConfig::isolated_inproc(), ServiceLevel::Agreed);
     several_publishers(&BusConfig::isolated_inproc(), ServiceLevel::Safe);
 }
 
