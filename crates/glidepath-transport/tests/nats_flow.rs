@@ -21,7 +21,7 @@ mod support;
 use support::*;
 
 /// With `options` on both sides, publishes `count` envelopes of 64 bytes as fast as it can while the receiver
-/// reads slowly (a pause every `batch` envelopes), and checks what arrived: every
+/// first stalls, then reads slowly (a pause every `batch` envelopes), and checks what arrived: every
 /// `seq` once, in order. Returns (sender stats, receiver stats, the longest inbox
 /// seen, the sender's largest unacknowledged window, the times it waited for credit).
 fn slow_subscriber(
@@ -72,6 +72,14 @@ fn slow_subscriber(
         sender.close();
         (sender.stats(), unacked, waits)
     });
+    // The subscriber stalls first, until a full inbox's worth was published: the
+    // publisher then gets ahead however slow a loaded machine makes it (reading at
+    // once, a publisher slowed by other work once never got half an inbox ahead).
+    let stall_until = count.min(RELIABLE_BACKLOG_MAX as u64);
+    let stall_deadline = Instant::now() + Duration::from_secs(30);
+    while published.load(Ordering::Relaxed) < stall_until && Instant::now() < stall_deadline {
+        thread::sleep(Duration::from_millis(1));
+    }
     let deadline = Instant::now() + Duration::from_secs(120);
     for seq in 1..=count {
         let left = deadline.saturating_duration_since(Instant::now());
