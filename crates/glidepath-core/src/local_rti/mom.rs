@@ -156,12 +156,13 @@ impl LocalRti {
         class: InteractionClassHandle,
         values: &Values<ParameterHandle>,
     ) {
+        // Every received interaction passes here: the cheap check first.
+        if !self.mom.is_adjustment(class) {
+            return;
+        }
         let Some(h) = self.mom.handles.clone() else {
             return;
         };
-        if class != h.set_timing {
-            return;
-        }
         let param = |p: ParameterHandle| values.iter().find(|(q, _)| *q == p).map(|(_, v)| v);
         let Some(target) = param(h.set_timing_federate) else {
             return self.mom_malformed(sender, "HLAsetTiming without HLAfederate".into());
