@@ -7,8 +7,8 @@
 //! says how to install it: `bash scripts/test.sh`.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread;
@@ -17,36 +17,10 @@ use std::time::Duration;
 use glidepath::backend::nats::NatsServerProcess;
 use glidepath::{Bytes, Callback, CallbackLog, Fom, JoinOptions, ResignAction, Rti};
 
+mod support;
+use support::*;
+
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-fn glidepath(args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_glidepath"));
-    c.args(args)
-        .current_dir(workspace_root())
-        .env_remove("GLIDEPATH_TRANSPORT")
-        .env_remove("GLIDEPATH_NATS_URL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
-}
-
-/// A child process killed on drop.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Starts `glidepath server` on `url` and waits for its `ready` line.
 fn executive_server(url: &str) -> Running {

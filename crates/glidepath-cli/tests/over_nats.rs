@@ -6,45 +6,19 @@
 //! say how to install it: `bash scripts/test.sh`.
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
 use glidepath::backend::nats::NatsServerProcess;
 
+mod support;
+use support::*;
+
 /// Generous: each process finishes in well under a second on an idle machine.
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-fn glidepath(args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_glidepath"));
-    c.args(args)
-        .current_dir(workspace_root())
-        .env_remove("GLIDEPATH_TRANSPORT")
-        .env_remove("GLIDEPATH_NATS_URL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
-}
-
-/// A child process killed on drop.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// A running `glidepath server` and the lines of its standard error, read as they come.
 struct ExecutiveServer {

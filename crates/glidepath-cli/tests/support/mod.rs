@@ -1,4 +1,5 @@
-//! What the failover and soak tests share: the workspace root, and a
+//! What the CLI tests share: the workspace root, the `glidepath` command with the
+//! user's transport settings removed, a child process killed on drop, and a
 //! `glidepath server --failover` process whose role lines are read as they come.
 
 #![allow(dead_code)]
@@ -15,6 +16,31 @@ pub fn workspace_root() -> PathBuf {
         .join("../..")
         .canonicalize()
         .unwrap()
+}
+
+/// The `glidepath` binary with `args`, run from the workspace root, its standard
+/// output and error piped, and no `GLIDEPATH_TRANSPORT` or `GLIDEPATH_NATS_URL` from
+/// the environment.
+pub fn glidepath(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_glidepath"));
+    c.args(args)
+        .current_dir(workspace_root())
+        .env_remove("GLIDEPATH_TRANSPORT")
+        .env_remove("GLIDEPATH_NATS_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// A child process killed on drop.
+pub struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// A `glidepath server --failover` process (killed on drop) and its standard output,
