@@ -61,7 +61,8 @@ pub(crate) enum FederationCommand {
 pub(crate) struct CommonArgs {
     #[command(flatten)]
     nats: NatsArgs,
-    /// How long to wait for the federation to finish, in seconds.
+    /// How long to wait for the federation to finish, in seconds (`status` waits at
+    /// most 5 s for the members' answers).
     #[arg(long, default_value_t = 60, value_name = "SECONDS")]
     pub(crate) timeout_s: u64,
 }

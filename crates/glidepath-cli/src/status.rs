@@ -12,8 +12,9 @@ use glidepath::{AttributeHandle, Callback, ObjectInstanceHandle};
 
 use crate::federation::{join, leave, CommonArgs};
 
-/// How long the members have to answer once the tool asked (the tool stops
-/// earlier when every discovered instance answered and nothing more came).
+/// How long the members have at most to answer once the tool asked (less with a
+/// smaller `--timeout-s`; the tool stops earlier when every discovered instance
+/// answered and nothing more came).
 const ANSWER_WAIT: Duration = Duration::from_secs(5);
 /// Quiet time after the last callback that ends the wait once all answered.
 const SETTLE: Duration = Duration::from_millis(300);
@@ -25,8 +26,11 @@ struct Instance {
 }
 
 pub(crate) fn status(name: &str, json: bool, common: CommonArgs) -> anyhow::Result<()> {
+    // The members answer at once; a member that cannot (its callbacks backed up)
+    // is listed without values after this long.
+    let wait = ANSWER_WAIT.min(Duration::from_secs(common.timeout_s));
     let f = join(name, &common)?;
-    let result = collect(&f);
+    let result = collect(&f, wait);
     leave(f);
     let (federation, federates) = result?;
     if json {
@@ -42,7 +46,7 @@ pub(crate) fn status(name: &str, json: bool, common: CommonArgs) -> anyhow::Resu
 
 type Collected = (Option<Instance>, Vec<Instance>);
 
-fn collect(f: &glidepath::Federate) -> anyhow::Result<Collected> {
+fn collect(f: &glidepath::Federate, wait: Duration) -> anyhow::Result<Collected> {
     let federate_class = f.object_class_handle("HLAmanager.HLAfederate")?;
     let federation_class = f.object_class_handle("HLAmanager.HLAfederation")?;
     let handles =
@@ -67,7 +71,7 @@ fn collect(f: &glidepath::Federate) -> anyhow::Result<Collected> {
     let representation = f.fom().time_representation;
     let mut seen: BTreeMap<ObjectInstanceHandle, Instance> = BTreeMap::new();
     let mut malformed = 0usize;
-    let deadline = Instant::now() + ANSWER_WAIT;
+    let deadline = Instant::now() + wait;
     let mut last = Instant::now();
     loop {
         let all_answered = !seen.is_empty() && seen.values().all(|i| !i.values.is_empty());
