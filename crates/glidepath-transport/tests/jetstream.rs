@@ -8,8 +8,6 @@
 //! say how to install it: `bash scripts/test.sh`.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -23,33 +21,6 @@ use glidepath_transport::{Endpoint, NatsEndpoint, NatsTransport, Transport};
 
 /// Generous: a loaded CI machine, plus a NATS server restart and consumer recovery.
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-/// A store directory under the system's temporary directory, removed on drop.
-struct StoreDir(PathBuf);
-
-impl StoreDir {
-    fn new() -> StoreDir {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "glidepath-jetstream-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        StoreDir(path)
-    }
-
-    fn arg(&self) -> &str {
-        self.0.to_str().expect("a UTF-8 temporary directory")
-    }
-}
-
-impl Drop for StoreDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A JetStream-enabled NATS server, an executive server with persistence and a
 /// transport with persistence; dropped in that reverse order.
@@ -67,7 +38,7 @@ fn start_server(port: Option<u16>, store: &StoreDir) -> NatsServerProcess {
 }
 
 fn bed_with(js: JetStreamOptions) -> Bed {
-    let store = StoreDir::new();
+    let store = StoreDir::new("jetstream");
     let server = start_server(None, &store);
     let options = NatsOptions {
         persistence: Persistence::JetStream(js),
@@ -89,7 +60,7 @@ fn bed_with(js: JetStreamOptions) -> Bed {
 }
 
 mod support;
-use support::{create, data, expect_within, TOPIC};
+use support::{create, data, expect_within, StoreDir, TOPIC};
 
 fn expect(endpoint: &NatsEndpoint, sender: u32, seq: u64) {
     expect_within(endpoint, sender, seq, TIMEOUT);
@@ -215,7 +186,7 @@ fn keyed_lz4_chain() -> ChainConfig {
 #[test]
 fn persistence_carries_the_encoder_chain_and_replay_needs_the_key() {
     const COUNT: u64 = 5_000;
-    let store = StoreDir::new();
+    let store = StoreDir::new("jetstream");
     let server = start_server(None, &store);
     let mut options = NatsOptions {
         persistence: Persistence::jetstream(),
@@ -328,7 +299,7 @@ fn an_executive_with_persistence_needs_jetstream() {
 /// full) stream.
 #[test]
 fn a_new_executive_does_not_reuse_the_stream_of_an_earlier_federation() {
-    let store = StoreDir::new();
+    let store = StoreDir::new("jetstream");
     let server = start_server(None, &store);
     let options = NatsOptions {
         persistence: Persistence::jetstream(),

@@ -8,38 +8,14 @@
 //! Without `nats-server` (on PATH or in GLIDEPATH_NATS_SERVER) these tests fail and
 //! say how to install it: `bash scripts/test.sh`.
 
-use std::path::PathBuf;
-
 use glidepath_core::SaveStore;
 use glidepath_transport::nats::{
     save_object_name, BucketSaveStore, NatsOptions, NatsServerProcess, SAVE_BUCKET,
 };
 use glidepath_transport::TransportError;
 
-/// A store directory under the system's temporary directory, removed on drop.
-struct StoreDir(PathBuf);
-
-impl StoreDir {
-    fn new(name: &str) -> StoreDir {
-        let path = std::env::temp_dir().join(format!(
-            "glidepath-save-bucket-{name}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        StoreDir(path)
-    }
-
-    fn arg(&self) -> &str {
-        self.0.to_str().expect("a UTF-8 temporary directory")
-    }
-}
-
-impl Drop for StoreDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod support;
+use support::StoreDir;
 
 fn jetstream_server(store: &StoreDir, port: Option<u16>) -> NatsServerProcess {
     NatsServerProcess::start_with(port, &["--jetstream", "--store_dir", store.arg()])
@@ -52,7 +28,7 @@ fn open(url: &str) -> BucketSaveStore {
 
 #[test]
 fn saves_are_put_read_back_overwritten_and_outlive_the_connection_and_the_server() {
-    let store = StoreDir::new("put");
+    let store = StoreDir::new("save-bucket-put");
     let mut nats = jetstream_server(&store, None);
     let url = nats.url();
     let mut saves = open(&url);
@@ -100,7 +76,7 @@ fn saves_are_put_read_back_overwritten_and_outlive_the_connection_and_the_server
 
 #[test]
 fn a_standby_holds_its_saves_and_writes_those_missing_when_it_takes_over() {
-    let store = StoreDir::new("hold");
+    let store = StoreDir::new("save-bucket-hold");
     let nats = jetstream_server(&store, None);
     let url = nats.url();
     let mut active = open(&url);

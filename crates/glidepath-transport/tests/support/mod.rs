@@ -136,3 +136,32 @@ impl Raw {
             .expect("subscription open")
     }
 }
+
+/// A JetStream store directory under the system's temporary directory, unique in
+/// this process (`what` names the test), removed on drop.
+pub struct StoreDir(pub std::path::PathBuf);
+
+impl StoreDir {
+    pub fn new(what: &str) -> StoreDir {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "glidepath-{what}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        StoreDir(path)
+    }
+
+    /// The path, as a `--store_dir` argument.
+    pub fn arg(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temporary directory")
+    }
+}
+
+impl Drop for StoreDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
