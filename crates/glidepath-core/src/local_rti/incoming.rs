@@ -286,7 +286,8 @@ impl LocalRti {
                 regions,
                 ..
             } => {
-                if !self.known.contains_key(&instance) && crate::mom::is_mom_instance(instance) {
+                // The bit first: ordinary updates pay no extra lookup here.
+                if crate::mom::is_mom_instance(instance) && !self.known.contains_key(&instance) {
                     self.mom_discover_on_update(instance);
                 }
                 if !self.known.contains_key(&instance)
