@@ -311,7 +311,9 @@ fn measure_raw(
     for _ in 0..n {
         let client = rt.block_on(async_nats::connect(&opts.nats_url))?;
         let mut sub = rt.block_on(client.subscribe(nats_subject.to_string()))?;
-        rt.block_on(client.flush())?;
+        // Effective at the server before the publisher's first message (a flush only
+        // empties the socket buffer, and the first message would be lost).
+        rt.block_on(crate::harness::settle(&client))?;
         let received = received.clone();
         let count = opts.count;
         let handle = rt.handle().clone();

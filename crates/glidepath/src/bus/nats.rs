@@ -208,7 +208,10 @@ impl Backend for NatsBackend {
         let (data, ordered) = block_on(async {
             let data = self.client.subscribe(format!("gpbus.{g}.d.>")).await?;
             let ordered = self.client.subscribe(format!("gpbus.{g}.r.>")).await?;
-            self.client.flush().await?;
+            // No flush needed: the membership frame below is published with an
+            // acknowledgement, which the server sends only after it has processed
+            // these subscriptions (one connection's commands are taken in order), so
+            // both are effective before `join` returns.
             Ok::<_, Box<dyn std::error::Error + Send + Sync>>((data, ordered))
         })
         .map_err(err)?;
