@@ -3,8 +3,11 @@
 //! nodes restarted, the active executive server killed once (a standby of
 //! `glidepath server --failover` takes over). A publisher sends reliable updates the
 //! whole time; the receiver checks each arrives once and in order. Reports messages
-//! sent and received, and the resident memory and open files of every process at the
-//! end of warm-up and at the end.
+//! sent and received, and the resident memory and open files of every process, sampled
+//! every fiftieth of the run: a process's growth runs from its first sample after its
+//! own warm-up (a tenth of the run after the start, or after a restarted node came
+//! back) to its last, so a restarted node is compared with itself, not with its
+//! predecessor.
 //!
 //! `GLIDEPATH_SOAK_SECS` sets the length (default 20 s here; `scripts/soak.sh` runs 30
 //! minutes); `GLIDEPATH_SOAK_JSON=F` writes the report as JSON.
@@ -27,8 +30,32 @@ fn seconds() -> u64 {
         .max(10)
 }
 
-/// A labelled sample: (process, resident KiB, open files) for each process.
-type Sample = (String, Vec<(String, u64, usize)>);
+/// One process's resident memory (KiB) and open files over its life, sampled.
+struct Track {
+    name: String,
+    pid: u32,
+    /// When it was first seen (the start, or its restart).
+    since: Duration,
+    samples: Vec<(Duration, u64, usize)>,
+}
+
+/// Takes a sample of every process, starting a track for each pid not seen before.
+fn sample_all(tracks: &mut Vec<Track>, now: Duration, pids: Vec<(String, u32)>) {
+    for (name, pid) in pids {
+        let Some((rss, fds)) = usage(pid) else {
+            continue;
+        };
+        match tracks.iter_mut().find(|t| t.pid == pid && t.name == name) {
+            Some(t) => t.samples.push((now, rss, fds)),
+            None => tracks.push(Track {
+                name,
+                pid,
+                since: now,
+                samples: vec![(now, rss, fds)],
+            }),
+        }
+    }
+}
 
 /// Resident memory (KiB) and open files of a process, from /proc.
 fn usage(pid: u32) -> Option<(u64, usize)> {
@@ -77,9 +104,9 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
     let churn_retries = AtomicU64::new(0);
     let churn_error = std::sync::Mutex::new(None::<String>);
     let started = Instant::now();
-    let mut samples: Vec<Sample> = Vec::new();
+    let mut tracks: Vec<Track> = Vec::new();
     let mut received = 0u64;
-    let sample = |label: &str, servers: &[FailoverServer], cluster: &NatsCluster| {
+    let pids = |servers: &[FailoverServer], cluster: &NatsCluster| {
         let mut pids: Vec<(String, u32)> = vec![("test process".into(), std::process::id())];
         for (i, s) in servers.iter().enumerate() {
             pids.push((format!("glidepath server {i}"), s.child.id()));
@@ -87,12 +114,10 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
         for (i, pid) in cluster.pids().into_iter().enumerate() {
             pids.push((format!("nats-server {i}"), pid));
         }
-        let rows: Vec<(String, u64, usize)> = pids
-            .into_iter()
-            .filter_map(|(name, pid)| usage(pid).map(|(rss, fds)| (name, rss, fds)))
-            .collect();
-        (label.to_string(), rows)
+        pids
     };
+    let every = total / 50;
+    let mut next_sample = Duration::ZERO;
     thread::scope(|s| {
         // The publisher: reliable interactions, about 5,000 a second, numbered.
         s.spawn(|| {
@@ -149,7 +174,7 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
         // The receiver, and the events on the schedule.
         // A node restarted every eighth of the run (every 3.75 min in 30), in turn;
         // the active executive killed halfway.
-        let mut events: Vec<(Duration, String)> = vec![(total / 10, "warm-up over".into())];
+        let mut events: Vec<(Duration, String)> = Vec::new();
         for k in 1..8u32 {
             if k == 4 {
                 events.push((total / 2, "kill the active executive".into()));
@@ -162,12 +187,15 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
         events.reverse();
         let mut expected = 1u64;
         loop {
+            if started.elapsed() >= next_sample {
+                sample_all(&mut tracks, started.elapsed(), pids(&servers, &cluster));
+                next_sample += every;
+            }
             if let Some((at, what)) = events.last().cloned() {
                 if started.elapsed() >= at {
                     events.pop();
                     eprintln!("soak: {:>6.1} s: {what}", started.elapsed().as_secs_f64());
                     match what.as_str() {
-                        "warm-up over" => samples.push(sample("after warm-up", &servers, &cluster)),
                         restart if restart.starts_with("restart node ") => {
                             let node: usize = restart["restart node ".len()..].parse().unwrap();
                             cluster.restart(node).unwrap();
@@ -182,7 +210,7 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
                             );
                         }
                         _ => {
-                            samples.push(sample("at the end", &servers, &cluster));
+                            sample_all(&mut tracks, started.elapsed(), pids(&servers, &cluster));
                             stop.store(true, Ordering::Relaxed);
                         }
                     }
@@ -216,20 +244,36 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
         churn_retries.load(Ordering::Relaxed),
         churn_error.lock().unwrap().clone()
     );
+    // Each process from its first sample a warm-up (a tenth of the run) after it
+    // was first seen to its last; a life too short for that is not reported.
+    let warm = total / 10;
     let mut json_rows = Vec::new();
-    if let [(_, first), (_, last)] = &samples[..] {
-        for (name, rss, fds) in first {
-            if let Some((_, rss2, fds2)) = last.iter().find(|(n, _, _)| n == name) {
-                let growth = (*rss2 as f64 / *rss as f64 - 1.0) * 100.0;
-                eprintln!(
-                    "soak: {name:<18} resident {rss:>7} KiB -> {rss2:>7} KiB ({growth:+.1} %), open files {fds} -> {fds2}"
-                );
-                json_rows.push(format!(
-                    r#"{{"process":"{name}","rss_kib_start":{rss},"rss_kib_end":{rss2},"rss_growth_pct":{growth:.2},"fds_start":{fds},"fds_end":{fds2}}}"#
-                ));
-            }
+    for t in &tracks {
+        let Some(&(from, rss, fds)) = t.samples.iter().find(|(at, _, _)| *at >= t.since + warm)
+        else {
+            continue;
+        };
+        let &(to, rss2, fds2) = t.samples.last().expect("a track has a sample");
+        if to <= from {
+            continue;
         }
+        let peak = t.samples.iter().map(|s| s.1).max().unwrap_or(rss2);
+        let growth = (rss2 as f64 / rss as f64 - 1.0) * 100.0;
+        let (from, to) = (from.as_secs(), to.as_secs());
+        eprintln!(
+            "soak: {:<18} (pid {}) {from:>5}..{to:>5} s: resident {rss:>7} KiB -> {rss2:>7} KiB \
+             ({growth:+.1} %, peak {peak} KiB), open files {fds} -> {fds2}",
+            t.name, t.pid
+        );
+        json_rows.push(format!(
+            r#"{{"process":"{}","pid":{},"from_s":{from},"to_s":{to},"rss_kib_start":{rss},"rss_kib_end":{rss2},"rss_kib_peak":{peak},"rss_growth_pct":{growth:.2},"fds_start":{fds},"fds_end":{fds2}}}"#,
+            t.name, t.pid
+        ));
     }
+    assert!(
+        json_rows.iter().any(|r| r.contains("test process")),
+        "the federates' process was sampled after warm-up"
+    );
     if let Ok(path) = std::env::var("GLIDEPATH_SOAK_JSON") {
         let json = format!(
             r#"{{"seconds":{},"sent":{sent},"received":{received},"lost":{},"churned":{},"processes":[{}]}}"#,
