@@ -119,6 +119,7 @@ fn config(opts: &BusBenchOptions, name: &str, group: &Subject) -> BusConfig {
         name: name.to_string(),
         default_group: group.clone(),
         hub: None,
+        crash_timeout: BusConfig::default().crash_timeout,
         // The bus bench talks to an open server, as its raw NATS peer does.
         nats_security: Default::default(),
     }

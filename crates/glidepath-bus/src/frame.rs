@@ -1,13 +1,15 @@
 //! The bus's frames on the wire (`docs/wire-format.md` section 7.5): a data frame
 //! carries one encoded message with its service level, sender, per-sender sequence
 //! number, publication time and subject; a membership frame records a member joining
-//! or leaving a group.
+//! or leaving a group; an acknowledgement frame says how far a member has received
+//! the group's order (it is also the member's heartbeat).
 //!
 //! ```text
 //! frame      = magic:u8 (0xB5) version:u8 (0x01) kind:u8 body
 //! kind 0x01  data:       level:u8 encoding:u8 sender:varint seq:varint
 //!                        publish_time_ns:u64 (LE) subject:string payload:rest
 //! kind 0x02  membership: change:u8 (1 joined, 2 left, 3 crashed) member:varint name:string
+//! kind 0x03  ack:        member:varint through:varint
 //! ```
 //!
 //! Decoding never panics; it refuses a wrong magic or version, an unknown kind, level,
@@ -152,6 +154,26 @@ pub struct MembershipFrame {
     pub name: String,
 }
 
+/// A member's acknowledgement: it has received the group's order through sequence
+/// `through`. Sent often enough to be the member's heartbeat too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckFrame {
+    /// Who acknowledges.
+    pub member: MemberId,
+    /// The last number of the group's order it has received.
+    pub through: u64,
+}
+
+impl AckFrame {
+    /// The whole frame.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![MAGIC, VERSION, 0x03];
+        varint::put(&mut out, self.member.0);
+        varint::put(&mut out, self.through);
+        out
+    }
+}
+
 /// A decoded frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Frame {
@@ -159,6 +181,8 @@ pub enum Frame {
     Data(DataFrame),
     /// A membership change.
     Membership(MembershipFrame),
+    /// An acknowledgement (heartbeat).
+    Ack(AckFrame),
 }
 
 /// Why bytes are not a frame.
@@ -329,6 +353,14 @@ pub fn decode(bytes: &Bytes) -> Result<Frame, FrameError> {
             }
             Ok(Frame::Membership(MembershipFrame { kind, member, name }))
         }
+        0x03 => {
+            let member = MemberId(r.varint()?);
+            let through = r.varint()?;
+            if r.at != bytes.len() {
+                return Err(FrameError::Truncated);
+            }
+            Ok(Frame::Ack(AckFrame { member, through }))
+        }
         byte => Err(FrameError::Unknown {
             what: "frame kind",
             byte,
@@ -359,6 +391,14 @@ mod tests {
             name: "fe-1".into(),
         };
         assert_eq!(decode(&Bytes::from(m.encode())), Ok(Frame::Membership(m)));
+        let a = AckFrame {
+            member: MemberId(9),
+            through: 300,
+        };
+        assert_eq!(decode(&Bytes::from(a.encode())), Ok(Frame::Ack(a)));
+        let mut long = a.encode();
+        long.push(0);
+        assert!(decode(&Bytes::from(long)).is_err());
         for bad in [
             &b""[..],
             b"\xB5",

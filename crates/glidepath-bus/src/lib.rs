@@ -8,6 +8,7 @@
 //!   XML ([`message::xml`]) and a compact binary form ([`message::binary`]).
 //! - [`frame`]: the frames that carry messages and membership changes, and Spread's
 //!   six service levels ([`ServiceLevel`]).
+//! - [`stability`]: SAFE delivery and crash detection over a group's total order.
 //!
 //! **Invariant:** nothing here reads a clock, touches a socket, spawns a thread or
 //! draws a random number; decoding never panics on any input.
@@ -16,6 +17,7 @@
 
 pub mod frame;
 pub mod message;
+pub mod stability;
 pub mod subject;
 
 pub use frame::{MemberId, MembershipKind, ServiceLevel};

@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use glidepath::backend::nats::NatsServerProcess;
 use glidepath::bus::{
-    Bus, BusConfig, BusError, Encoding, Event, MembershipKind, Message, Pattern, ServiceLevel,
-    Subject,
+    Bus, BusConfig, Encoding, Event, MembershipKind, Message, Pattern, ServiceLevel, Subject,
 };
 use glidepath::Bytes;
 
@@ -351,31 +350,15 @@ fn inproc_callback_and_malformed() {
 fn nats_patterns_and_levels() {
     let n = nats();
     let config = BusConfig::nats(&n.server.url());
-    patterns_and_levels(
-        &config,
-        &[
-            ServiceLevel::Unreliable,
-            ServiceLevel::Reliable,
-            ServiceLevel::Fifo,
-            ServiceLevel::Causal,
-            ServiceLevel::Agreed,
-        ],
-    );
-    let a = Bus::connect(&config).unwrap();
-    assert!(matches!(
-        a.publish(&subject("A"), &Message::new(), ServiceLevel::Safe),
-        Err(BusError::Unsupported {
-            level: ServiceLevel::Safe,
-            ..
-        })
-    ));
+    patterns_and_levels(&config, &ServiceLevel::ALL);
 }
 
 #[test]
-fn nats_several_publishers_fifo_and_agreed() {
+fn nats_several_publishers_fifo_agreed_and_safe() {
     let n = nats();
     let config = BusConfig::nats(&n.server.url());
     several_publishers(&config, ServiceLevel::Fifo);
+    several_publishers(&config, ServiceLevel::Safe);
     several_publishers(
         &BusConfig {
             encoding: Encoding::Binary,
@@ -383,6 +366,112 @@ fn nats_several_publishers_fifo_and_agreed() {
         },
         ServiceLevel::Agreed,
     );
+}
+
+/// A member that joined and then fell silent (a raw NATS client speaking the frames of
+/// `docs/wire-format.md` 7.5: it joins, never acknowledges) holds SAFE messages back
+/// until the others declare it crashed; then they are handed out, in order with the
+/// AGREED message sent after them, followed by the *crashed* notice, and later SAFE
+/// messages no longer wait.
+#[test]
+fn nats_safe_waits_for_a_silent_member_until_it_is_declared_crashed() {
+    use glidepath_bus::frame::{MemberId, MembershipFrame};
+    let n = nats();
+    let crash_timeout = Duration::from_millis(1500);
+    let config = BusConfig {
+        crash_timeout,
+        default_group: subject("SAFEGROUP"),
+        ..BusConfig::nats(&n.server.url())
+    };
+    let a = Bus::connect(&BusConfig {
+        name: "a".into(),
+        ..config.clone()
+    })
+    .unwrap();
+    let b = Bus::connect_like(&a, "b").unwrap();
+    let a_events = a.join(&subject("SAFEGROUP")).unwrap();
+    let b_events = b.join(&subject("SAFEGROUP")).unwrap();
+    assert_eq!(next_membership(&a_events).kind, MembershipKind::Joined);
+
+    // The silent member joins through the group's stream, as a member does.
+    let silent = MemberId(0x5113_47);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let client = async_nats::connect(n.server.url()).await.unwrap();
+        let frame = MembershipFrame {
+            kind: MembershipKind::Joined,
+            member: silent,
+            name: "silent".into(),
+        };
+        client
+            .publish("gpbus.SAFEGROUP.s.v", Bytes::from(frame.encode()))
+            .await
+            .unwrap();
+        client.flush().await.unwrap();
+    });
+    for events in [&a_events, &b_events] {
+        loop {
+            let m = next_membership(events);
+            if m.member == silent {
+                assert_eq!(
+                    (m.kind, m.name.as_str()),
+                    (MembershipKind::Joined, "silent")
+                );
+                break;
+            }
+        }
+    }
+
+    let sent = std::time::Instant::now();
+    a.publish(
+        &subject("S.ONE"),
+        &Message::new().with("i", 1),
+        ServiceLevel::Safe,
+    )
+    .unwrap();
+    a.publish(
+        &subject("S.TWO"),
+        &Message::new().with("i", 2),
+        ServiceLevel::Agreed,
+    )
+    .unwrap();
+    for events in [&a_events, &b_events] {
+        let first = next_message(events);
+        // Held until the silent member was found silent for the crash timeout.
+        assert!(
+            sent.elapsed() >= crash_timeout,
+            "SAFE handed out after {:?}, before the silent member was declared crashed",
+            sent.elapsed()
+        );
+        assert_eq!(first.level, ServiceLevel::Safe);
+        assert_eq!(first.message.get_i32("i").unwrap(), 1);
+        let second = next_message(events);
+        assert_eq!(second.message.get_i32("i").unwrap(), 2);
+        assert!(first.group_seq < second.group_seq);
+        let crashed = next_membership(events);
+        assert_eq!(
+            (crashed.kind, crashed.member),
+            (MembershipKind::Crashed, silent)
+        );
+    }
+
+    // The view is the two live members now: SAFE goes out without that wait.
+    let again = std::time::Instant::now();
+    b.publish(
+        &subject("S.THREE"),
+        &Message::new().with("i", 3),
+        ServiceLevel::Safe,
+    )
+    .unwrap();
+    for events in [&a_events, &b_events] {
+        assert_eq!(next_message(events).message.get_i32("i").unwrap(), 3);
+    }
+    eprintln!(
+        "SAFE with a silent member: {:?}; with two live members: {:?}",
+        sent.elapsed(),
+        again.elapsed()
+    );
+    assert_eq!(a.stats().lost + b.stats().lost, 0);
 }
 
 #[test]

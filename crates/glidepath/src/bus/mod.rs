@@ -80,6 +80,11 @@ pub struct BusConfig {
     /// An in-process hub other than the process-wide one (tests that must not see
     /// each other). Default none.
     pub hub: Option<InprocHub>,
+    /// Over NATS, how long a member of a group may stay silent (it acknowledges every
+    /// 100 ms) before the others declare it crashed: a *crashed* notice goes to every
+    /// member and SAFE messages stop waiting for it. Default 2 s. (In one process a
+    /// member cannot crash without the process.)
+    pub crash_timeout: Duration,
 }
 
 impl Default for BusConfig {
@@ -93,6 +98,7 @@ impl Default for BusConfig {
             name: "member".into(),
             default_group: Subject::new("BUS").expect("valid"),
             hub: None,
+            crash_timeout: Duration::from_secs(2),
         }
     }
 }
@@ -307,6 +313,7 @@ impl Bus {
                 &config.nats_security,
                 member,
                 config.name.clone(),
+                config.crash_timeout,
                 router.clone(),
                 counters.clone(),
             )?),

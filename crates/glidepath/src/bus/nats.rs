@@ -15,18 +15,28 @@
 //!   same total order, and an order given by one sequencer after delivery is also
 //!   causal. A gap in `Nats-Sequence` is counted as lost.
 //!
-//! SAFE (stability acknowledgements) and crash detection are not offered over NATS
-//! yet: publishing SAFE returns [`BusError::Unsupported`].
+//! - SAFE messages travel like AGREED ones; each member acknowledges how far it has
+//!   received the group's order on `gpbus.G.a` (an ack frame, at once when a SAFE
+//!   message arrives and every [`HEARTBEAT`] as a heartbeat), and hands a SAFE message
+//!   out only once every member it knows has acknowledged it
+//!   ([`glidepath_bus::stability`]). A member silent for [`BusConfig::crash_timeout`]
+//!   is declared crashed by whoever notices: a *crashed* membership frame goes into the
+//!   stream, so every member removes it at the same point of the order (a member told
+//!   it crashed while alive joins again).
+//!
+//! [`BusConfig::crash_timeout`]: super::BusConfig::crash_timeout
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use async_nats::jetstream;
 use bytes::Bytes;
 use glidepath_bus::frame::{
-    self, DataFrame, Frame, MemberId, MembershipFrame, MembershipKind, ServiceLevel,
+    self, AckFrame, DataFrame, Frame, MemberId, MembershipFrame, MembershipKind, ServiceLevel,
 };
+use glidepath_bus::stability::Stability;
 use glidepath_bus::Subject;
 use parking_lot::Mutex;
 
@@ -34,6 +44,15 @@ use super::route::{RawEvent, Router};
 use super::{Backend, BusError, Counters, MembershipChange};
 
 const TRANSPORT: &str = "nats";
+
+/// How often a member acknowledges (its heartbeat) while it is in a group.
+pub(crate) const HEARTBEAT: Duration = Duration::from_millis(100);
+
+/// Nanoseconds on this process's monotonic clock, for [`Stability`].
+fn now_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
 
 /// The runtime every NATS bus connection of the process shares.
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -82,6 +101,7 @@ pub(crate) struct NatsBackend {
     js: jetstream::Context,
     member: MemberId,
     name: String,
+    crash_timeout: Duration,
     router: Arc<Router>,
     counters: Arc<Counters>,
     streams: Mutex<HashMap<Subject, ()>>,
@@ -94,6 +114,7 @@ impl NatsBackend {
         security: &crate::NatsSecurity,
         member: MemberId,
         name: String,
+        crash_timeout: Duration,
         router: Arc<Router>,
         counters: Arc<Counters>,
     ) -> Result<NatsBackend, BusError> {
@@ -121,6 +142,7 @@ impl NatsBackend {
             js,
             member,
             name,
+            crash_timeout,
             router,
             counters,
             streams: Mutex::new(HashMap::new()),
@@ -159,21 +181,13 @@ impl NatsBackend {
     }
 
     fn publish_membership(&self, group: &Subject, kind: MembershipKind) -> Result<(), BusError> {
-        let frame = MembershipFrame {
+        block_on(put_membership(
+            &self.js,
+            group,
             kind,
-            member: self.member,
-            name: self.name.clone(),
-        };
-        let subject = format!("gpbus.{group}.s.v");
-        block_on(async {
-            let ack = self
-                .js
-                .publish(subject, Bytes::from(frame.encode()))
-                .await
-                .map_err(err)?;
-            ack.await.map_err(err)
-        })?;
-        Ok(())
+            self.member,
+            &self.name,
+        ))
     }
 }
 
@@ -187,15 +201,9 @@ impl Backend for NatsBackend {
             ServiceLevel::Unreliable | ServiceLevel::Reliable | ServiceLevel::Fifo => {
                 format!("gpbus.{group}.d.{}", frame.subject)
             }
-            ServiceLevel::Causal | ServiceLevel::Agreed => {
+            ServiceLevel::Causal | ServiceLevel::Agreed | ServiceLevel::Safe => {
                 self.ensure_stream(group)?;
                 format!("gpbus.{group}.s.m.{}", frame.subject)
-            }
-            ServiceLevel::Safe => {
-                return Err(BusError::Unsupported {
-                    level: frame.level,
-                    transport: TRANSPORT,
-                })
             }
         };
         let bytes = Bytes::from(frame.encode());
@@ -205,16 +213,33 @@ impl Backend for NatsBackend {
     fn join(&self, group: &Subject) -> Result<(), BusError> {
         self.ensure_stream(group)?;
         let g = group.as_str();
-        let (data, ordered) = block_on(async {
+        let (data, ordered, acks) = block_on(async {
             let data = self.client.subscribe(format!("gpbus.{g}.d.>")).await?;
             let ordered = self.client.subscribe(format!("gpbus.{g}.r.>")).await?;
+            let acks = self.client.subscribe(format!("gpbus.{g}.a")).await?;
             // No flush needed: the membership frame below is published with an
             // acknowledgement, which the server sends only after it has processed
             // these subscriptions (one connection's commands are taken in order), so
-            // both are effective before `join` returns.
-            Ok::<_, Box<dyn std::error::Error + Send + Sync>>((data, ordered))
+            // all three are effective before `join` returns.
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>((data, ordered, acks))
         })
         .map_err(err)?;
+        let member = Member {
+            group: group.clone(),
+            me: self.member,
+            name: self.name.clone(),
+            client: self.client.clone(),
+            js: self.js.clone(),
+            router: self.router.clone(),
+            counters: self.counters.clone(),
+            stability: Arc::new(Mutex::new(Stability::new(
+                self.member,
+                now_ns(),
+                2 * HEARTBEAT.as_nanos() as u64,
+                self.crash_timeout.as_nanos() as u64,
+            ))),
+        };
+        let member = Arc::new(member);
         let tasks = vec![
             runtime().spawn(read_data(
                 data,
@@ -222,12 +247,9 @@ impl Backend for NatsBackend {
                 self.router.clone(),
                 self.counters.clone(),
             )),
-            runtime().spawn(read_ordered(
-                ordered,
-                group.clone(),
-                self.router.clone(),
-                self.counters.clone(),
-            )),
+            runtime().spawn(read_ordered(ordered, member.clone())),
+            runtime().spawn(read_acks(acks, member.clone())),
+            runtime().spawn(heartbeat(member)),
         ];
         self.joined.lock().insert(group.clone(), Joined { tasks });
         self.publish_membership(group, MembershipKind::Joined)
@@ -269,7 +291,7 @@ async fn read_data(
     while let Some(msg) = sub.next().await {
         let frame = match frame::decode(&msg.payload) {
             Ok(Frame::Data(f)) => f,
-            Ok(Frame::Membership(_)) | Err(_) => {
+            Ok(Frame::Membership(_) | Frame::Ack(_)) | Err(_) => {
                 counters.malformed();
                 continue;
             }
@@ -294,13 +316,105 @@ async fn read_data(
     }
 }
 
-async fn read_ordered(
-    mut sub: async_nats::Subscriber,
+/// One member of one group: what its ordered reader, its acknowledgement reader and
+/// its heartbeat share.
+struct Member {
     group: Subject,
+    me: MemberId,
+    name: String,
+    client: async_nats::Client,
+    js: jetstream::Context,
     router: Arc<Router>,
     counters: Arc<Counters>,
-) {
+    stability: Arc<Mutex<Stability>>,
+}
+
+impl Member {
+    /// Hands frames of the order out to the subscriptions; a notice that this member
+    /// crashed (it was silent too long, but is not dead) makes it join again.
+    fn hand_out(&self, frames: Vec<(u64, Frame)>) {
+        let group = &self.group;
+        for (seq, frame) in frames {
+            match frame {
+                Frame::Data(frame) => self.router.route(
+                    group,
+                    RawEvent::Message {
+                        group: group.clone(),
+                        frame,
+                        group_seq: Some(seq),
+                    },
+                ),
+                Frame::Membership(m) => {
+                    if m.kind == MembershipKind::Crashed && m.member == self.me {
+                        tracing::warn!(
+                            "bus: {group}: this member was declared crashed; joining again"
+                        );
+                        let (js, group, me, name) =
+                            (self.js.clone(), group.clone(), self.me, self.name.clone());
+                        runtime().spawn(async move {
+                            let joined =
+                                put_membership(&js, &group, MembershipKind::Joined, me, &name);
+                            if let Err(e) = joined.await {
+                                tracing::warn!("bus: {group}: joining again: {e}");
+                            }
+                        });
+                    }
+                    self.router.route(
+                        group,
+                        RawEvent::Membership(MembershipChange {
+                            group: group.clone(),
+                            kind: m.kind,
+                            member: m.member,
+                            name: m.name,
+                        }),
+                    )
+                }
+                Frame::Ack(_) => self.counters.malformed(),
+            }
+        }
+    }
+
+    /// Publishes this member's acknowledgement of the order so far.
+    async fn acknowledge(&self) {
+        let through = self.stability.lock().through();
+        let frame = AckFrame {
+            member: self.me,
+            through,
+        };
+        let _ = self
+            .client
+            .publish(
+                format!("gpbus.{}.a", self.group),
+                Bytes::from(frame.encode()),
+            )
+            .await;
+    }
+}
+
+/// Publishes a membership frame into the group's stream and waits for the stream.
+async fn put_membership(
+    js: &jetstream::Context,
+    group: &Subject,
+    kind: MembershipKind,
+    member: MemberId,
+    name: &str,
+) -> Result<(), BusError> {
+    let frame = MembershipFrame {
+        kind,
+        member,
+        name: name.to_string(),
+    };
+    let ack = js
+        .publish(format!("gpbus.{group}.s.v"), Bytes::from(frame.encode()))
+        .await
+        .map_err(err)?;
+    ack.await.map_err(err)?;
+    Ok(())
+}
+
+async fn read_ordered(mut sub: async_nats::Subscriber, member: Arc<Member>) {
     use futures::StreamExt;
+    let counters = &member.counters;
     let mut last: u64 = 0;
     while let Some(msg) = sub.next().await {
         let seq = msg
@@ -320,25 +434,61 @@ async fn read_ordered(
             counters.lost(seq - last - 1);
         }
         last = seq;
-        match frame::decode(&msg.payload) {
-            Ok(Frame::Data(frame)) => router.route(
-                &group,
-                RawEvent::Message {
-                    group: group.clone(),
-                    frame,
-                    group_seq: Some(seq),
-                },
-            ),
-            Ok(Frame::Membership(m)) => router.route(
-                &group,
-                RawEvent::Membership(MembershipChange {
-                    group: group.clone(),
-                    kind: m.kind,
-                    member: m.member,
-                    name: m.name,
-                }),
-            ),
-            Err(_) => counters.malformed(),
+        let frame = match frame::decode(&msg.payload) {
+            Ok(f @ (Frame::Data(_) | Frame::Membership(_))) => f,
+            Ok(Frame::Ack(_)) | Err(_) => {
+                counters.malformed();
+                continue;
+            }
+        };
+        let safe = matches!(&frame, Frame::Data(d) if d.level == ServiceLevel::Safe);
+        let mut out = Vec::new();
+        member
+            .stability
+            .lock()
+            .on_ordered(seq, frame, now_ns(), &mut out);
+        member.hand_out(out);
+        if safe {
+            // The others wait for this acknowledgement before they hand it out.
+            member.acknowledge().await;
+        }
+    }
+}
+
+async fn read_acks(mut sub: async_nats::Subscriber, member: Arc<Member>) {
+    use futures::StreamExt;
+    while let Some(msg) = sub.next().await {
+        let Ok(Frame::Ack(ack)) = frame::decode(&msg.payload) else {
+            member.counters.malformed();
+            continue;
+        };
+        let mut out = Vec::new();
+        member
+            .stability
+            .lock()
+            .on_ack(ack.member, ack.through, now_ns(), &mut out);
+        member.hand_out(out);
+    }
+}
+
+/// Every [`HEARTBEAT`]: acknowledges (the heartbeat), lets time pass in the member's
+/// state, and declares crashed the members it finds silent.
+async fn heartbeat(member: Arc<Member>) {
+    let mut tick = tokio::time::interval(HEARTBEAT);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        member.acknowledge().await;
+        let mut out = Vec::new();
+        let silent = member.stability.lock().on_tick(now_ns(), &mut out);
+        member.hand_out(out);
+        for who in silent {
+            tracing::warn!(member = %who, group = %member.group, "bus: a member fell silent; declaring it crashed");
+            if let Err(e) =
+                put_membership(&member.js, &member.group, MembershipKind::Crashed, who, "").await
+            {
+                tracing::warn!("bus: {}: declaring {who} crashed: {e}", member.group);
+            }
         }
     }
 }
