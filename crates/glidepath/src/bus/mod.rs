@@ -142,14 +142,6 @@ pub enum BusError {
         /// What went wrong.
         reason: String,
     },
-    /// This transport does not offer the level yet.
-    #[error("the {level} service level is not available over {transport}")]
-    Unsupported {
-        /// The level asked for.
-        level: ServiceLevel,
-        /// The transport.
-        transport: &'static str,
-    },
     /// The connection or subscription is closed.
     #[error("closed")]
     Closed,
