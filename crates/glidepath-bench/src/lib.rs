@@ -10,6 +10,7 @@
 //! - [`output`]: the human table, the progress bar, JSON and plots.
 
 pub mod bus;
+pub mod bus_window;
 pub mod harness;
 pub mod output;
 pub mod result;

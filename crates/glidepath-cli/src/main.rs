@@ -10,6 +10,7 @@ use glidepath::{Fom, ProcessModel, RtiConfig, TransportKind};
 use nats_args::NatsArgs;
 
 mod bench;
+mod bus;
 mod demo;
 mod federation;
 mod nats_args;
@@ -66,6 +67,12 @@ enum Command {
     Federation {
         #[command(subcommand)]
         command: federation::FederationCommand,
+    },
+    /// The formation-flying testbed's bus: `window` runs the 10 Hz soft real-time
+    /// check (how many truth updates arrive within 20 ms early to 80 ms late).
+    Bus {
+        #[command(subcommand)]
+        command: bus::BusCommand,
     },
 }
 
@@ -282,6 +289,7 @@ fn main() -> ExitCode {
         Command::Matrix(args) => run::run_matrix(args),
         Command::Tg(args) => tg::run(args),
         Command::Federation { command } => federation::run(command),
+        Command::Bus { command } => bus::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 /// The row of a statistics table.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Summary {
     pub count: u64,
     pub min: f64,
