@@ -30,6 +30,17 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::frame::{Frame, MemberId, MembershipKind, ServiceLevel};
 
+/// What [`Stability::on_ordered`] made of a frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// The next of the order, or one that filled a hole.
+    InOrder,
+    /// Received before: ignored.
+    Seen,
+    /// Ahead of a hole: these numbers are missing (returned once), fetch them.
+    Hole(std::ops::Range<u64>),
+}
+
 /// What this member knows of another.
 #[derive(Clone, Copy, Debug)]
 struct Peer {
@@ -51,8 +62,13 @@ pub struct Stability {
     suspected: BTreeSet<MemberId>,
     /// Frames of the order received and not yet handed out, behind a SAFE message.
     held: VecDeque<(u64, Frame)>,
-    /// The last number of the order received.
+    /// The last number of the order received with nothing missing before it: what
+    /// this member acknowledges.
     through: u64,
+    /// Frames received ahead of a hole, by number.
+    early: BTreeMap<u64, Frame>,
+    /// The highest number received ahead of a hole: holes below it were reported.
+    asked_through: u64,
     /// SAFE waits until then (the view is being learnt).
     learn_until_ns: u64,
     crash_timeout_ns: u64,
@@ -70,12 +86,15 @@ impl Stability {
             suspected: BTreeSet::new(),
             held: VecDeque::new(),
             through: 0,
+            early: BTreeMap::new(),
+            asked_through: 0,
             learn_until_ns: now_ns.saturating_add(learn_ns),
             crash_timeout_ns,
         }
     }
 
-    /// The last number of the order received: what this member acknowledges.
+    /// The last number of the order received with nothing missing before it: what
+    /// this member acknowledges.
     pub fn through(&self) -> u64 {
         self.through
     }
@@ -90,12 +109,69 @@ impl Stability {
         self.held.len()
     }
 
-    /// Frame number `seq` of the order (numbers increase; a gap was counted by the
-    /// caller). What may be handed out now is appended to `out`, in order.
-    pub fn on_ordered(&mut self, seq: u64, frame: Frame, now_ns: u64, out: &mut Vec<(u64, Frame)>) {
-        self.through = self.through.max(seq);
-        self.held.push_back((seq, frame));
+    /// Frame number `seq` of the order, as it arrives: the first one received starts
+    /// this member's order; a frame already received is ignored (returns `Seen`); one
+    /// ahead of a hole waits for the hole to be filled, and the hole is returned once
+    /// for the caller to fetch from the sequencer (and give [`Stability::on_ordered`]
+    /// what it finds, or [`Stability::give_up`] what it cannot). What may be handed
+    /// out now is appended to `out`, in order.
+    pub fn on_ordered(
+        &mut self,
+        seq: u64,
+        frame: Frame,
+        now_ns: u64,
+        out: &mut Vec<(u64, Frame)>,
+    ) -> Arrival {
+        if self.through == 0 && self.early.is_empty() {
+            self.through = seq.saturating_sub(1);
+        }
+        if seq <= self.through || self.early.contains_key(&seq) {
+            return Arrival::Seen;
+        }
+        let mut arrival = Arrival::InOrder;
+        if seq == self.through + 1 {
+            self.through = seq;
+            self.held.push_back((seq, frame));
+        } else {
+            let from = self.through.max(self.asked_through) + 1;
+            if seq > from {
+                arrival = Arrival::Hole(from..seq);
+            }
+            self.asked_through = self.asked_through.max(seq);
+            self.early.insert(seq, frame);
+        }
+        self.take_early();
         self.release(now_ns, out);
+        arrival
+    }
+
+    /// The frames of the order through `upto` that the caller could not get are
+    /// skipped (it counts them lost); returns how many.
+    pub fn give_up(&mut self, upto: u64, now_ns: u64, out: &mut Vec<(u64, Frame)>) -> u64 {
+        let mut skipped = 0;
+        while self.through < upto {
+            self.through += 1;
+            match self.early.remove(&self.through) {
+                Some(frame) => self.held.push_back((self.through, frame)),
+                None => skipped += 1,
+            }
+        }
+        self.take_early();
+        self.release(now_ns, out);
+        skipped
+    }
+
+    /// Frames that were waiting for a hole now filled move to the order.
+    fn take_early(&mut self) {
+        while let Some(frame) = self.early.remove(&(self.through + 1)) {
+            self.through += 1;
+            self.held.push_back((self.through, frame));
+        }
+    }
+
+    /// Whether frames wait behind a hole in the order.
+    pub fn has_hole(&self) -> bool {
+        !self.early.is_empty()
     }
 
     /// Member `member` has received the order through `through` (and is alive).
@@ -285,6 +361,48 @@ mod tests {
         s.on_ordered(6, change(MembershipKind::Joined, 2), 2_140 * MS, &mut out);
         assert_eq!(s.view().collect::<Vec<_>>(), [MemberId(2)]);
         assert_eq!(seqs(&out), [1, 2, 3, 4, 6]);
+    }
+
+    #[test]
+    fn a_hole_is_reported_once_filled_in_order_and_duplicates_ignored() {
+        let mut s = Stability::new(MemberId(1), 0, 0, 2_000 * MS);
+        let mut out = Vec::new();
+        assert_eq!(
+            s.on_ordered(10, data(ServiceLevel::Agreed, 10), 0, &mut out),
+            Arrival::InOrder
+        );
+        assert_eq!(
+            s.on_ordered(13, data(ServiceLevel::Agreed, 13), 0, &mut out),
+            Arrival::Hole(11..13)
+        );
+        assert_eq!(
+            s.on_ordered(14, data(ServiceLevel::Agreed, 14), 0, &mut out),
+            Arrival::InOrder,
+            "asked already"
+        );
+        assert_eq!(
+            s.on_ordered(16, data(ServiceLevel::Agreed, 16), 0, &mut out),
+            Arrival::Hole(15..16)
+        );
+        assert!(s.has_hole());
+        assert_eq!(seqs(&out), [10]);
+        assert_eq!(
+            s.through(),
+            10,
+            "acknowledges only what has no hole before it"
+        );
+        s.on_ordered(12, data(ServiceLevel::Agreed, 12), 0, &mut out);
+        s.on_ordered(11, data(ServiceLevel::Agreed, 11), 0, &mut out);
+        assert_eq!(seqs(&out), [10, 11, 12, 13, 14]);
+        assert_eq!(
+            s.on_ordered(12, data(ServiceLevel::Agreed, 12), 0, &mut out),
+            Arrival::Seen
+        );
+        // 15 cannot be had: skipped, counted by the caller.
+        assert_eq!(s.give_up(15, 0, &mut out), 1);
+        assert_eq!(seqs(&out), [10, 11, 12, 13, 14, 16]);
+        assert!(!s.has_hole());
+        assert_eq!(s.through(), 16);
     }
 
     #[test]

@@ -13,7 +13,9 @@
 //!   stored, on `gpbus.G.r.m.S` / `gpbus.G.r.v` with its stream sequence in the
 //!   `Nats-Sequence` header. Every member receives one sequence, so all deliver in the
 //!   same total order, and an order given by one sequencer after delivery is also
-//!   causal. A gap in `Nats-Sequence` is counted as lost.
+//!   causal. A gap in `Nats-Sequence` (core NATS dropped a republished copy) is
+//!   fetched from the stream by direct get while what follows waits; only a frame
+//!   the stream no longer holds is counted lost.
 //!
 //! - SAFE messages travel like AGREED ones; each member acknowledges how far it has
 //!   received the group's order on `gpbus.G.a` (an ack frame, at once when a SAFE
@@ -36,7 +38,7 @@ use bytes::Bytes;
 use glidepath_bus::frame::{
     self, AckFrame, DataFrame, Frame, MemberId, MembershipFrame, MembershipKind, ServiceLevel,
 };
-use glidepath_bus::stability::Stability;
+use glidepath_bus::stability::{Arrival, Stability};
 use glidepath_bus::Subject;
 use parking_lot::Mutex;
 
@@ -414,8 +416,6 @@ async fn put_membership(
 
 async fn read_ordered(mut sub: async_nats::Subscriber, member: Arc<Member>) {
     use futures::StreamExt;
-    let counters = &member.counters;
-    let mut last: u64 = 0;
     while let Some(msg) = sub.next().await {
         let seq = msg
             .headers
@@ -423,34 +423,102 @@ async fn read_ordered(mut sub: async_nats::Subscriber, member: Arc<Member>) {
             .and_then(|h| h.get("Nats-Sequence"))
             .and_then(|v| v.as_str().parse::<u64>().ok());
         let Some(seq) = seq else {
-            counters.malformed();
+            member.counters.malformed();
             continue;
         };
-        if last != 0 {
-            if seq <= last {
-                counters.order_violation();
-                continue;
-            }
-            counters.lost(seq - last - 1);
+        member.take(seq, &msg.payload).await;
+    }
+}
+
+impl Member {
+    /// Frame `seq` of the order: handed to the state machine, whatever it releases
+    /// handed out; a hole before it is fetched from the stream.
+    async fn take(self: &Arc<Self>, seq: u64, payload: &Bytes) {
+        let Some((arrival, safe)) = self.accept(seq, payload) else {
+            return;
+        };
+        if let Arrival::Hole(missing) = arrival {
+            let member = self.clone();
+            runtime().spawn(async move { member.fill(missing).await });
         }
-        last = seq;
-        let frame = match frame::decode(&msg.payload) {
+        if safe {
+            // The others wait for this acknowledgement before they hand it out.
+            self.acknowledge().await;
+        }
+    }
+
+    /// The state machine's part of [`Member::take`]: what it made of the frame and
+    /// whether it is a SAFE message; `None` for bytes that are not a frame of the
+    /// order (counted; their place is given up so nothing waits behind it).
+    fn accept(&self, seq: u64, payload: &Bytes) -> Option<(Arrival, bool)> {
+        let mut out = Vec::new();
+        let frame = match frame::decode(payload) {
             Ok(f @ (Frame::Data(_) | Frame::Membership(_))) => f,
             Ok(Frame::Ack(_)) | Err(_) => {
-                counters.malformed();
-                continue;
+                self.counters.malformed();
+                self.stability.lock().give_up(seq, now_ns(), &mut out);
+                self.hand_out(out);
+                return None;
             }
         };
         let safe = matches!(&frame, Frame::Data(d) if d.level == ServiceLevel::Safe);
-        let mut out = Vec::new();
-        member
+        let arrival = self
             .stability
             .lock()
             .on_ordered(seq, frame, now_ns(), &mut out);
-        member.hand_out(out);
-        if safe {
-            // The others wait for this acknowledgement before they hand it out.
-            member.acknowledge().await;
+        self.hand_out(out);
+        Some((arrival, safe))
+    }
+
+    /// Fetches the frames of a hole in the order from the group's stream (which keeps
+    /// them, memory permitting); what it no longer has is counted lost and skipped.
+    async fn fill(self: Arc<Self>, missing: std::ops::Range<u64>) {
+        let stream = match self.js.get_stream(stream_name(&self.group)).await {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tracing::warn!(
+                    "bus: {}: cannot fetch {missing:?} from the stream: {e}",
+                    self.group
+                );
+                None
+            }
+        };
+        for seq in missing {
+            let mut got = Err("no stream".to_string());
+            // A replica that serves direct gets may not have the frame yet: a few
+            // tries, about 0.6 s in all, before it is given up.
+            for pause_ms in [0, 20, 40, 80, 160, 320] {
+                let Some(stream) = &stream else { break };
+                tokio::time::sleep(Duration::from_millis(pause_ms)).await;
+                if self.stability.lock().through() >= seq {
+                    // The republished copy came meanwhile.
+                    got = Ok(None);
+                    break;
+                }
+                match stream.direct_get(seq).await {
+                    Ok(m) => {
+                        got = Ok(Some(m));
+                        break;
+                    }
+                    Err(e) => got = Err(e.to_string()),
+                }
+            }
+            match got {
+                // Below the highest number received: it cannot open a new hole.
+                Ok(None) => {}
+                Ok(Some(m)) => {
+                    if let Some((_, true)) = self.accept(seq, &m.payload) {
+                        self.acknowledge().await;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("bus: {}: frame {seq} of the order is lost: {e}", self.group);
+                    let mut out = Vec::new();
+                    let skipped = self.stability.lock().give_up(seq, now_ns(), &mut out);
+                    self.counters.lost(skipped);
+                    self.hand_out(out);
+                }
+            }
         }
     }
 }
