@@ -9,7 +9,7 @@
 //! kind 0x01  data:       level:u8 encoding:u8 sender:varint seq:varint
 //!                        publish_time_ns:u64 (LE) subject:string payload:rest
 //! kind 0x02  membership: change:u8 (1 joined, 2 left, 3 crashed) member:varint name:string
-//! kind 0x03  ack:        member:varint through:varint
+//! kind 0x03  ack:        member:varint through:varint count:varint member:varint × count
 //! ```
 //!
 //! Decoding never panics; it refuses a wrong magic or version, an unknown kind, level,
@@ -155,21 +155,33 @@ pub struct MembershipFrame {
 }
 
 /// A member's acknowledgement: it has received the group's order through sequence
-/// `through`. Sent often enough to be the member's heartbeat too.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `through`, and the other members it knows are `view`. Sent often enough to be the
+/// member's heartbeat too; the view lets a newcomer learn members that joined before
+/// it did.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AckFrame {
     /// Who acknowledges.
     pub member: MemberId,
-    /// The last number of the group's order it has received.
+    /// The last number of the group's order it has received with none missing.
     pub through: u64,
+    /// The other members in its view.
+    pub view: Vec<MemberId>,
 }
+
+/// The most members an ack frame lists (a larger count is refused when decoding).
+pub const ACK_VIEW_MAX: usize = 4096;
 
 impl AckFrame {
     /// The whole frame.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = vec![MAGIC, VERSION, 0x03];
+        let mut out = Vec::with_capacity(8 + 9 * self.view.len());
+        out.extend_from_slice(&[MAGIC, VERSION, 0x03]);
         varint::put(&mut out, self.member.0);
         varint::put(&mut out, self.through);
+        varint::put(&mut out, self.view.len() as u64);
+        for m in &self.view {
+            varint::put(&mut out, m.0);
+        }
         out
     }
 }
@@ -356,10 +368,22 @@ pub fn decode(bytes: &Bytes) -> Result<Frame, FrameError> {
         0x03 => {
             let member = MemberId(r.varint()?);
             let through = r.varint()?;
+            let count = r.varint()?;
+            if count > ACK_VIEW_MAX as u64 {
+                return Err(FrameError::Truncated);
+            }
+            let mut view = Vec::with_capacity(count as usize);
+            for _ in 0..count {
+                view.push(MemberId(r.varint()?));
+            }
             if r.at != bytes.len() {
                 return Err(FrameError::Truncated);
             }
-            Ok(Frame::Ack(AckFrame { member, through }))
+            Ok(Frame::Ack(AckFrame {
+                member,
+                through,
+                view,
+            }))
         }
         byte => Err(FrameError::Unknown {
             what: "frame kind",
@@ -394,8 +418,15 @@ mod tests {
         let a = AckFrame {
             member: MemberId(9),
             through: 300,
+            view: vec![MemberId(1), MemberId(u64::MAX)],
         };
-        assert_eq!(decode(&Bytes::from(a.encode())), Ok(Frame::Ack(a)));
+        assert_eq!(decode(&Bytes::from(a.encode())), Ok(Frame::Ack(a.clone())));
+        let mut huge = vec![MAGIC, VERSION, 0x03, 1, 1];
+        varint::put(&mut huge, u64::MAX);
+        assert!(
+            decode(&Bytes::from(huge)).is_err(),
+            "a view count beyond the limit"
+        );
         let mut long = a.encode();
         long.push(0);
         assert!(decode(&Bytes::from(long)).is_err());

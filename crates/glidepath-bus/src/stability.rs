@@ -14,11 +14,12 @@
 //!   member. A member whose departure (left or crashed) is already in the order behind
 //!   the message is not waited for: the message is handed out to the others, then the
 //!   departure.
-//! - **The view**: the members whose joining was handed out, and the members heard
-//!   from (a member that joined before this one did is known only by its heartbeats);
-//!   a departure handed out removes a member until it joins again. For the first
-//!   [`Stability::new`]'s `learn_ns` after joining, SAFE messages wait, so that every
-//!   live member has been heard from at least once.
+//! - **The view**: the members whose joining was handed out, the members heard from,
+//!   and the members listed in the view of a member that has received this one's
+//!   joining (so it has seen every change before it: a member that joined earlier
+//!   is learnt from it). A departure handed out removes a member until it joins
+//!   again. Until this member has heard such an acknowledgement, SAFE messages wait
+//!   (at most `crash_timeout_ns` after joining: a member nobody answers is alone).
 //! - **Crashes**: a member of the view not heard from for `crash_timeout_ns` is
 //!   reported once by [`Stability::on_tick`]; the transport then puts a *crashed*
 //!   membership frame into the order, and when it comes back out of this machine the
@@ -69,16 +70,19 @@ pub struct Stability {
     early: BTreeMap<u64, Frame>,
     /// The highest number received ahead of a hole: holes below it were reported.
     asked_through: u64,
-    /// SAFE waits until then (the view is being learnt).
+    /// The number of this member's own joining in the order, once received.
+    my_join: Option<u64>,
+    /// Whether a member that has received this one's joining acknowledged it.
+    learnt: bool,
+    /// Past this, SAFE stops waiting for the view to be learnt (nobody answered).
     learn_until_ns: u64,
     crash_timeout_ns: u64,
 }
 
 impl Stability {
-    /// A member `me` that joined at `now_ns`: SAFE messages wait at least `learn_ns`
-    /// (two heartbeat periods, so every live member is heard from); a member silent
-    /// for `crash_timeout_ns` is suspected.
-    pub fn new(me: MemberId, now_ns: u64, learn_ns: u64, crash_timeout_ns: u64) -> Stability {
+    /// A member `me` that joined at `now_ns`; a member silent for `crash_timeout_ns`
+    /// is suspected.
+    pub fn new(me: MemberId, now_ns: u64, crash_timeout_ns: u64) -> Stability {
         Stability {
             me,
             view: BTreeMap::new(),
@@ -88,7 +92,9 @@ impl Stability {
             through: 0,
             early: BTreeMap::new(),
             asked_through: 0,
-            learn_until_ns: now_ns.saturating_add(learn_ns),
+            my_join: None,
+            learnt: false,
+            learn_until_ns: now_ns.saturating_add(crash_timeout_ns),
             crash_timeout_ns,
         }
     }
@@ -127,6 +133,10 @@ impl Stability {
         }
         if seq <= self.through || self.early.contains_key(&seq) {
             return Arrival::Seen;
+        }
+        if matches!(&frame, Frame::Membership(m) if m.member == self.me && m.kind == MembershipKind::Joined)
+        {
+            self.my_join = Some(seq);
         }
         let mut arrival = Arrival::InOrder;
         if seq == self.through + 1 {
@@ -174,11 +184,13 @@ impl Stability {
         !self.early.is_empty()
     }
 
-    /// Member `member` has received the order through `through` (and is alive).
+    /// Member `member` has received the order through `through` (and is alive), and
+    /// knows the members `view`.
     pub fn on_ack(
         &mut self,
         member: MemberId,
         through: u64,
+        view: &[MemberId],
         now_ns: u64,
         out: &mut Vec<(u64, Frame)>,
     ) {
@@ -192,6 +204,19 @@ impl Stability {
         });
         peer.through = peer.through.max(through);
         peer.heard_ns = now_ns;
+        if self.my_join.is_some_and(|j| through >= j) {
+            // It has seen every change up to this member's joining: what it knows is
+            // the group this member joined.
+            self.learnt = true;
+            for &m in view {
+                if m != self.me && !self.gone.contains(&m) {
+                    self.view.entry(m).or_insert(Peer {
+                        through: 0,
+                        heard_ns: now_ns,
+                    });
+                }
+            }
+        }
         self.release(now_ns, out);
     }
 
@@ -214,7 +239,7 @@ impl Stability {
 
     /// Whether every member that must have frame `seq` has acknowledged it.
     fn stable(&self, seq: u64, now_ns: u64) -> bool {
-        if now_ns < self.learn_until_ns {
+        if !self.learnt && now_ns < self.learn_until_ns {
             return false;
         }
         // Members whose departure is already in the order behind `seq`.
@@ -303,14 +328,16 @@ mod tests {
         out.iter().map(|(s, _)| *s).collect()
     }
 
-    /// Member 1 hears member 2, learns, then receives AGREED 1, SAFE 2, AGREED 3.
+    /// Member 1 receives its own joining (1), member 2 acknowledges it (so member 1
+    /// has learnt the group), then AGREED 2, SAFE 3, AGREED 4.
     fn two_members() -> (Stability, Vec<(u64, Frame)>) {
-        let mut s = Stability::new(MemberId(1), 0, 200 * MS, 2_000 * MS);
+        let mut s = Stability::new(MemberId(1), 0, 2_000 * MS);
         let mut out = Vec::new();
-        s.on_ack(MemberId(2), 0, 10 * MS, &mut out);
-        s.on_ordered(1, data(ServiceLevel::Agreed, 1), 300 * MS, &mut out);
-        s.on_ordered(2, data(ServiceLevel::Safe, 2), 300 * MS, &mut out);
-        s.on_ordered(3, data(ServiceLevel::Agreed, 3), 300 * MS, &mut out);
+        s.on_ordered(1, change(MembershipKind::Joined, 1), 5 * MS, &mut out);
+        s.on_ack(MemberId(2), 1, &[MemberId(1)], 10 * MS, &mut out);
+        s.on_ordered(2, data(ServiceLevel::Agreed, 2), 300 * MS, &mut out);
+        s.on_ordered(3, data(ServiceLevel::Safe, 3), 300 * MS, &mut out);
+        s.on_ordered(4, data(ServiceLevel::Agreed, 4), 300 * MS, &mut out);
         (s, out)
     }
 
@@ -319,27 +346,53 @@ mod tests {
         let (mut s, mut out) = two_members();
         assert_eq!(
             seqs(&out),
-            [1],
-            "SAFE 2 waits for member 2, AGREED 3 behind it"
+            [1, 2],
+            "SAFE 3 waits for member 2, AGREED 4 behind it"
         );
         assert_eq!(s.held(), 2);
-        s.on_ack(MemberId(2), 1, 310 * MS, &mut out);
-        assert_eq!(seqs(&out), [1]);
-        s.on_ack(MemberId(2), 2, 320 * MS, &mut out);
-        assert_eq!(seqs(&out), [1, 2, 3]);
+        s.on_ack(MemberId(2), 2, &[], 310 * MS, &mut out);
+        assert_eq!(seqs(&out), [1, 2]);
+        s.on_ack(MemberId(2), 3, &[], 320 * MS, &mut out);
+        assert_eq!(seqs(&out), [1, 2, 3, 4]);
         assert_eq!(s.held(), 0);
     }
 
     #[test]
-    fn safe_waits_while_the_view_is_learnt() {
-        let mut s = Stability::new(MemberId(1), 0, 200 * MS, 2_000 * MS);
+    fn the_view_is_learnt_from_a_member_that_has_the_joining() {
+        let mut s = Stability::new(MemberId(1), 0, 2_000 * MS);
         let mut out = Vec::new();
-        s.on_ordered(1, data(ServiceLevel::Safe, 1), 50 * MS, &mut out);
-        assert!(out.is_empty());
-        s.on_tick(199 * MS, &mut out);
-        assert!(out.is_empty());
-        s.on_tick(200 * MS, &mut out);
-        assert_eq!(seqs(&out), [1], "alone, it is stable once learnt");
+        s.on_ordered(7, change(MembershipKind::Joined, 1), 0, &mut out);
+        s.on_ordered(8, data(ServiceLevel::Safe, 8), 0, &mut out);
+        // Member 2 has not seen the joining yet: its view does not count, and SAFE
+        // waits.
+        s.on_ack(MemberId(2), 6, &[MemberId(9)], 10 * MS, &mut out);
+        assert_eq!(seqs(&out), [7]);
+        assert_eq!(s.view().collect::<Vec<_>>(), [MemberId(2)]);
+        // Now it has: member 3, which joined before member 1, is learnt from it, and
+        // SAFE 8 waits for members 2 and 3.
+        s.on_ack(
+            MemberId(2),
+            8,
+            &[MemberId(1), MemberId(3)],
+            20 * MS,
+            &mut out,
+        );
+        assert_eq!(s.view().collect::<Vec<_>>(), [MemberId(2), MemberId(3)]);
+        assert_eq!(seqs(&out), [7]);
+        s.on_ack(MemberId(3), 8, &[], 30 * MS, &mut out);
+        assert_eq!(seqs(&out), [7, 8]);
+    }
+
+    #[test]
+    fn a_member_nobody_answers_is_alone_after_the_crash_timeout() {
+        let mut s = Stability::new(MemberId(1), 0, 2_000 * MS);
+        let mut out = Vec::new();
+        s.on_ordered(1, change(MembershipKind::Joined, 1), 0, &mut out);
+        s.on_ordered(2, data(ServiceLevel::Safe, 2), 50 * MS, &mut out);
+        s.on_tick(1_999 * MS, &mut out);
+        assert_eq!(seqs(&out), [1]);
+        s.on_tick(2_000 * MS, &mut out);
+        assert_eq!(seqs(&out), [1, 2]);
     }
 
     #[test]
@@ -348,40 +401,38 @@ mod tests {
         assert!(s.on_tick(1_000 * MS, &mut out).is_empty());
         assert_eq!(s.on_tick(2_011 * MS, &mut out), [MemberId(2)]);
         assert!(s.on_tick(2_100 * MS, &mut out).is_empty(), "reported once");
-        // The notice comes back through the order, behind SAFE 2.
-        s.on_ordered(4, change(MembershipKind::Crashed, 2), 2_110 * MS, &mut out);
-        assert_eq!(seqs(&out), [1, 2, 3, 4]);
+        // The notice comes back through the order, behind SAFE 3.
+        s.on_ordered(5, change(MembershipKind::Crashed, 2), 2_110 * MS, &mut out);
+        assert_eq!(seqs(&out), [1, 2, 3, 4, 5]);
         assert_eq!(s.view().count(), 0);
         // A second detector's notice is not handed out again; late heartbeats do not
         // bring the member back, its joining does.
-        s.on_ordered(5, change(MembershipKind::Crashed, 2), 2_120 * MS, &mut out);
-        s.on_ack(MemberId(2), 3, 2_130 * MS, &mut out);
-        assert_eq!(seqs(&out), [1, 2, 3, 4]);
+        s.on_ordered(6, change(MembershipKind::Crashed, 2), 2_120 * MS, &mut out);
+        s.on_ack(MemberId(2), 4, &[], 2_130 * MS, &mut out);
+        assert_eq!(seqs(&out), [1, 2, 3, 4, 5]);
         assert_eq!(s.view().count(), 0);
-        s.on_ordered(6, change(MembershipKind::Joined, 2), 2_140 * MS, &mut out);
+        s.on_ordered(7, change(MembershipKind::Joined, 2), 2_140 * MS, &mut out);
         assert_eq!(s.view().collect::<Vec<_>>(), [MemberId(2)]);
-        assert_eq!(seqs(&out), [1, 2, 3, 4, 6]);
+        assert_eq!(seqs(&out), [1, 2, 3, 4, 5, 7]);
     }
 
     #[test]
     fn a_hole_is_reported_once_filled_in_order_and_duplicates_ignored() {
-        let mut s = Stability::new(MemberId(1), 0, 0, 2_000 * MS);
+        let mut s = Stability::new(MemberId(1), 0, 2_000 * MS);
         let mut out = Vec::new();
+        let agreed = |n| data(ServiceLevel::Agreed, n);
+        assert_eq!(s.on_ordered(10, agreed(10), 0, &mut out), Arrival::InOrder);
         assert_eq!(
-            s.on_ordered(10, data(ServiceLevel::Agreed, 10), 0, &mut out),
-            Arrival::InOrder
-        );
-        assert_eq!(
-            s.on_ordered(13, data(ServiceLevel::Agreed, 13), 0, &mut out),
+            s.on_ordered(13, agreed(13), 0, &mut out),
             Arrival::Hole(11..13)
         );
         assert_eq!(
-            s.on_ordered(14, data(ServiceLevel::Agreed, 14), 0, &mut out),
+            s.on_ordered(14, agreed(14), 0, &mut out),
             Arrival::InOrder,
             "asked already"
         );
         assert_eq!(
-            s.on_ordered(16, data(ServiceLevel::Agreed, 16), 0, &mut out),
+            s.on_ordered(16, agreed(16), 0, &mut out),
             Arrival::Hole(15..16)
         );
         assert!(s.has_hole());
@@ -391,13 +442,10 @@ mod tests {
             10,
             "acknowledges only what has no hole before it"
         );
-        s.on_ordered(12, data(ServiceLevel::Agreed, 12), 0, &mut out);
-        s.on_ordered(11, data(ServiceLevel::Agreed, 11), 0, &mut out);
+        s.on_ordered(12, agreed(12), 0, &mut out);
+        s.on_ordered(11, agreed(11), 0, &mut out);
         assert_eq!(seqs(&out), [10, 11, 12, 13, 14]);
-        assert_eq!(
-            s.on_ordered(12, data(ServiceLevel::Agreed, 12), 0, &mut out),
-            Arrival::Seen
-        );
+        assert_eq!(s.on_ordered(12, agreed(12), 0, &mut out), Arrival::Seen);
         // 15 cannot be had: skipped, counted by the caller.
         assert_eq!(s.give_up(15, 0, &mut out), 1);
         assert_eq!(seqs(&out), [10, 11, 12, 13, 14, 16]);
@@ -408,20 +456,20 @@ mod tests {
     #[test]
     fn a_member_leaving_behind_a_safe_message_is_not_waited_for() {
         let (mut s, mut out) = two_members();
-        s.on_ordered(4, change(MembershipKind::Left, 2), 400 * MS, &mut out);
-        assert_eq!(seqs(&out), [1, 2, 3, 4]);
+        s.on_ordered(5, change(MembershipKind::Left, 2), 400 * MS, &mut out);
+        assert_eq!(seqs(&out), [1, 2, 3, 4, 5]);
     }
 
     #[test]
     fn a_member_joining_after_a_safe_message_is_not_waited_for() {
-        let mut s = Stability::new(MemberId(1), 0, 0, 2_000 * MS);
+        let mut s = Stability::new(MemberId(1), 0, 0);
         let mut out = Vec::new();
         s.on_ordered(1, data(ServiceLevel::Safe, 1), 0, &mut out);
         assert_eq!(seqs(&out), [1]);
         s.on_ordered(2, change(MembershipKind::Joined, 3), 10, &mut out);
         s.on_ordered(3, data(ServiceLevel::Safe, 3), 20, &mut out);
         assert_eq!(seqs(&out), [1, 2], "member 3 has it through 2 only");
-        s.on_ack(MemberId(3), 3, 30, &mut out);
+        s.on_ack(MemberId(3), 3, &[], 30, &mut out);
         assert_eq!(seqs(&out), [1, 2, 3]);
     }
 }

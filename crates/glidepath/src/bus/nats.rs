@@ -237,7 +237,6 @@ impl Backend for NatsBackend {
             stability: Arc::new(Mutex::new(Stability::new(
                 self.member,
                 now_ns(),
-                2 * HEARTBEAT.as_nanos() as u64,
                 self.crash_timeout.as_nanos() as u64,
             ))),
         };
@@ -378,10 +377,13 @@ impl Member {
 
     /// Publishes this member's acknowledgement of the order so far.
     async fn acknowledge(&self) {
-        let through = self.stability.lock().through();
-        let frame = AckFrame {
-            member: self.me,
-            through,
+        let frame = {
+            let stability = self.stability.lock();
+            AckFrame {
+                member: self.me,
+                through: stability.through(),
+                view: stability.view().collect(),
+            }
         };
         let _ = self
             .client
@@ -534,7 +536,7 @@ async fn read_acks(mut sub: async_nats::Subscriber, member: Arc<Member>) {
         member
             .stability
             .lock()
-            .on_ack(ack.member, ack.through, now_ns(), &mut out);
+            .on_ack(ack.member, ack.through, &ack.view, now_ns(), &mut out);
         member.hand_out(out);
     }
 }
