@@ -9,7 +9,8 @@
 //! kind 0x01  data:       level:u8 encoding:u8 sender:varint seq:varint
 //!                        publish_time_ns:u64 (LE) subject:string payload:rest
 //! kind 0x02  membership: change:u8 (1 joined, 2 left, 3 crashed) member:varint name:string
-//! kind 0x03  ack:        member:varint through:varint count:varint member:varint × count
+//! kind 0x03  ack:        member:varint through:varint flags:u8 (bit 0: learnt)
+//!                        count:varint member:varint × count
 //! ```
 //!
 //! Decoding never panics; it refuses a wrong magic or version, an unknown kind, level,
@@ -164,6 +165,10 @@ pub struct AckFrame {
     pub member: MemberId,
     /// The last number of the group's order it has received with none missing.
     pub through: u64,
+    /// Whether its view is the whole group: it received the order from its first
+    /// number, or learnt the group from a member whose view was (see
+    /// [`crate::stability`]).
+    pub learnt: bool,
     /// The other members in its view.
     pub view: Vec<MemberId>,
 }
@@ -178,6 +183,7 @@ impl AckFrame {
         out.extend_from_slice(&[MAGIC, VERSION, 0x03]);
         varint::put(&mut out, self.member.0);
         varint::put(&mut out, self.through);
+        out.push(u8::from(self.learnt));
         varint::put(&mut out, self.view.len() as u64);
         for m in &self.view {
             varint::put(&mut out, m.0);
@@ -368,6 +374,16 @@ pub fn decode(bytes: &Bytes) -> Result<Frame, FrameError> {
         0x03 => {
             let member = MemberId(r.varint()?);
             let through = r.varint()?;
+            let learnt = match r.u8()? {
+                0 => false,
+                1 => true,
+                byte => {
+                    return Err(FrameError::Unknown {
+                        what: "ack flags",
+                        byte,
+                    })
+                }
+            };
             let count = r.varint()?;
             if count > ACK_VIEW_MAX as u64 {
                 return Err(FrameError::Truncated);
@@ -382,6 +398,7 @@ pub fn decode(bytes: &Bytes) -> Result<Frame, FrameError> {
             Ok(Frame::Ack(AckFrame {
                 member,
                 through,
+                learnt,
                 view,
             }))
         }
@@ -418,10 +435,11 @@ mod tests {
         let a = AckFrame {
             member: MemberId(9),
             through: 300,
+            learnt: true,
             view: vec![MemberId(1), MemberId(u64::MAX)],
         };
         assert_eq!(decode(&Bytes::from(a.encode())), Ok(Frame::Ack(a.clone())));
-        let mut huge = vec![MAGIC, VERSION, 0x03, 1, 1];
+        let mut huge = vec![MAGIC, VERSION, 0x03, 1, 1, 0];
         varint::put(&mut huge, u64::MAX);
         assert!(
             decode(&Bytes::from(huge)).is_err(),

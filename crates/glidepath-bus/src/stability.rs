@@ -15,11 +15,15 @@
 //!   the message is not waited for: the message is handed out to the others, then the
 //!   departure.
 //! - **The view**: the members whose joining was handed out, the members heard from,
-//!   and the members listed in the view of a member that has received this one's
-//!   joining (so it has seen every change before it: a member that joined earlier
-//!   is learnt from it). A departure handed out removes a member until it joins
-//!   again. Until this member has heard such an acknowledgement, SAFE messages wait
-//!   (at most `crash_timeout_ns` after joining: a member nobody answers is alone).
+//!   and the members listed by a member whose view is the whole group (*learnt*) and
+//!   that has received this one's joining (so its list holds every member that
+//!   joined earlier and is still there). A member is learnt when its order starts at
+//!   the stream's first number (it saw every joining), or once it has taken such a
+//!   list. A departure handed out removes a member until it joins again. Until it is
+//!   learnt, a member hands out no SAFE message; after twice `crash_timeout_ns` with
+//!   nobody to learn from it takes the members it heard meanwhile for the group (a
+//!   member alive for a crash timeout after this one joined would have been heard;
+//!   one silent that long counts as crashed).
 //! - **Crashes**: a member of the view not heard from for `crash_timeout_ns` is
 //!   reported once by [`Stability::on_tick`]; the transport then puts a *crashed*
 //!   membership frame into the order, and when it comes back out of this machine the
@@ -29,7 +33,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use crate::frame::{Frame, MemberId, MembershipKind, ServiceLevel};
+use crate::frame::{AckFrame, Frame, MemberId, MembershipKind, ServiceLevel};
 
 /// What [`Stability::on_ordered`] made of a frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,8 +70,10 @@ pub struct Stability {
     /// The last number of the order received with nothing missing before it: what
     /// this member acknowledges.
     through: u64,
-    /// Frames received ahead of a hole, by number.
+    /// Frames received ahead of a hole (or before the order started), by number.
     early: BTreeMap<u64, Frame>,
+    /// Whether the order has started (at this member's joining).
+    started: bool,
     /// The highest number received ahead of a hole: holes below it were reported.
     asked_through: u64,
     /// The number of this member's own joining in the order, once received.
@@ -91,10 +97,11 @@ impl Stability {
             held: VecDeque::new(),
             through: 0,
             early: BTreeMap::new(),
+            started: false,
             asked_through: 0,
             my_join: None,
             learnt: false,
-            learn_until_ns: now_ns.saturating_add(crash_timeout_ns),
+            learn_until_ns: now_ns.saturating_add(crash_timeout_ns.saturating_mul(2)),
             crash_timeout_ns,
         }
     }
@@ -115,12 +122,14 @@ impl Stability {
         self.held.len()
     }
 
-    /// Frame number `seq` of the order, as it arrives: the first one received starts
-    /// this member's order; a frame already received is ignored (returns `Seen`); one
-    /// ahead of a hole waits for the hole to be filled, and the hole is returned once
-    /// for the caller to fetch from the sequencer (and give [`Stability::on_ordered`]
-    /// what it finds, or [`Stability::give_up`] what it cannot). What may be handed
-    /// out now is appended to `out`, in order.
+    /// Frame number `seq` of the order, as it arrives. This member's order starts at
+    /// its own joining (from its copy, or [`Stability::joined_at`]); copies before
+    /// that wait, and those numbered before the joining are dropped. A frame already
+    /// received is ignored (`Seen`); one ahead of a hole waits for the hole to be
+    /// filled, and the hole is returned once for the caller to fetch from the
+    /// sequencer (and give to [`Stability::on_ordered`] what it finds, or to
+    /// [`Stability::give_up`] what it cannot). What may be handed out now is
+    /// appended to `out`, in order.
     pub fn on_ordered(
         &mut self,
         seq: u64,
@@ -128,31 +137,74 @@ impl Stability {
         now_ns: u64,
         out: &mut Vec<(u64, Frame)>,
     ) -> Arrival {
-        if self.through == 0 && self.early.is_empty() {
-            self.through = seq.saturating_sub(1);
+        let own_joining = matches!(&frame, Frame::Membership(m) if m.member == self.me && m.kind == MembershipKind::Joined);
+        if !self.started {
+            if !own_joining {
+                self.early.entry(seq).or_insert(frame);
+                return Arrival::InOrder;
+            }
+            self.start_at(seq);
         }
         if seq <= self.through || self.early.contains_key(&seq) {
             return Arrival::Seen;
         }
-        if matches!(&frame, Frame::Membership(m) if m.member == self.me && m.kind == MembershipKind::Joined)
-        {
+        if own_joining {
             self.my_join = Some(seq);
         }
-        let mut arrival = Arrival::InOrder;
-        if seq == self.through + 1 {
-            self.through = seq;
-            self.held.push_back((seq, frame));
-        } else {
-            let from = self.through.max(self.asked_through) + 1;
-            if seq > from {
-                arrival = Arrival::Hole(from..seq);
-            }
-            self.asked_through = self.asked_through.max(seq);
-            self.early.insert(seq, frame);
-        }
-        self.take_early();
+        self.early.insert(seq, frame);
+        self.take_early(now_ns);
         self.release(now_ns, out);
-        arrival
+        match self.missing() {
+            Some(hole) => Arrival::Hole(hole),
+            None => Arrival::InOrder,
+        }
+    }
+
+    /// The order starts at `seq` (this member's joining).
+    fn start_at(&mut self, seq: u64) {
+        self.started = true;
+        self.through = seq.saturating_sub(1);
+        self.asked_through = self.asked_through.max(self.through);
+        self.early.retain(|&k, _| k >= seq);
+        // An order from the stream's first number holds every joining.
+        self.learnt |= seq == 1;
+    }
+
+    /// The numbers below the last frame waiting behind a hole that are neither
+    /// received nor asked for yet (marked asked).
+    fn missing(&mut self) -> Option<std::ops::Range<u64>> {
+        let last = *self.early.keys().next_back()?;
+        let from = self.through.max(self.asked_through) + 1;
+        self.asked_through = self.asked_through.max(last);
+        (last > from).then_some(from..last)
+    }
+
+    /// This member's joining was numbered `seq` (the sequencer's acknowledgement of
+    /// its publication). If its copy has not come yet, the order starts there now:
+    /// copies that came first move in, and what is missing between is returned to
+    /// fetch (a lost first copy must not leave the member without an order).
+    pub fn joined_at(
+        &mut self,
+        seq: u64,
+        now_ns: u64,
+        out: &mut Vec<(u64, Frame)>,
+    ) -> Option<std::ops::Range<u64>> {
+        self.my_join = Some(seq);
+        if self.started {
+            return None;
+        }
+        self.start_at(seq);
+        self.take_early(now_ns);
+        self.release(now_ns, out);
+        match self.missing() {
+            Some(hole) => Some(hole),
+            // Its own joining itself is still to come.
+            None if self.through < seq => {
+                self.asked_through = self.asked_through.max(seq);
+                Some(seq..seq + 1)
+            }
+            None => None,
+        }
     }
 
     /// The frames of the order through `upto` that the caller could not get are
@@ -162,21 +214,53 @@ impl Stability {
         while self.through < upto {
             self.through += 1;
             match self.early.remove(&self.through) {
-                Some(frame) => self.held.push_back((self.through, frame)),
+                Some(frame) => self.hold(self.through, frame, now_ns),
                 None => skipped += 1,
             }
         }
-        self.take_early();
+        self.take_early(now_ns);
         self.release(now_ns, out);
         skipped
     }
 
     /// Frames that were waiting for a hole now filled move to the order.
-    fn take_early(&mut self) {
+    fn take_early(&mut self, now_ns: u64) {
         while let Some(frame) = self.early.remove(&(self.through + 1)) {
             self.through += 1;
-            self.held.push_back((self.through, frame));
+            self.hold(self.through, frame, now_ns);
         }
+    }
+
+    /// Frame `seq`, received with none missing before it, waits its turn to be handed
+    /// out; a membership change applies to the view at once (the view is the group as
+    /// of the last frame received, so the members it lists to a newcomer are the group
+    /// the newcomer joined). A member joining counts as having the order through its
+    /// joining; a second notice of one departure (two members suspected the same
+    /// crash) is dropped.
+    fn hold(&mut self, seq: u64, frame: Frame, now_ns: u64) {
+        if let Frame::Membership(m) = &frame {
+            match m.kind {
+                MembershipKind::Joined => {
+                    self.gone.remove(&m.member);
+                    if m.member != self.me {
+                        let peer = self.view.entry(m.member).or_insert(Peer {
+                            through: seq,
+                            heard_ns: now_ns,
+                        });
+                        peer.through = peer.through.max(seq);
+                        peer.heard_ns = now_ns;
+                    }
+                }
+                MembershipKind::Left | MembershipKind::Crashed => {
+                    let known = self.view.remove(&m.member).is_some();
+                    self.suspected.remove(&m.member);
+                    if !self.gone.insert(m.member) && !known {
+                        return;
+                    }
+                }
+            }
+        }
+        self.held.push_back((seq, frame));
     }
 
     /// Whether frames wait behind a hole in the order.
@@ -184,18 +268,50 @@ impl Stability {
         !self.early.is_empty()
     }
 
-    /// Member `member` has received the order through `through` (and is alive), and
-    /// knows the members `view`.
+    /// This member's acknowledgement (and heartbeat), to send to the others.
+    pub fn ack(&self) -> AckFrame {
+        AckFrame {
+            member: self.me,
+            through: self.through,
+            learnt: self.learnt,
+            view: self.view().collect(),
+        }
+    }
+
+    /// Whether this member knows the whole group (see the module documentation).
+    pub fn learnt(&self) -> bool {
+        self.learnt
+    }
+
+    /// The order is known to reach `last` (another member acknowledged it, or the
+    /// sequencer said so): the numbers from the first neither received nor asked for
+    /// through `last`, to fetch (a lost copy at the end of the order shows no hole
+    /// until then).
+    pub fn behind(&mut self, last: u64) -> Option<std::ops::Range<u64>> {
+        if !self.started {
+            // Where its order starts is not known yet.
+            return None;
+        }
+        let from = self.through.max(self.asked_through) + 1;
+        if last < from {
+            return None;
+        }
+        self.asked_through = last;
+        Some(from..last + 1)
+    }
+
+    /// Another member's acknowledgement: it is alive, has the order through
+    /// `ack.through`, and knows `ack.view`. Returns frames it has that this member
+    /// neither has nor asked for, to fetch.
     pub fn on_ack(
         &mut self,
-        member: MemberId,
-        through: u64,
-        view: &[MemberId],
+        ack: &AckFrame,
         now_ns: u64,
         out: &mut Vec<(u64, Frame)>,
-    ) {
+    ) -> Option<std::ops::Range<u64>> {
+        let (member, through) = (ack.member, ack.through);
         if member == self.me || self.gone.contains(&member) {
-            return;
+            return None;
         }
         self.suspected.remove(&member);
         let peer = self.view.entry(member).or_insert(Peer {
@@ -204,11 +320,11 @@ impl Stability {
         });
         peer.through = peer.through.max(through);
         peer.heard_ns = now_ns;
-        if self.my_join.is_some_and(|j| through >= j) {
-            // It has seen every change up to this member's joining: what it knows is
-            // the group this member joined.
+        if ack.learnt && self.my_join.is_some_and(|j| through >= j) {
+            // It knows the group and has seen this member's joining: what it knows
+            // is the group this member joined (or later members, still in it).
             self.learnt = true;
-            for &m in view {
+            for &m in &ack.view {
                 if m != self.me && !self.gone.contains(&m) {
                     self.view.entry(m).or_insert(Peer {
                         through: 0,
@@ -218,6 +334,7 @@ impl Stability {
             }
         }
         self.release(now_ns, out);
+        self.behind(through)
     }
 
     /// Time passes: hands out what the end of learning released, and returns the
@@ -242,18 +359,10 @@ impl Stability {
         if !self.learnt && now_ns < self.learn_until_ns {
             return false;
         }
-        // Members whose departure is already in the order behind `seq`.
-        let departing: BTreeSet<MemberId> = self
-            .held
-            .iter()
-            .filter_map(|(_, f)| match f {
-                Frame::Membership(m) if m.kind != MembershipKind::Joined => Some(m.member),
-                _ => None,
-            })
-            .collect();
-        self.view
-            .iter()
-            .all(|(id, p)| p.through >= seq || departing.contains(id))
+        // The view is the group as of the last frame received: a member that joined
+        // after `seq` counts as having the order through its joining, and one whose
+        // departure is already received is no longer in it.
+        self.view.values().all(|p| p.through >= seq)
     }
 
     fn release(&mut self, now_ns: u64, out: &mut Vec<(u64, Frame)>) {
@@ -263,33 +372,7 @@ impl Stability {
                     return;
                 }
             }
-            let (seq, frame) = self.held.pop_front().expect("a front");
-            if let Frame::Membership(m) = &frame {
-                match m.kind {
-                    MembershipKind::Joined => {
-                        self.gone.remove(&m.member);
-                        if m.member != self.me {
-                            // It has the order through its own joining.
-                            let peer = self.view.entry(m.member).or_insert(Peer {
-                                through: seq,
-                                heard_ns: now_ns,
-                            });
-                            peer.through = peer.through.max(seq);
-                            peer.heard_ns = now_ns;
-                        }
-                    }
-                    MembershipKind::Left | MembershipKind::Crashed => {
-                        let known = self.view.remove(&m.member).is_some();
-                        self.suspected.remove(&m.member);
-                        // A second notice of one departure (two members suspected
-                        // the same crash) is not handed out again.
-                        if !self.gone.insert(m.member) && !known {
-                            continue;
-                        }
-                    }
-                }
-            }
-            out.push((seq, frame));
+            out.push(self.held.pop_front().expect("a front"));
         }
     }
 }
@@ -324,6 +407,16 @@ mod tests {
         })
     }
 
+    /// A learnt member's acknowledgement.
+    fn ack(member: u64, through: u64, view: &[MemberId]) -> AckFrame {
+        AckFrame {
+            member: MemberId(member),
+            through,
+            learnt: true,
+            view: view.to_vec(),
+        }
+    }
+
     fn seqs(out: &[(u64, Frame)]) -> Vec<u64> {
         out.iter().map(|(s, _)| *s).collect()
     }
@@ -334,7 +427,7 @@ mod tests {
         let mut s = Stability::new(MemberId(1), 0, 2_000 * MS);
         let mut out = Vec::new();
         s.on_ordered(1, change(MembershipKind::Joined, 1), 5 * MS, &mut out);
-        s.on_ack(MemberId(2), 1, &[MemberId(1)], 10 * MS, &mut out);
+        s.on_ack(&ack(2, 1, &[MemberId(1)]), 10 * MS, &mut out);
         s.on_ordered(2, data(ServiceLevel::Agreed, 2), 300 * MS, &mut out);
         s.on_ordered(3, data(ServiceLevel::Safe, 3), 300 * MS, &mut out);
         s.on_ordered(4, data(ServiceLevel::Agreed, 4), 300 * MS, &mut out);
@@ -350,9 +443,9 @@ mod tests {
             "SAFE 3 waits for member 2, AGREED 4 behind it"
         );
         assert_eq!(s.held(), 2);
-        s.on_ack(MemberId(2), 2, &[], 310 * MS, &mut out);
+        s.on_ack(&ack(2, 2, &[]), 310 * MS, &mut out);
         assert_eq!(seqs(&out), [1, 2]);
-        s.on_ack(MemberId(2), 3, &[], 320 * MS, &mut out);
+        s.on_ack(&ack(2, 3, &[]), 320 * MS, &mut out);
         assert_eq!(seqs(&out), [1, 2, 3, 4]);
         assert_eq!(s.held(), 0);
     }
@@ -365,34 +458,39 @@ mod tests {
         s.on_ordered(8, data(ServiceLevel::Safe, 8), 0, &mut out);
         // Member 2 has not seen the joining yet: its view does not count, and SAFE
         // waits.
-        s.on_ack(MemberId(2), 6, &[MemberId(9)], 10 * MS, &mut out);
+        s.on_ack(&ack(2, 6, &[MemberId(9)]), 10 * MS, &mut out);
         assert_eq!(seqs(&out), [7]);
+        // One that has it but does not know the whole group itself does not count.
+        let unlearnt = AckFrame {
+            learnt: false,
+            ..ack(2, 8, &[MemberId(9)])
+        };
+        s.on_ack(&unlearnt, 15 * MS, &mut out);
+        assert!(!s.learnt());
         assert_eq!(s.view().collect::<Vec<_>>(), [MemberId(2)]);
         // Now it has: member 3, which joined before member 1, is learnt from it, and
         // SAFE 8 waits for members 2 and 3.
-        s.on_ack(
-            MemberId(2),
-            8,
-            &[MemberId(1), MemberId(3)],
-            20 * MS,
-            &mut out,
-        );
+        s.on_ack(&ack(2, 8, &[MemberId(1), MemberId(3)]), 20 * MS, &mut out);
         assert_eq!(s.view().collect::<Vec<_>>(), [MemberId(2), MemberId(3)]);
         assert_eq!(seqs(&out), [7]);
-        s.on_ack(MemberId(3), 8, &[], 30 * MS, &mut out);
+        s.on_ack(&ack(3, 8, &[]), 30 * MS, &mut out);
         assert_eq!(seqs(&out), [7, 8]);
     }
 
     #[test]
-    fn a_member_nobody_answers_is_alone_after_the_crash_timeout() {
+    fn a_member_nobody_answers_is_alone_after_twice_the_crash_timeout() {
         let mut s = Stability::new(MemberId(1), 0, 2_000 * MS);
         let mut out = Vec::new();
-        s.on_ordered(1, change(MembershipKind::Joined, 1), 0, &mut out);
-        s.on_ordered(2, data(ServiceLevel::Safe, 2), 50 * MS, &mut out);
-        s.on_tick(1_999 * MS, &mut out);
-        assert_eq!(seqs(&out), [1]);
-        s.on_tick(2_000 * MS, &mut out);
-        assert_eq!(seqs(&out), [1, 2]);
+        s.on_ordered(5, change(MembershipKind::Joined, 1), 0, &mut out);
+        s.on_ordered(6, data(ServiceLevel::Safe, 6), 50 * MS, &mut out);
+        s.on_tick(3_999 * MS, &mut out);
+        assert_eq!(seqs(&out), [5]);
+        s.on_tick(4_000 * MS, &mut out);
+        assert_eq!(seqs(&out), [5, 6]);
+        // From the stream's first number on, a member saw every joining.
+        let mut founder = Stability::new(MemberId(1), 0, 2_000 * MS);
+        founder.on_ordered(1, change(MembershipKind::Joined, 1), 0, &mut out);
+        assert!(founder.learnt());
     }
 
     #[test]
@@ -408,7 +506,7 @@ mod tests {
         // A second detector's notice is not handed out again; late heartbeats do not
         // bring the member back, its joining does.
         s.on_ordered(6, change(MembershipKind::Crashed, 2), 2_120 * MS, &mut out);
-        s.on_ack(MemberId(2), 4, &[], 2_130 * MS, &mut out);
+        s.on_ack(&ack(2, 4, &[]), 2_130 * MS, &mut out);
         assert_eq!(seqs(&out), [1, 2, 3, 4, 5]);
         assert_eq!(s.view().count(), 0);
         s.on_ordered(7, change(MembershipKind::Joined, 2), 2_140 * MS, &mut out);
@@ -421,6 +519,7 @@ mod tests {
         let mut s = Stability::new(MemberId(1), 0, 2_000 * MS);
         let mut out = Vec::new();
         let agreed = |n| data(ServiceLevel::Agreed, n);
+        assert_eq!(s.joined_at(10, 0, &mut out), Some(10..11));
         assert_eq!(s.on_ordered(10, agreed(10), 0, &mut out), Arrival::InOrder);
         assert_eq!(
             s.on_ordered(13, agreed(13), 0, &mut out),
@@ -454,6 +553,44 @@ mod tests {
     }
 
     #[test]
+    fn a_lost_last_copy_is_found_from_an_acknowledgement() {
+        let (mut s, mut out) = two_members();
+        s.on_ack(&ack(2, 3, &[]), 320 * MS, &mut out);
+        assert_eq!(seqs(&out), [1, 2, 3, 4]);
+        // Member 2 acknowledges 6: 5 and 6 never came here.
+        assert_eq!(s.on_ack(&ack(2, 6, &[]), 400 * MS, &mut out), Some(5..7));
+        assert_eq!(
+            s.on_ack(&ack(2, 6, &[]), 500 * MS, &mut out),
+            None,
+            "asked once"
+        );
+        assert_eq!(s.behind(7), Some(7..8));
+    }
+
+    #[test]
+    fn the_order_starts_at_the_joining_whatever_copy_comes_first() {
+        let mut s = Stability::new(MemberId(1), 0, 2_000 * MS);
+        let mut out = Vec::new();
+        // Copies before the member knows where its order starts wait; one from
+        // before its joining is dropped.
+        s.on_ordered(6, data(ServiceLevel::Agreed, 6), 0, &mut out);
+        s.on_ordered(9, data(ServiceLevel::Agreed, 9), 0, &mut out);
+        assert_eq!(s.behind(9), None, "no order yet");
+        assert!(out.is_empty());
+        // Its joining was numbered 7 (the copy of 7 and 8 were lost): fetch them.
+        assert_eq!(s.joined_at(7, 0, &mut out), Some(7..9));
+        assert_eq!(s.through(), 6);
+        s.on_ordered(8, data(ServiceLevel::Agreed, 8), 0, &mut out);
+        s.on_ordered(7, change(MembershipKind::Joined, 1), 0, &mut out);
+        assert_eq!(seqs(&out), [7, 8, 9]);
+        // A member whose own copy came first knows already.
+        let mut t = Stability::new(MemberId(1), 0, 2_000 * MS);
+        t.on_ordered(4, change(MembershipKind::Joined, 1), 0, &mut out);
+        assert_eq!(t.joined_at(4, 0, &mut out), None);
+        assert_eq!(t.through(), 4);
+    }
+
+    #[test]
     fn a_member_leaving_behind_a_safe_message_is_not_waited_for() {
         let (mut s, mut out) = two_members();
         s.on_ordered(5, change(MembershipKind::Left, 2), 400 * MS, &mut out);
@@ -464,12 +601,13 @@ mod tests {
     fn a_member_joining_after_a_safe_message_is_not_waited_for() {
         let mut s = Stability::new(MemberId(1), 0, 0);
         let mut out = Vec::new();
-        s.on_ordered(1, data(ServiceLevel::Safe, 1), 0, &mut out);
-        assert_eq!(seqs(&out), [1]);
-        s.on_ordered(2, change(MembershipKind::Joined, 3), 10, &mut out);
-        s.on_ordered(3, data(ServiceLevel::Safe, 3), 20, &mut out);
-        assert_eq!(seqs(&out), [1, 2], "member 3 has it through 2 only");
-        s.on_ack(MemberId(3), 3, &[], 30, &mut out);
-        assert_eq!(seqs(&out), [1, 2, 3]);
+        s.on_ordered(1, change(MembershipKind::Joined, 1), 0, &mut out);
+        s.on_ordered(2, data(ServiceLevel::Safe, 2), 0, &mut out);
+        assert_eq!(seqs(&out), [1, 2]);
+        s.on_ordered(3, change(MembershipKind::Joined, 3), 10, &mut out);
+        s.on_ordered(4, data(ServiceLevel::Safe, 4), 20, &mut out);
+        assert_eq!(seqs(&out), [1, 2, 3], "member 3 has it through 3 only");
+        s.on_ack(&ack(3, 4, &[]), 30, &mut out);
+        assert_eq!(seqs(&out), [1, 2, 3, 4]);
     }
 }

@@ -19,6 +19,7 @@
 //! regions, moved and committed at random, checked message by message
 //! (`glidepath-sim --ddm`).
 
+pub mod bus;
 mod check;
 pub mod ddm;
 pub mod flow;

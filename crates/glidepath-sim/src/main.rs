@@ -4,7 +4,8 @@
 //! `glidepath-sim --seeds 1000000 --jobs 2` runs a long batch on every core and prints
 //! the first failure with its replay command. `--flow` runs the reliable-delivery
 //! simulator instead (`glidepath-sim --flow --seeds 1000 --loss 0.05 --duplicate 0.02`),
-//! `--ddm` the data distribution management simulator (`glidepath-sim --ddm --seeds 1000`).
+//! `--ddm` the data distribution management simulator (`glidepath-sim --ddm --seeds 1000`),
+//! `--bus` the bus's ordered levels and membership (`glidepath-sim --bus --seeds 1000`).
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -71,6 +72,13 @@ struct Args {
     /// instead of time management.
     #[arg(long, conflicts_with = "flow")]
     ddm: bool,
+    /// Simulate the bus's ordered levels and membership (AGREED, SAFE, joins, leaves,
+    /// crashes, pauses; copies and acknowledgements lost) instead of time management.
+    #[arg(long, conflicts_with_all = ["flow", "ddm"])]
+    bus: bool,
+    /// With --bus: the probability that a copy or an acknowledgement is lost.
+    #[arg(long, value_parser = probability, default_value_t = 0.05, requires = "bus")]
+    bus_loss: f64,
     /// With --flow: the probability that a packet is lost.
     #[arg(long, value_parser = probability, default_value_t = DEFAULT_FAULTS.loss, requires = "flow")]
     loss: f64,
@@ -205,6 +213,9 @@ fn main() -> ExitCode {
     }
     if args.ddm {
         return ddm_main(&args);
+    }
+    if args.bus {
+        return bus_main(&args);
     }
     let (start, count) = match args.seed {
         Some(s) => (s, 1),
@@ -488,6 +499,69 @@ fn ddm_main(args: &Args) -> ExitCode {
         t.sender_moves,
         t.subscriber_moves,
         t.discovered_by_overlap,
+        began.elapsed().as_secs_f64()
+    );
+    ExitCode::SUCCESS
+}
+
+/// `--bus`: the bus simulator over a batch of seeds (one thread).
+fn bus_main(args: &Args) -> ExitCode {
+    use glidepath_sim::bus::{run_bus, BusOutcome, BusSimConfig};
+    let (start, count) = match args.seed {
+        Some(s) => (s, 1),
+        None => (args.start, args.seeds),
+    };
+    let began = Instant::now();
+    let mut t = BusOutcome::default();
+    for seed in start..start + count {
+        let mut cfg = BusSimConfig::for_seed(seed);
+        cfg.verbose = args.verbose;
+        cfg.loss = args.bus_loss;
+        cfg.members = args.federates.map(|f| f as usize);
+        match run_bus(&cfg) {
+            Ok(o) => {
+                if args.seed.is_some() {
+                    println!("{o:?}");
+                }
+                t.agreed += o.agreed;
+                t.safe += o.safe;
+                t.membership += o.membership;
+                t.handed_out += o.handed_out;
+                t.safe_checked += o.safe_checked;
+                t.joins += o.joins;
+                t.leaves += o.leaves;
+                t.crashes += o.crashes;
+                t.pauses += o.pauses;
+                t.false_suspicions += o.false_suspicions;
+                t.copies_lost += o.copies_lost;
+                t.acks_lost += o.acks_lost;
+                t.fetches += o.fetches;
+            }
+            Err(f) => {
+                eprintln!("{f}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    println!(
+        "bus: {count} seeds passed ({start}..{}): {} AGREED and {} SAFE messages, {} membership \
+         frames; {} hand-outs, {} SAFE hand-outs checked stable; {} joins, {} leaves, {} crashes, \
+         {} pauses ({} false suspicions); {} copies and {} acknowledgements lost, {} frames \
+         fetched; {:.1} s",
+        start + count,
+        t.agreed,
+        t.safe,
+        t.membership,
+        t.handed_out,
+        t.safe_checked,
+        t.joins,
+        t.leaves,
+        t.crashes,
+        t.pauses,
+        t.false_suspicions,
+        t.copies_lost,
+        t.acks_lost,
+        t.fetches,
         began.elapsed().as_secs_f64()
     );
     ExitCode::SUCCESS

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use async_nats::jetstream;
 use bytes::Bytes;
 use glidepath_bus::frame::{
-    self, AckFrame, DataFrame, Frame, MemberId, MembershipFrame, MembershipKind, ServiceLevel,
+    self, DataFrame, Frame, MemberId, MembershipFrame, MembershipKind, ServiceLevel,
 };
 use glidepath_bus::stability::{Arrival, Stability};
 use glidepath_bus::Subject;
@@ -182,7 +182,7 @@ impl NatsBackend {
         Ok(())
     }
 
-    fn publish_membership(&self, group: &Subject, kind: MembershipKind) -> Result<(), BusError> {
+    fn publish_membership(&self, group: &Subject, kind: MembershipKind) -> Result<u64, BusError> {
         block_on(put_membership(
             &self.js,
             group,
@@ -241,6 +241,7 @@ impl Backend for NatsBackend {
             ))),
         };
         let member = Arc::new(member);
+        let stability = member.stability.clone();
         let tasks = vec![
             runtime().spawn(read_data(
                 data,
@@ -250,10 +251,18 @@ impl Backend for NatsBackend {
             )),
             runtime().spawn(read_ordered(ordered, member.clone())),
             runtime().spawn(read_acks(acks, member.clone())),
-            runtime().spawn(heartbeat(member)),
+            runtime().spawn(heartbeat(member.clone())),
         ];
         self.joined.lock().insert(group.clone(), Joined { tasks });
-        self.publish_membership(group, MembershipKind::Joined)
+        let seq = self.publish_membership(group, MembershipKind::Joined)?;
+        // This member's order starts at its joining, whether or not that copy comes.
+        let mut out = Vec::new();
+        let missing = stability.lock().joined_at(seq, now_ns(), &mut out);
+        member.hand_out(out);
+        if let Some(missing) = missing {
+            runtime().spawn(member.fill(missing));
+        }
+        Ok(())
     }
 
     fn leave(&self, group: &Subject) {
@@ -352,11 +361,18 @@ impl Member {
                         );
                         let (js, group, me, name) =
                             (self.js.clone(), group.clone(), self.me, self.name.clone());
+                        let stability = self.stability.clone();
                         runtime().spawn(async move {
                             let joined =
                                 put_membership(&js, &group, MembershipKind::Joined, me, &name);
-                            if let Err(e) = joined.await {
-                                tracing::warn!("bus: {group}: joining again: {e}");
+                            match joined.await {
+                                // Already in its order: this renews the number it
+                                // learns the group by.
+                                Ok(seq) => {
+                                    let mut out = Vec::new();
+                                    stability.lock().joined_at(seq, now_ns(), &mut out);
+                                }
+                                Err(e) => tracing::warn!("bus: {group}: joining again: {e}"),
                             }
                         });
                     }
@@ -377,14 +393,7 @@ impl Member {
 
     /// Publishes this member's acknowledgement of the order so far.
     async fn acknowledge(&self) {
-        let frame = {
-            let stability = self.stability.lock();
-            AckFrame {
-                member: self.me,
-                through: stability.through(),
-                view: stability.view().collect(),
-            }
-        };
+        let frame = self.stability.lock().ack();
         let _ = self
             .client
             .publish(
@@ -395,14 +404,15 @@ impl Member {
     }
 }
 
-/// Publishes a membership frame into the group's stream and waits for the stream.
+/// Publishes a membership frame into the group's stream and waits for the stream;
+/// returns the number the stream gave it.
 async fn put_membership(
     js: &jetstream::Context,
     group: &Subject,
     kind: MembershipKind,
     member: MemberId,
     name: &str,
-) -> Result<(), BusError> {
+) -> Result<u64, BusError> {
     let frame = MembershipFrame {
         kind,
         member,
@@ -412,8 +422,7 @@ async fn put_membership(
         .publish(format!("gpbus.{group}.s.v"), Bytes::from(frame.encode()))
         .await
         .map_err(err)?;
-    ack.await.map_err(err)?;
-    Ok(())
+    Ok(ack.await.map_err(err)?.sequence)
 }
 
 async fn read_ordered(mut sub: async_nats::Subscriber, member: Arc<Member>) {
@@ -470,6 +479,20 @@ impl Member {
             .on_ordered(seq, frame, now_ns(), &mut out);
         self.hand_out(out);
         Some((arrival, safe))
+    }
+
+    /// Fetches what the stream has beyond this member's copy of the order.
+    async fn catch_up(self: Arc<Self>) {
+        let Ok(mut stream) = self.js.get_stream(stream_name(&self.group)).await else {
+            return;
+        };
+        let Ok(info) = stream.info().await else {
+            return;
+        };
+        let missing = self.stability.lock().behind(info.state.last_sequence);
+        if let Some(missing) = missing {
+            self.fill(missing).await;
+        }
     }
 
     /// Fetches the frames of a hole in the order from the group's stream (which keeps
@@ -533,11 +556,13 @@ async fn read_acks(mut sub: async_nats::Subscriber, member: Arc<Member>) {
             continue;
         };
         let mut out = Vec::new();
-        member
-            .stability
-            .lock()
-            .on_ack(ack.member, ack.through, &ack.view, now_ns(), &mut out);
+        let missing = member.stability.lock().on_ack(&ack, now_ns(), &mut out);
         member.hand_out(out);
+        if let Some(missing) = missing {
+            // It has frames this member never received (a lost copy at the end).
+            let m = member.clone();
+            runtime().spawn(async move { m.fill(missing).await });
+        }
     }
 }
 
@@ -546,9 +571,16 @@ async fn read_acks(mut sub: async_nats::Subscriber, member: Arc<Member>) {
 async fn heartbeat(member: Arc<Member>) {
     let mut tick = tokio::time::interval(HEARTBEAT);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut beats = 0u64;
     loop {
         tick.tick().await;
         member.acknowledge().await;
+        beats += 1;
+        if beats % 10 == 0 {
+            // Once a second, the stream's last number: a copy lost at the end of the
+            // order shows no hole, and no other member may be there to acknowledge it.
+            runtime().spawn(member.clone().catch_up());
+        }
         let mut out = Vec::new();
         let silent = member.stability.lock().on_tick(now_ns(), &mut out);
         member.hand_out(out);
