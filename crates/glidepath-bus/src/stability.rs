@@ -8,26 +8,38 @@
 //! [`Stability::on_tick`] now and then. Frames come out in the same order, held back
 //! only where Spread's SAFE requires:
 //!
+//! - **The order** of a member starts at its own joining (its copy, or the number the
+//!   stream acknowledged for it, [`Stability::joined_at`]). A hole (a copy lost by core
+//!   NATS) is reported once for the caller to fetch from the stream; what follows
+//!   waits. A lost copy at the end shows no hole: [`Stability::behind`] takes the
+//!   order's end as another member acknowledged it or the stream reports it.
 //! - **SAFE**: a SAFE message is handed out only once every member of this member's
 //!   view has acknowledged the order through it (and so has it), and everything
 //!   behind it in the order waits with it, so the total order is the same at every
 //!   member. A member whose departure (left or crashed) is already in the order behind
 //!   the message is not waited for: the message is handed out to the others, then the
 //!   departure.
-//! - **The view**: the members whose joining was handed out, the members heard from,
-//!   and the members listed by a member whose view is the whole group (*learnt*) and
-//!   that has received this one's joining (so its list holds every member that
-//!   joined earlier and is still there). A member is learnt when its order starts at
-//!   the stream's first number (it saw every joining), or once it has taken such a
-//!   list. A departure handed out removes a member until it joins again. Until it is
-//!   learnt, a member hands out no SAFE message; after twice `crash_timeout_ns` with
-//!   nobody to learn from it takes the members it heard meanwhile for the group (a
-//!   member alive for a crash timeout after this one joined would have been heard;
-//!   one silent that long counts as crashed).
+//! - **The view** is the group as of the last frame received, not handed out: a
+//!   joining adds a member (having the order through its joining, so it is awaited
+//!   only for SAFE messages after it), a departure removes it until it joins again.
+//!   Members heard from are added too, and the members listed by a member whose view
+//!   is the whole group (*learnt*) and which has received this one's joining (its list
+//!   holds every member that joined earlier and is still there). A member is learnt
+//!   when its order starts at the stream's first number (it saw every joining), or once
+//!   it has taken such a list. Until it is learnt, a member hands out no SAFE message;
+//!   after twice `crash_timeout_ns` with nobody to learn from it takes the members it
+//!   heard meanwhile for the group (a member alive for a crash timeout after this one
+//!   joined would have been heard; one silent that long counts as crashed).
 //! - **Crashes**: a member of the view not heard from for `crash_timeout_ns` is
 //!   reported once by [`Stability::on_tick`]; the transport then puts a *crashed*
-//!   membership frame into the order, and when it comes back out of this machine the
-//!   member leaves the view, releasing any SAFE message that waited for it.
+//!   membership frame into the order, and when it arrives the member leaves the view,
+//!   releasing any SAFE message that waited for it. A second notice of one departure
+//!   (two members suspected the same crash) is dropped.
+//!
+//! The guarantee, as the simulator checks it (`glidepath-sim --bus`): a SAFE message
+//! is handed out only when every member of the group at its place in the order has
+//! received it, unless that member's departure is already in the order behind it or
+//! it has been silent for longer than the crash timeout since (it counts as crashed).
 //!
 //! Times are nanoseconds on any monotonic clock the caller chooses.
 

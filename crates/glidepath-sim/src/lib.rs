@@ -17,7 +17,8 @@
 //! module is a second simulator: the NATS backend's reliable delivery over a faulty
 //! network (`glidepath-sim --flow`); `ddm` a third: data distribution management's
 //! regions, moved and committed at random, checked message by message
-//! (`glidepath-sim --ddm`).
+//! (`glidepath-sim --ddm`); `bus` a fourth: the bus's ordered levels and membership
+//! over lossy links with churn, crashes and pauses (`glidepath-sim --bus`).
 
 pub mod bus;
 mod check;
