@@ -12,6 +12,7 @@ if [ -z "${GLIDEPATH_NATS_SERVER:-}" ]; then
     GLIDEPATH_NATS_SERVER="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/nats-server"
     export GLIDEPATH_NATS_SERVER
 fi
+mkdir -p target
 GLIDEPATH_SOAK_SECS="$seconds" GLIDEPATH_SOAK_JSON="$PWD/target/soak.json" \
     cargo test --release --locked -p glidepath-cli --test soak -- --nocapture
 echo "report: target/soak.json"
