@@ -22,6 +22,7 @@ use std::fmt;
 use bytes::Bytes;
 
 pub mod binary;
+pub mod json;
 pub mod xml;
 
 /// The type of a value, named by its letter in the `typ` attribute.

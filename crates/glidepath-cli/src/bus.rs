@@ -2,6 +2,8 @@
 //! `window` runs the 10 Hz soft real-time check of the paper's section II.C.1
 //! (`glidepath_bench::bus_window`) and prints how many truth updates each consumer
 //! had on time, early and late, with the distribution of arrival minus nominal time.
+//! `bridge CONFIG` forwards between the bus and plain NATS in JSON
+//! (`glidepath::bus::bridge`), routes read from a TOML file (`bridge_config.rs`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -22,6 +24,10 @@ pub(crate) enum BusCommand {
     /// arrive within the window (20 ms early to 80 ms late by default), early, late
     /// or never; optionally under background load.
     Window(WindowArgs),
+    /// Forward between the bus and plain NATS subjects carrying JSON (routes in a
+    /// TOML file, e.g. examples/bus/bridge.toml), so any NATS client can publish to
+    /// and read from the bus; prints what it forwarded and refused.
+    Bridge(crate::bridge_config::BridgeArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -69,6 +75,7 @@ pub(crate) struct WindowArgs {
 pub(crate) fn run(command: BusCommand) -> anyhow::Result<()> {
     match command {
         BusCommand::Window(args) => window(args),
+        BusCommand::Bridge(args) => crate::bridge_config::run(args),
     }
 }
 

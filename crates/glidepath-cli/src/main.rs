@@ -10,6 +10,7 @@ use glidepath::{Fom, ProcessModel, RtiConfig, TransportKind};
 use nats_args::NatsArgs;
 
 mod bench;
+mod bridge_config;
 mod bus;
 mod demo;
 mod federation;
@@ -69,7 +70,8 @@ enum Command {
         command: federation::FederationCommand,
     },
     /// The formation-flying testbed's bus: `window` runs the 10 Hz soft real-time
-    /// check (how many truth updates arrive within 20 ms early to 80 ms late).
+    /// check (how many truth updates arrive within 20 ms early to 80 ms late);
+    /// `bridge CONFIG` forwards between the bus and plain NATS in JSON.
     Bus {
         #[command(subcommand)]
         command: bus::BusCommand,

@@ -116,3 +116,159 @@ fn window_refuses_bad_flags_naming_them() {
         assert!(stderr.contains(names), "{args:?}: {stderr}");
     }
 }
+
+/// Writes a bridge configuration to a scratch file.
+fn bridge_config(name: &str, text: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "glidepath-bridge-{name}-{}-{}.toml",
+        std::process::id(),
+        glidepath::monotonic_now_ns()
+    ));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn bridge_forwards_both_ways_and_counts_what_it_refuses() {
+    use futures::StreamExt;
+    use glidepath::bus::{Bus, BusConfig, Message, ServiceLevel, Subject};
+    use std::io::{BufRead, BufReader};
+    let store = std::env::temp_dir().join(format!("glidepath-bridge-js-{}", std::process::id()));
+    let server = NatsServerProcess::start_with(
+        None,
+        &["--jetstream", "--store_dir", store.to_str().unwrap()],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let url = server.url();
+    let config = bridge_config(
+        "run",
+        &format!(
+            "[bus]\nnats_url = \"{url}\"\ngroup = \"FFTB\"\n\n\
+             [[to_nats]]\npattern = \"FFTB.MMS.*.DATA.TRUTH.>\"\nprefix = \"fftb.json\"\n\n\
+             [[from_nats]]\nsubject = \"fftb.in.>\"\nlevel = \"fifo\"\n"
+        ),
+    );
+    let mut child = glidepath(&[
+        "bus",
+        "bridge",
+        config.to_str().unwrap(),
+        "--seconds",
+        "6",
+        "--report-s",
+        "1",
+    ])
+    .spawn()
+    .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.contains("running"), "{line}");
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = runtime.block_on(async_nats::connect(url.clone())).unwrap();
+    let mut out = runtime
+        .block_on(client.subscribe("fftb.json.>".to_string()))
+        .unwrap();
+    let _ =
+        runtime.block_on(client.request("settle.cli.bridge".to_string(), glidepath::Bytes::new()));
+    let bus_config = BusConfig {
+        default_group: Subject::new("FFTB").unwrap(),
+        ..BusConfig::nats(&url)
+    };
+    let stars = Bus::connect(&bus_config).unwrap();
+    let commands = stars
+        .subscribe(&glidepath::bus::Pattern::new("FFTB.MMS.*.CMD.>").unwrap())
+        .unwrap();
+    stars
+        .publish(
+            &Subject::new("FFTB.MMS.SAT1.DATA.TRUTH.STARS.POSVEL").unwrap(),
+            &Message::new().with("x", 7000.5f64),
+            ServiceLevel::Agreed,
+        )
+        .unwrap();
+    let m = runtime
+        .block_on(async {
+            tokio::time::timeout(std::time::Duration::from_secs(10), out.next()).await
+        })
+        .expect("the truth message on NATS in time")
+        .unwrap();
+    let json: Value = serde_json::from_slice(&m.payload).unwrap();
+    assert_eq!(json["entries"][0]["val"], "7000.5", "{json}");
+
+    for body in [
+        r#"{"subject":"FFTB.MMS.SAT1.CMD.MANEUVER.FE.BURN","entries":[{"key":"dv","typ":"D","val":"0.25"}]}"#,
+        r#"{"subject":"FFTB.MMS.SAT1.CMD.X","entries":[{"key":"dv","typ":"D","val":"fast"}]}"#,
+    ] {
+        runtime
+            .block_on(client.publish("fftb.in.cmd".to_string(), glidepath::Bytes::from(body)))
+            .unwrap();
+    }
+    runtime.block_on(client.flush()).unwrap();
+    let Some(glidepath::bus::Event::Message(d)) = commands
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap()
+    else {
+        panic!("the command on the bus");
+    };
+    assert_eq!(d.message.get_f64("dv").unwrap(), 0.25);
+
+    let out = child.wait_with_output().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{rest}");
+    let last = stdout.lines().last().unwrap_or_default();
+    assert_eq!(
+        last, "bridge: 1 to NATS, 1 from NATS, 1 refused (not bus messages in JSON), 0 failed",
+        "{stdout}"
+    );
+    assert!(
+        rest.contains("entry 0 (`dv`)") && rest.contains("fast"),
+        "the refusal says why: {rest}"
+    );
+    let _ = std::fs::remove_file(&config);
+    drop((commands, stars));
+    drop(server);
+    let _ = std::fs::remove_dir_all(&store);
+}
+
+#[test]
+fn bridge_refuses_bad_configurations_naming_file_and_route() {
+    for (text, says) in [
+        (
+            "[[to_nats]]\npattern = \"fftb.lower\"\nprefix = \"p\"\n",
+            "to_nats route 1: pattern",
+        ),
+        (
+            "[[to_nats]]\npattern = \"A.>\"\nprefix = \"p q\"\n",
+            "prefix `p q`",
+        ),
+        (
+            "[[from_nats]]\nsubject = \"in.>\"\nlevel = \"total\"\n",
+            "from_nats route 1: level",
+        ),
+        (
+            "[[from_nats]]\nsubject = \"in.>.x\"\n",
+            "is not a NATS subject",
+        ),
+        (
+            "[bus]\ntransport = \"carrier-pigeon\"\n[[from_nats]]\nsubject = \"in\"\n",
+            "transport",
+        ),
+        ("[bus]\ncolour = 1\n", "unknown field"),
+        ("", "no routes"),
+    ] {
+        let path = bridge_config("bad", text);
+        let out = glidepath(&["bus", "bridge", path.to_str().unwrap(), "--seconds", "1"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{text:?} was accepted");
+        assert!(stderr.contains(says), "{text:?}: {stderr}");
+        assert!(
+            stderr.contains(path.file_name().unwrap().to_str().unwrap()),
+            "{text:?} names the file: {stderr}"
+        );
+        let _ = std::fs::remove_file(&path);
+    }
+}

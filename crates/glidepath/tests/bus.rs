@@ -554,3 +554,22 @@ fn nats_a_hole_in_the_order_is_filled_not_lost() {
     );
     assert_eq!(a.stats().lost, 0, "{:?}", a.stats());
 }
+
+/// A member closed after its NATS server died does not wait for the server forever:
+/// its leaving notice fails after the publish timeout and its last flush is bounded.
+#[test]
+fn nats_closing_after_the_server_died_returns() {
+    let mut n = nats();
+    let a = Bus::connect(&BusConfig::nats(&n.server.url())).unwrap();
+    let sub = a.subscribe(&pattern("GONE.>")).unwrap();
+    n.server.stop();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(sub);
+        a.close();
+        let _ = done_tx.send(());
+    });
+    done_rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("close returned with the server gone");
+}

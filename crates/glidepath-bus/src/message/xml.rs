@@ -657,6 +657,22 @@ fn attribute_value(raw: &str) -> Result<String, String> {
     Ok(value.into_owned())
 }
 
+/// A value's `val` text as this format writes it, unescaped (the JSON form of the
+/// bridge, `docs/wire-format.md` 7.6, uses the same text).
+pub fn value_text(value: &Value) -> String {
+    let mut out = Vec::new();
+    match value {
+        Value::Str(s) => return s.clone(),
+        other => write_value("", other, &mut out).expect("only strings can fail to encode"),
+    }
+    String::from_utf8(out).expect("numbers, booleans and base64 are ASCII")
+}
+
+/// Reads a `val` text (unescaped) of type `typ`, with the checks of this format.
+pub fn value_from_text(typ: ValueType, val: &str) -> Result<Value, String> {
+    parse_value(typ, val)
+}
+
 fn parse_value(typ: ValueType, val: &str) -> Result<Value, String> {
     Ok(match typ {
         ValueType::I32 => {

@@ -38,7 +38,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use parking_lot::Mutex;
 
 pub use glidepath_bus::frame::{DataFrame, MemberId, MembershipKind, ServiceLevel};
-pub use glidepath_bus::message::{binary, xml};
+pub use glidepath_bus::message::{binary, json, xml};
 pub use glidepath_bus::subject::fms;
 pub use glidepath_bus::subject::fms::FmsSubject;
 pub use glidepath_bus::{
@@ -48,6 +48,8 @@ pub use glidepath_bus::{
 
 use crate::config::TransportKind;
 
+#[cfg(feature = "transport-nats")]
+pub mod bridge;
 mod hub;
 #[cfg(feature = "transport-nats")]
 mod nats;

@@ -69,7 +69,7 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-fn block_on<F: Future>(f: F) -> F::Output {
+pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
     runtime().block_on(f)
 }
 
@@ -282,11 +282,15 @@ impl Backend for NatsBackend {
             self.leave(&g);
         }
         let client = self.client.clone();
+        // Bounded: with the server gone, a flush would wait for it forever.
         block_on(async move {
-            let _ = client.flush().await;
+            let _ = tokio::time::timeout(CLOSE_FLUSH, client.flush()).await;
         });
     }
 }
+
+/// The longest a closing connection waits to hand what it holds to the server.
+pub(crate) const CLOSE_FLUSH: Duration = Duration::from_secs(2);
 
 async fn read_data(
     mut sub: async_nats::Subscriber,

@@ -1,0 +1,281 @@
+//! The bus bridge to plain NATS and JSON (`glidepath bus bridge CONFIG`): any NATS
+//! client in any language (the `nats` CLI, nats-py) publishes to the bus and reads
+//! from it without speaking the bus's frames.
+//!
+//! - **To NATS**: each [`ToNats`] route subscribes a bus pattern (in a group) and
+//!   publishes what arrives, as the JSON of `docs/wire-format.md` 7.6, on the NATS
+//!   subject `PREFIX.SUBJECT`.
+//! - **From NATS**: each [`FromNats`] route subscribes a NATS subject (wildcards
+//!   allowed) and publishes each JSON message on the bus subject it names, with the
+//!   level it names or the route's.
+//!
+//! What the bridge publishes on one side is never forwarded back: its bus connection
+//! skips deliveries it sent itself, and its NATS connection does not receive its own
+//! publications (`no_echo`). JSON that is not a bus message is refused, counted
+//! ([`BridgeStats::refused_from_nats`]) and logged with the reason and its NATS
+//! subject; nothing malformed is forwarded, and the bridge carries on.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use glidepath_bus::message::json;
+
+use super::nats::block_on;
+use super::{Bus, BusConfig, BusError, Event, Pattern, ServiceLevel, Subject};
+
+const TRANSPORT: &str = "nats (bridge)";
+
+/// A route from the bus to plain NATS.
+#[derive(Clone, Debug)]
+pub struct ToNats {
+    /// The bus pattern forwarded.
+    pub pattern: Pattern,
+    /// Its group; `None` for the bus configuration's default group.
+    pub group: Option<Subject>,
+    /// The NATS subject is this prefix, a dot and the bus subject.
+    pub prefix: String,
+}
+
+/// A route from plain NATS to the bus.
+#[derive(Clone, Debug)]
+pub struct FromNats {
+    /// The NATS subject read (NATS wildcards `*` and `>` allowed).
+    pub subject: String,
+    /// The level of messages that do not name one.
+    pub level: ServiceLevel,
+    /// The bus group published to; `None` for the default group.
+    pub group: Option<Subject>,
+}
+
+/// What to bridge.
+#[derive(Clone, Debug)]
+pub struct BridgeConfig {
+    /// The bus side.
+    pub bus: BusConfig,
+    /// The plain NATS side's server.
+    pub nats_url: String,
+    /// TLS and credentials for it.
+    pub nats_security: crate::NatsSecurity,
+    /// Bus to NATS.
+    pub to_nats: Vec<ToNats>,
+    /// NATS to bus.
+    pub from_nats: Vec<FromNats>,
+}
+
+/// What the bridge has done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BridgeStats {
+    /// Bus messages published on NATS.
+    pub to_nats: u64,
+    /// NATS messages published on the bus.
+    pub from_nats: u64,
+    /// NATS messages that were not bus messages in JSON (or named a level the bus
+    /// refused): counted, logged, not forwarded.
+    pub refused_from_nats: u64,
+    /// Forwarding failures of the transports (either way).
+    pub failed: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    to_nats: AtomicU64,
+    from_nats: AtomicU64,
+    refused_from_nats: AtomicU64,
+    failed: AtomicU64,
+}
+
+/// A running bridge; [`Bridge::close`] (or dropping it) stops it.
+pub struct Bridge {
+    bus: Bus,
+    client: async_nats::Client,
+    stop: Arc<AtomicBool>,
+    counters: Arc<Counters>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Bridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bridge")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+fn err(reason: impl std::fmt::Display) -> BusError {
+    BusError::Transport {
+        transport: TRANSPORT,
+        reason: reason.to_string(),
+    }
+}
+
+/// How often a forwarding thread looks at the stop flag.
+const POLL: Duration = Duration::from_millis(100);
+
+impl Bridge {
+    /// Connects both sides and starts every route; effective when it returns (the
+    /// subscriptions on both sides are in place).
+    pub fn start(config: BridgeConfig) -> Result<Bridge, BusError> {
+        let bus = Bus::connect(&config.bus)?;
+        let shown = crate::redact_url(&config.nats_url);
+        let client = block_on(async {
+            let base = async_nats::ConnectOptions::new()
+                .name("glidepath-bus-bridge")
+                .no_echo();
+            let (options, servers) = config
+                .nats_security
+                .configure(base, &config.nats_url)
+                .await
+                .map_err(|e| e.to_string())?;
+            options
+                .connect(servers.as_slice())
+                .await
+                .map_err(|e| e.to_string())
+        })
+        .map_err(|e| err(format!("cannot connect to {shown}: {e}")))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let counters = Arc::new(Counters::default());
+        let mut threads = Vec::new();
+        let default_group = config.bus.default_group.clone();
+        for route in config.to_nats {
+            let group = route.group.unwrap_or_else(|| default_group.clone());
+            let sub = bus.subscribe_in(&group, &route.pattern)?;
+            let (me, client, stop, counters) =
+                (bus.member(), client.clone(), stop.clone(), counters.clone());
+            threads.push(spawn("glidepath-bridge-out", move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let d = match sub.recv_timeout(POLL) {
+                        Ok(Some(Event::Message(d))) => d,
+                        Ok(Some(Event::Membership(_))) | Ok(None) => continue,
+                        Err(_) => return,
+                    };
+                    if d.sender == me {
+                        continue;
+                    }
+                    let mut j = json::to_json(&d.subject, &d.message);
+                    j.level = Some(d.level.name().to_string());
+                    j.sender = Some(d.sender.to_string());
+                    j.publish_time_ns = Some(d.publish_time_ns);
+                    j.group_seq = d.group_seq;
+                    let body = json::encode(&j);
+                    let subject = format!("{}.{}", route.prefix, d.subject);
+                    match block_on(client.publish(subject, Bytes::from(body))) {
+                        Ok(()) => counters.to_nats.fetch_add(1, Ordering::Relaxed),
+                        Err(e) => {
+                            tracing::warn!("bridge: to NATS: {e}");
+                            counters.failed.fetch_add(1, Ordering::Relaxed)
+                        }
+                    };
+                }
+            })?);
+        }
+        for route in config.from_nats {
+            let group = route.group.unwrap_or_else(|| default_group.clone());
+            let nats_subject = route.subject.clone();
+            let mut sub = block_on(client.subscribe(nats_subject.clone()))
+                .map_err(|e| err(format!("cannot subscribe to {nats_subject}: {e}")))?;
+            let (bus, stop, counters) = (bus.clone(), stop.clone(), counters.clone());
+            threads.push(spawn("glidepath-bridge-in", move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let next = block_on(async { tokio::time::timeout(POLL, sub.next()).await });
+                    let msg = match next {
+                        Ok(Some(msg)) => msg,
+                        Ok(None) => return,
+                        Err(_) => continue,
+                    };
+                    let (subject, level, message) = match json::parse(&msg.payload) {
+                        Ok(parsed) => parsed,
+                        Err(e) => {
+                            counters.refused_from_nats.fetch_add(1, Ordering::Relaxed);
+                            tracing::warn!("bridge: refused a message on {}: {e}", msg.subject);
+                            continue;
+                        }
+                    };
+                    let level = level.unwrap_or(route.level);
+                    match bus.publish_to(&group, &subject, &message, level) {
+                        Ok(()) => counters.from_nats.fetch_add(1, Ordering::Relaxed),
+                        Err(e) => {
+                            tracing::warn!("bridge: to the bus ({subject}): {e}");
+                            counters.failed.fetch_add(1, Ordering::Relaxed)
+                        }
+                    };
+                }
+            })?);
+        }
+        // Both sides' subscriptions are effective before `start` returns: the bus's
+        // on return; NATS's after this round trip.
+        block_on(round_trip(&client))?;
+        Ok(Bridge {
+            bus,
+            client,
+            stop,
+            counters,
+            threads,
+        })
+    }
+
+    /// The bridge's own member token on the bus (the sender of what it forwards in).
+    pub fn member(&self) -> super::MemberId {
+        self.bus.member()
+    }
+
+    /// What it has forwarded and refused so far.
+    pub fn stats(&self) -> BridgeStats {
+        let c = &self.counters;
+        BridgeStats {
+            to_nats: c.to_nats.load(Ordering::Relaxed),
+            from_nats: c.from_nats.load(Ordering::Relaxed),
+            refused_from_nats: c.refused_from_nats.load(Ordering::Relaxed),
+            failed: c.failed.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Stops forwarding, waits for the routes and closes both connections.
+    pub fn close(mut self) {
+        self.shut();
+    }
+
+    fn shut(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        let client = self.client.clone();
+        block_on(async move {
+            let _ = tokio::time::timeout(super::nats::CLOSE_FLUSH, client.flush()).await;
+        });
+        self.bus.close();
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        if !self.threads.is_empty() {
+            self.shut();
+        }
+    }
+}
+
+fn spawn(
+    name: &str,
+    f: impl FnOnce() + Send + 'static,
+) -> Result<std::thread::JoinHandle<()>, BusError> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .map_err(|e| err(format!("cannot start a thread: {e}")))
+}
+
+/// A round trip through the NATS server: everything sent before is processed there.
+async fn round_trip(client: &async_nats::Client) -> Result<(), BusError> {
+    match client
+        .request("glidepath-bridge.settle".to_string(), Bytes::new())
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == async_nats::RequestErrorKind::NoResponders => Ok(()),
+        Err(e) => Err(err(format!("round trip to the NATS server: {e}"))),
+    }
+}
