@@ -2,7 +2,7 @@
 //! panic on any bytes (or on a valid message with bytes changed), and pattern
 //! matching agrees with a direct reading of the wildcard rules.
 
-use glidepath_bus::message::{binary, xml};
+use glidepath_bus::message::{binary, json, xml};
 use glidepath_bus::{Encoding, Message, Pattern, Subject, Value};
 use proptest::prelude::*;
 
@@ -79,6 +79,18 @@ proptest! {
     fn decoders_never_panic_on_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
         let _ = xml::parse(&bytes);
         let _ = binary::parse(&bytes);
+        let _ = json::parse(&bytes);
+    }
+
+    /// The bridge's JSON form carries every message the XML form does, exactly.
+    #[test]
+    fn every_message_round_trips_through_json(m in message()) {
+        let subject = Subject::new("FFTB.MMS.SAT1").unwrap();
+        let bytes = json::encode(&json::to_json(&subject, &m));
+        let (back_subject, level, back) = json::parse(&bytes).unwrap();
+        prop_assert_eq!(back_subject, subject);
+        prop_assert_eq!(level, None);
+        prop_assert_eq!(back, m);
     }
 
     #[test]
