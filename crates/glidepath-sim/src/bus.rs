@@ -498,7 +498,7 @@ impl Sim {
     fn heartbeat(&mut self, m: usize) -> Result<(), BusFailure> {
         self.acknowledge(m);
         self.nodes[m].beats += 1;
-        if self.nodes[m].beats % 10 == 0 {
+        if self.nodes[m].beats.is_multiple_of(10) {
             // Once a second, the sequencer's last number (a stream-info request).
             let last = self.log.len() as u64;
             let missing = self.nodes[m].stability.behind(last);

@@ -394,7 +394,7 @@ fn nats_safe_waits_for_a_silent_member_until_it_is_declared_crashed() {
     assert_eq!(next_membership(&a_events).kind, MembershipKind::Joined);
 
     // The silent member joins through the group's stream, as a member does.
-    let silent = MemberId(0x5113_47);
+    let silent = MemberId(0x0051_1347);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let client = async_nats::connect(n.server.url()).await.unwrap();

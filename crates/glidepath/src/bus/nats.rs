@@ -580,7 +580,7 @@ async fn heartbeat(member: Arc<Member>) {
         tick.tick().await;
         member.acknowledge().await;
         beats += 1;
-        if beats % 10 == 0 {
+        if beats.is_multiple_of(10) {
             // Once a second, the stream's last number: a copy lost at the end of the
             // order shows no hole, and no other member may be there to acknowledge it.
             runtime().spawn(member.clone().catch_up());
