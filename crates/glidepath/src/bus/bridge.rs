@@ -119,22 +119,11 @@ impl Bridge {
     /// subscriptions on both sides are in place).
     pub fn start(config: BridgeConfig) -> Result<Bridge, BusError> {
         let bus = Bus::connect(&config.bus)?;
-        let shown = crate::redact_url(&config.nats_url);
-        let client = block_on(async {
-            let base = async_nats::ConnectOptions::new()
-                .name("glidepath-bus-bridge")
-                .no_echo();
-            let (options, servers) = config
-                .nats_security
-                .configure(base, &config.nats_url)
-                .await
-                .map_err(|e| e.to_string())?;
-            options
-                .connect(servers.as_slice())
-                .await
-                .map_err(|e| e.to_string())
-        })
-        .map_err(|e| err(format!("cannot connect to {shown}: {e}")))?;
+        let base = async_nats::ConnectOptions::new()
+            .name("glidepath-bus-bridge")
+            .no_echo();
+        let client =
+            super::nats::connect(&config.nats_url, &config.nats_security, base).map_err(err)?;
         let stop = Arc::new(AtomicBool::new(false));
         let counters = Arc::new(Counters::default());
         let mut threads = Vec::new();

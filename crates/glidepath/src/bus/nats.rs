@@ -80,6 +80,26 @@ fn err(reason: impl std::fmt::Display) -> BusError {
     }
 }
 
+/// A NATS connection with `base`'s options and `security`'s TLS and credentials, on
+/// the bus's runtime; the error names the server (without credentials).
+pub(crate) fn connect(
+    url: &str,
+    security: &crate::NatsSecurity,
+    base: async_nats::ConnectOptions,
+) -> Result<async_nats::Client, String> {
+    block_on(async {
+        let (options, servers) = security
+            .configure(base, url)
+            .await
+            .map_err(|e| e.to_string())?;
+        options
+            .connect(servers.as_slice())
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .map_err(|e| format!("cannot connect to {}: {e}", crate::redact_url(url)))
+}
+
 /// The stream name of a group: `GPBUS_` and the group with `_` written `_U` and `.`
 /// written `_D` (stream names cannot hold dots; the escape keeps names distinct).
 pub(crate) fn stream_name(group: &Subject) -> String {
@@ -120,21 +140,10 @@ impl NatsBackend {
         router: Arc<Router>,
         counters: Arc<Counters>,
     ) -> Result<NatsBackend, BusError> {
-        let shown = crate::redact_url(url);
-        let client = block_on(async {
-            let base = async_nats::ConnectOptions::new()
-                .name(format!("glidepath-bus {name}"))
-                .subscription_capacity(1 << 16);
-            let (options, servers) = security
-                .configure(base, url)
-                .await
-                .map_err(|e| e.to_string())?;
-            options
-                .connect(servers.as_slice())
-                .await
-                .map_err(|e| e.to_string())
-        })
-        .map_err(|e| err(format!("cannot connect to {shown}: {e}")))?;
+        let base = async_nats::ConnectOptions::new()
+            .name(format!("glidepath-bus {name}"))
+            .subscription_capacity(1 << 16);
+        let client = connect(url, security, base).map_err(err)?;
         let js = {
             let _inside = runtime().enter();
             jetstream::new(client.clone())
