@@ -223,6 +223,7 @@ fn measure(
         handles.push(std::thread::spawn(move || {
             let _bus = bus;
             let mut latencies = Recorder::new();
+            let mut samples_us = Vec::with_capacity(count);
             let mut order = Vec::with_capacity(count);
             while order.len() < count {
                 match sub.recv_timeout(PATIENCE) {
@@ -234,17 +235,20 @@ fn measure(
                         if i < 0 && i != i32::MIN {
                             continue;
                         }
-                        latencies.record(now.saturating_sub(d.publish_time_ns));
+                        let ns = now.saturating_sub(d.publish_time_ns);
+                        latencies.record(ns);
+                        samples_us.push(ns as f64 / 1e3);
                         order.push(i);
                     }
                     Ok(Some(Event::Membership(_))) => {}
                     Ok(None) | Err(_) => break,
                 }
             }
-            (latencies, order)
+            (latencies, order, samples_us)
         }));
     }
     let mut send = Recorder::new();
+    let mut send_samples_us = Vec::with_capacity(opts.count);
     let mut started = Instant::now();
     for i in -WARMUP..opts.count as i32 {
         if i == 0 {
@@ -254,7 +258,9 @@ fn measure(
         let t0 = Instant::now();
         publisher.publish(&subject, &m, opts.level)?;
         if i >= 0 {
-            send.record(t0.elapsed().as_nanos() as u64);
+            let ns = t0.elapsed().as_nanos() as u64;
+            send.record(ns);
+            send_samples_us.push(ns as f64 / 1e3);
         }
         if opts.variant == BusVariant::SendReceive {
             let want = ((i + WARMUP + 1) as usize * n) as u64;
@@ -265,12 +271,14 @@ fn measure(
         }
     }
     let mut all = Recorder::new();
+    let mut all_samples_us = Vec::new();
     let mut orders = Vec::new();
     for h in handles {
-        let (lat, order) = h
+        let (lat, order, samples_us) = h
             .join()
             .map_err(|_| anyhow::anyhow!("a subscriber panicked"))?;
         all.merge(&lat);
+        all_samples_us.extend(samples_us);
         orders.push(order);
     }
     let elapsed = started.elapsed().as_secs_f64();
@@ -278,10 +286,12 @@ fn measure(
     match opts.variant {
         BusVariant::Send => {
             r.set_latency_ns(&send);
+            r.samples_us = send_samples_us;
             r.received = opts.count as u64;
         }
         _ => {
             r.set_latency_ns(&all);
+            r.samples_us = all_samples_us;
             r.received = seen.received;
             r.lost = (opts.count * n) as u64 - seen.received.min((opts.count * n) as u64);
             r.order_violations = Some(seen.violations + publisher.stats().order_violations);

@@ -179,7 +179,8 @@ fn slug(s: &str) -> String {
 /// - per result with samples: latency histogram and percentile curve (ATM TestBed
 ///   Fig. 4.3);
 /// - per suite and variant with results for several subscriber counts: notched
-///   boxplots of the latency samples by subscriber count (FFTB Figs. 9–12);
+///   boxplots of the latency samples by subscriber count (FFTB Figs. 9–12), and with
+///   several sizes, by message size (FFTB Figs. 7–10);
 /// - per suite and variant with several sizes: rate, Mbit/s and P50 against message
 ///   size, one line per federate/subscriber count, raw peer dashed beside
 ///   (thesis Figs. 17–19).
@@ -247,6 +248,31 @@ pub fn write_plots(dir: &Path, results: &[BenchResult]) -> anyhow::Result<Vec<Pa
                     "{suite} {variant} over {transport}: latency by subscriber count (all sizes)"
                 ),
                 "subscribers",
+                "latency (µs)",
+                &groups,
+            )
+            .map_err(|e| plot_err(&path, e))?;
+            written.push(path);
+        }
+        // Boxplots by message size, pooling every subscriber count's samples.
+        let mut by_size: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+        for r in &rs {
+            by_size
+                .entry(r.size_bytes)
+                .or_default()
+                .extend(r.samples_us.iter().copied());
+        }
+        by_size.retain(|_, v| !v.is_empty());
+        if by_size.len() > 1 {
+            let path = dir.join(format!("{stem}-boxplot-by-size.png"));
+            let groups: Vec<(String, Vec<f64>)> = by_size
+                .into_iter()
+                .map(|(b, v)| (b.to_string(), v))
+                .collect();
+            glidepath_plot::notched_boxplots(
+                &path,
+                &format!("{suite} {variant} over {transport}: latency by message size (all subscriber counts)"),
+                "message size (bytes)",
                 "latency (µs)",
                 &groups,
             )

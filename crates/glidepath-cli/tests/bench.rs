@@ -549,6 +549,7 @@ fn bus_send_receive_runs_in_process_and_over_nats_next_to_raw_nats() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let url = server.url();
+    let plots = scratch("bus-plots");
     let nats = run_bus(
         "bus-nats",
         &[
@@ -565,8 +566,14 @@ fn bus_send_receive_runs_in_process_and_over_nats_next_to_raw_nats() {
             "30",
             "--service",
             "agreed",
+            "--plot",
+            plots.to_str().unwrap(),
         ],
     );
+    // The paper's notched boxplots by size (Figs. 9-10), from every sample.
+    let boxplot = std::fs::read(plots.join("bus-send-receive-nats-boxplot-by-size.png")).unwrap();
+    assert!(boxplot.starts_with(b"\x89PNG"), "a PNG");
+    let _ = std::fs::remove_dir_all(&plots);
     assert_eq!((inproc.len(), nats.len()), (1, 2));
     for r in inproc.iter().chain(&nats) {
         assert_eq!(r["suite"], "bus");

@@ -496,13 +496,12 @@ impl Member {
 
     /// Fetches what the stream has beyond this member's copy of the order.
     async fn catch_up(self: Arc<Self>) {
-        let Ok(mut stream) = self.js.get_stream(stream_name(&self.group)).await else {
+        // One stream-info request; the handle carries the answer.
+        let Ok(stream) = self.js.get_stream(stream_name(&self.group)).await else {
             return;
         };
-        let Ok(info) = stream.info().await else {
-            return;
-        };
-        let missing = self.stability.lock().behind(info.state.last_sequence);
+        let last = stream.cached_info().state.last_sequence;
+        let missing = self.stability.lock().behind(last);
         if let Some(missing) = missing {
             self.fill(missing).await;
         }
