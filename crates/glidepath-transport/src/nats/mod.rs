@@ -103,7 +103,8 @@ pub use glidepath_wire::subject;
 
 use reader::read_federation;
 use throttle::warn_throttled;
-use transport::{barrier, connect_client, subscribe_error};
+pub use transport::barrier;
+use transport::{connect_client, subscribe_error};
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64};

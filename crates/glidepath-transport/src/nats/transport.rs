@@ -256,8 +256,10 @@ pub(super) fn subscribe_error(e: async_nats::SubscribeError) -> TransportError {
 }
 
 /// A round trip through the NATS server: when it returns `Ok`, the server has read
-/// everything this client sent before it.
-pub(super) async fn barrier(client: &Client, timeout: Duration) -> Result<(), TransportError> {
+/// everything this client sent before it (a subscription made before is effective
+/// there; `Client::flush` only empties the socket buffer). `timeout` is the client's
+/// request timeout, for the error.
+pub async fn barrier(client: &Client, timeout: Duration) -> Result<(), TransportError> {
     match client.request(BARRIER_SUBJECT, Bytes::new()).await {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == RequestErrorKind::NoResponders => Ok(()),

@@ -119,24 +119,11 @@ impl Raw {
                 .subscribe(federation_wildcard(federation))
                 .await
                 .unwrap();
-            self.settle().await;
+            glidepath_transport::nats::barrier(&self.client, Duration::from_secs(10))
+                .await
+                .unwrap();
             s
         })
-    }
-
-    /// Waits until the server has processed everything this client sent: a flush
-    /// only empties the socket buffer, but a request nobody answers comes back "no
-    /// responders" only after what preceded it on this connection.
-    async fn settle(&self) {
-        match self
-            .client
-            .request("glidepath-test.settle".to_string(), Bytes::new())
-            .await
-        {
-            Ok(_) => {}
-            Err(e) if e.kind() == async_nats::RequestErrorKind::NoResponders => {}
-            Err(e) => panic!("round trip to the NATS server failed: {e}"),
-        }
     }
 
     /// The next message of a subscription, waiting up to `timeout`.

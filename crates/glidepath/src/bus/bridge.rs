@@ -195,7 +195,9 @@ impl Bridge {
         }
         // Both sides' subscriptions are effective before `start` returns: the bus's
         // on return; NATS's after this round trip.
-        block_on(round_trip(&client))?;
+        // (The client's request timeout is async-nats's default, 10 s.)
+        let request_timeout = Duration::from_secs(10);
+        block_on(glidepath_transport::nats::barrier(&client, request_timeout)).map_err(err)?;
         Ok(Bridge {
             bus,
             client,
@@ -255,16 +257,4 @@ fn spawn(
         .name(name.into())
         .spawn(f)
         .map_err(|e| err(format!("cannot start a thread: {e}")))
-}
-
-/// A round trip through the NATS server: everything sent before is processed there.
-async fn round_trip(client: &async_nats::Client) -> Result<(), BusError> {
-    match client
-        .request("glidepath-bridge.settle".to_string(), Bytes::new())
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == async_nats::RequestErrorKind::NoResponders => Ok(()),
-        Err(e) => Err(err(format!("round trip to the NATS server: {e}"))),
-    }
 }
