@@ -95,17 +95,15 @@ pub struct DdmFailure {
 
 impl std::fmt::Display for DdmFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "DDM seed {} failed: {}", self.seed, self.message)?;
-        writeln!(
+        crate::trace::write_failure(
             f,
-            "replay: cargo run -p glidepath-sim -- --ddm --seed {} --verbose",
-            self.seed
-        )?;
-        writeln!(f, "last events:")?;
-        for t in &self.trace {
-            writeln!(f, "  {t}")?;
-        }
-        Ok(())
+            format_args!("DDM seed {} failed: {}", self.seed, self.message),
+            format_args!(
+                "cargo run -p glidepath-sim -- --ddm --seed {} --verbose",
+                self.seed
+            ),
+            &self.trace,
+        )
     }
 }
 

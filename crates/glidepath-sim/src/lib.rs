@@ -163,21 +163,19 @@ pub struct SimFailure {
 
 impl std::fmt::Display for SimFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "seed {} failed: {}", self.seed, self.message)?;
-        writeln!(
+        trace::write_failure(
             f,
-            "replay: cargo run -p glidepath-sim -- --seed {}{} --verbose",
-            self.seed,
-            match self.profile {
-                Profile::Weighted => "",
-                Profile::Classic => " --profile classic",
-            }
-        )?;
-        writeln!(f, "last events:")?;
-        for t in &self.trace {
-            writeln!(f, "  {t}")?;
-        }
-        Ok(())
+            format_args!("seed {} failed: {}", self.seed, self.message),
+            format_args!(
+                "cargo run -p glidepath-sim -- --seed {}{} --verbose",
+                self.seed,
+                match self.profile {
+                    Profile::Weighted => "",
+                    Profile::Classic => " --profile classic",
+                }
+            ),
+            &self.trace,
+        )
     }
 }
 

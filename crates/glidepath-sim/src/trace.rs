@@ -11,6 +11,23 @@ const TRACE_EVENTS: usize = 60;
 
 /// One traced event, kept as data: formatting every event of a long run would cost
 /// more than running it.
+/// Writes a failed seed's report: what failed, the command that replays it, and the
+/// last events (every simulator's failure prints this way).
+pub(crate) fn write_failure(
+    f: &mut std::fmt::Formatter<'_>,
+    failed: std::fmt::Arguments<'_>,
+    replay: std::fmt::Arguments<'_>,
+    trace: &[String],
+) -> std::fmt::Result {
+    writeln!(f, "{failed}")?;
+    writeln!(f, "replay: {replay}")?;
+    writeln!(f, "last events:")?;
+    for t in trace {
+        writeln!(f, "  {t}")?;
+    }
+    Ok(())
+}
+
 pub(crate) enum TraceEvent {
     Deliver { to: usize, envelope: Envelope },
     Callback { node: usize, callback: Callback },

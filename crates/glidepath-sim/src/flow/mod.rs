@@ -171,13 +171,12 @@ pub struct FlowFailure {
 
 impl std::fmt::Display for FlowFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "flow seed {} failed: {}", self.seed, self.message)?;
-        writeln!(f, "replay: {}", self.replay)?;
-        writeln!(f, "last events:")?;
-        for t in &self.trace {
-            writeln!(f, "  {t}")?;
-        }
-        Ok(())
+        crate::trace::write_failure(
+            f,
+            format_args!("flow seed {} failed: {}", self.seed, self.message),
+            format_args!("{}", self.replay),
+            &self.trace,
+        )
     }
 }
 
