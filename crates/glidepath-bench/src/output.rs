@@ -159,6 +159,14 @@ pub fn write_json(path: &Path, results: &[BenchResult]) -> anyhow::Result<()> {
 }
 
 /// A figure against message size: file suffix, y label, glidepath's value, the raw peer's.
+/// A boxplot figure: file suffix, what the groups are, x label, the grouping key.
+type Boxplot = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&BenchResult) -> u64,
+);
+
 type Figure = (
     &'static str,
     &'static str,
@@ -227,52 +235,43 @@ pub fn write_plots(dir: &Path, results: &[BenchResult]) -> anyhow::Result<Vec<Pa
     }
     for ((suite, variant, transport), rs) in groups {
         let stem = format!("{suite}-{}-{transport}", slug(&variant));
-        // Boxplots by subscriber count, pooling every size's samples.
-        let mut by_subs: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-        for r in &rs {
-            by_subs
-                .entry(r.subscribers)
-                .or_default()
-                .extend(r.samples_us.iter().copied());
-        }
-        by_subs.retain(|_, v| !v.is_empty());
-        if by_subs.len() > 1 {
-            let path = dir.join(format!("{stem}-boxplot-by-subscribers.png"));
-            let groups: Vec<(String, Vec<f64>)> = by_subs
-                .into_iter()
-                .map(|(n, v)| (n.to_string(), v))
-                .collect();
-            glidepath_plot::notched_boxplots(
-                &path,
-                &format!(
-                    "{suite} {variant} over {transport}: latency by subscriber count (all sizes)"
-                ),
+        // Notched boxplots of every sample, grouped by subscriber count (pooling the
+        // sizes) and by message size (pooling the subscriber counts).
+        let boxplots: [Boxplot; 2] = [
+            (
                 "subscribers",
-                "latency (µs)",
-                &groups,
-            )
-            .map_err(|e| plot_err(&path, e))?;
-            written.push(path);
-        }
-        // Boxplots by message size, pooling every subscriber count's samples.
-        let mut by_size: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-        for r in &rs {
-            by_size
-                .entry(r.size_bytes)
-                .or_default()
-                .extend(r.samples_us.iter().copied());
-        }
-        by_size.retain(|_, v| !v.is_empty());
-        if by_size.len() > 1 {
-            let path = dir.join(format!("{stem}-boxplot-by-size.png"));
-            let groups: Vec<(String, Vec<f64>)> = by_size
+                "subscriber count (all sizes)",
+                "subscribers",
+                |r| r.subscribers,
+            ),
+            (
+                "size",
+                "message size (all subscriber counts)",
+                "message size (bytes)",
+                |r| r.size_bytes,
+            ),
+        ];
+        for (file, by, x_label, key) in boxplots {
+            let mut pooled: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+            for r in &rs {
+                pooled
+                    .entry(key(r))
+                    .or_default()
+                    .extend(r.samples_us.iter().copied());
+            }
+            pooled.retain(|_, v| !v.is_empty());
+            if pooled.len() < 2 {
+                continue;
+            }
+            let path = dir.join(format!("{stem}-boxplot-by-{file}.png"));
+            let groups: Vec<(String, Vec<f64>)> = pooled
                 .into_iter()
-                .map(|(b, v)| (b.to_string(), v))
+                .map(|(k, v)| (k.to_string(), v))
                 .collect();
             glidepath_plot::notched_boxplots(
                 &path,
-                &format!("{suite} {variant} over {transport}: latency by message size (all subscriber counts)"),
-                "message size (bytes)",
+                &format!("{suite} {variant} over {transport}: latency by {by}"),
+                x_label,
                 "latency (µs)",
                 &groups,
             )
