@@ -8,14 +8,16 @@
 //! Without `nats-server` (on PATH or in GLIDEPATH_NATS_SERVER) the NATS tests fail and
 //! say how to install it: `bash scripts/test.sh`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
 use glidepath::backend::nats::NatsServerProcess;
+
+mod support;
 use serde_json::Value;
+use support::glidepath;
 
 /// Generous: each run takes about a second on an idle machine.
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -44,13 +46,6 @@ const KEYS: &[&str] = &[
 /// Keys a result carries when the raw peer ran.
 const RAW_KEYS: &[&str] = &["raw_p50_us", "raw_rate_per_s", "ratio_p50", "ratio_rate"];
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
 /// A scratch directory for one test's outputs, emptied first.
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
@@ -64,16 +59,7 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Runs `glidepath ARGS` to completion within [`TIMEOUT`]; (success, stdout, stderr).
 fn run(args: &[&str]) -> (bool, String, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_glidepath"));
-    command
-        .args(args)
-        .current_dir(workspace_root())
-        .env_remove("GLIDEPATH_TRANSPORT")
-        .env_remove("GLIDEPATH_NATS_URL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = command.spawn().unwrap();
+    let child = glidepath(args).spawn().unwrap();
     let id = child.id();
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {

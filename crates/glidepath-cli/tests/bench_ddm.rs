@@ -2,24 +2,18 @@
 //! count on `inproc` and over a real nats-server, and its JSON rows carry what the
 //! issue asks for, with no update lost and none delivered outside its region.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
 use glidepath::backend::nats::NatsServerProcess;
+
+mod support;
 use serde_json::Value;
+use support::glidepath;
 
 /// Generous: a debug build on a shared machine.
 const TIMEOUT: Duration = Duration::from_secs(120);
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
 
 /// Runs `glidepath bench ddm ARGS --json FILE` and returns the rows.
 fn bench_ddm(name: &str, args: &[&str]) -> Vec<Value> {
@@ -30,19 +24,10 @@ fn bench_ddm(name: &str, args: &[&str]) -> Vec<Value> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("results.json");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_glidepath"));
-    command
-        .args(["bench", "ddm"])
-        .args(args)
-        .arg("--json")
-        .arg(&json)
-        .current_dir(workspace_root())
-        .env_remove("GLIDEPATH_TRANSPORT")
-        .env_remove("GLIDEPATH_NATS_URL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = command.spawn().unwrap();
+    let mut full = vec!["bench", "ddm"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["--json", json.to_str().unwrap()]);
+    let child = glidepath(&full).spawn().unwrap();
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
@@ -128,11 +113,7 @@ fn over_nats_the_rows_carry_the_wire_figures() {
 
 #[test]
 fn the_raw_peer_is_refused_with_a_reason() {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_glidepath"));
-    let output = command
-        .args(["bench", "ddm", "--raw", "--subscribers", "1"])
-        .current_dir(workspace_root())
-        .env_remove("GLIDEPATH_TRANSPORT")
+    let output = glidepath(&["bench", "ddm", "--raw", "--subscribers", "1"])
         .output()
         .unwrap();
     assert!(!output.status.success());
