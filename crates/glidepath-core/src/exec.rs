@@ -6,7 +6,7 @@
 //! A transport decides where it runs (in the process for `inproc`, in a server process
 //! for distributed transports); data messages never pass through it.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -254,7 +254,16 @@ pub struct FederationExecution {
     sync_points: BTreeMap<String, SyncPoint>,
     /// The save or restore in progress, and what the host handed over for them.
     saves: save::SaveState,
+    /// The last [`RESIGN_MEMORY`] resigns and their replies, so that a resign asked
+    /// again (its reply was lost: a timeout while the executive failed over) gets
+    /// the same reply instead of *not a member*. Handles are never reused, so a
+    /// handle found here is the same federate.
+    #[serde(default)]
+    resigned: VecDeque<(FederateHandle, Vec<InstanceInfo>)>,
 }
+
+/// How many resigns a federation execution remembers (see `resigned`).
+const RESIGN_MEMORY: usize = 64;
 
 impl FederationExecution {
     fn new(id: FederationId, name: String, fom: Arc<Fom>) -> Self {
@@ -272,6 +281,7 @@ impl FederationExecution {
             next_instance: 1,
             sync_points: BTreeMap::new(),
             saves: save::SaveState::default(),
+            resigned: VecDeque::new(),
         }
     }
 
@@ -366,7 +376,13 @@ impl FederationExecution {
                 federate, action, ..
             } => {
                 if let Err(e) = self.member(federate) {
-                    return fed_err(e);
+                    // Asked again: the first resign was applied, its reply lost.
+                    return match self.resigned.iter().find(|(f, _)| *f == federate) {
+                        Some((_, delete)) => R::Resigned {
+                            delete: delete.clone(),
+                        },
+                        None => fed_err(e),
+                    };
                 }
                 let delete = match self.resign_ownership(federate, action, out) {
                     Ok(delete) => delete,
@@ -382,6 +398,10 @@ impl FederationExecution {
                 out.push(Notification::FederateResigned { federate });
                 self.save_member_left(federate, out);
                 self.complete_sync_points(out);
+                if self.resigned.len() == RESIGN_MEMORY {
+                    self.resigned.pop_front();
+                }
+                self.resigned.push_back((federate, delete.clone()));
                 R::Resigned { delete }
             }
             ExecRequest::ListFederates { .. } => {

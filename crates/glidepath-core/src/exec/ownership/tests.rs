@@ -229,3 +229,63 @@ fn a_refused_resign_changes_nothing_and_a_cancelling_one_ends_acquisitions() {
     assert!(matches!(reply, ExecReply::Resigned { ref delete } if delete.len() == 1));
     assert_eq!(exec.federation(id).unwrap().attribute_owners().count(), 0);
 }
+
+#[test]
+fn a_resign_asked_again_gets_the_first_reply_and_changes_nothing() {
+    let (mut exec, id, p) = federation(2);
+    let (reply, _, _) = exec.handle(ExecRequest::RegisterInstance {
+        federation: id,
+        federate: FederateHandle(1),
+        class: ObjectClassHandle(0),
+        name: None,
+        attributes: vec![p],
+    });
+    let ExecReply::Registered { instance, .. } = reply else {
+        panic!("{reply:?}")
+    };
+    let resign = |exec: &mut Executive, f| {
+        exec.handle(ExecRequest::Resign {
+            federation: id,
+            federate: FederateHandle(f),
+            action: ResignAction::DeleteObjects,
+        })
+    };
+    let (first, _, out) = resign(&mut exec, 1);
+    assert!(
+        matches!(first, ExecReply::Resigned { ref delete } if delete.len() == 1 && delete[0].instance == instance)
+    );
+    assert!(out
+        .iter()
+        .any(|n| matches!(n, Notification::FederateResigned { federate } if federate.0 == 1)));
+    // The reply was lost (a failover): the same request again gets the same
+    // answer, and tells nobody anything twice.
+    let (again, _, out) = resign(&mut exec, 1);
+    assert!(
+        matches!(again, ExecReply::Resigned { ref delete } if delete.len() == 1 && delete[0].instance == instance)
+    );
+    assert!(out.is_empty(), "{out:?}");
+    assert_eq!(exec.federation(id).unwrap().members().count(), 1);
+    // A federate that never was a member is still refused.
+    assert_eq!(
+        federation_error(resign(&mut exec, 9).0),
+        Some(FederationError::FederateNotExecutionMember)
+    );
+    // Only the last resigns are remembered.
+    for i in 0..70 {
+        exec.handle(ExecRequest::Join {
+            federation: id,
+            federate_name: Some(format!("churn{i}")),
+            federate_type: "t".into(),
+        });
+        let (reply, _, _) = resign(&mut exec, 3 + i);
+        assert!(matches!(reply, ExecReply::Resigned { .. }), "{reply:?}");
+    }
+    assert_eq!(
+        federation_error(resign(&mut exec, 1).0),
+        Some(FederationError::FederateNotExecutionMember)
+    );
+    assert!(matches!(
+        resign(&mut exec, 72).0,
+        ExecReply::Resigned { .. }
+    ));
+}
