@@ -20,6 +20,7 @@
 mod callback;
 mod error;
 mod exec;
+pub mod hash;
 mod host;
 pub mod instant;
 mod local_rti;

@@ -11,11 +11,11 @@
 //! The executive runs under a mutex in the caller's thread; its notifications are
 //! pushed while that mutex is held, so their `seq` order is their delivery order.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
+use glidepath_core::hash::{FastMap, FastSet};
 use glidepath_core::{
     Envelope, ExecReply, ExecRequest, ExecutiveHost, FederationId, RegionSet, SaveStore, Topic,
 };
@@ -53,7 +53,7 @@ impl Subscriber {
 /// What every endpoint of one [`InprocTransport`] shares.
 struct Bus {
     host: Mutex<ExecutiveHost>,
-    routes: RwLock<HashMap<Route, Vec<Subscriber>>>,
+    routes: RwLock<FastMap<Route, Vec<Subscriber>>>,
     next_endpoint: AtomicU64,
 }
 
@@ -115,7 +115,7 @@ impl InprocTransport {
         InprocTransport {
             bus: Arc::new(Bus {
                 host: Mutex::new(ExecutiveHost::with_store(store)),
-                routes: RwLock::new(HashMap::new()),
+                routes: RwLock::new(FastMap::default()),
                 next_endpoint: AtomicU64::new(1),
             }),
         }
@@ -132,8 +132,8 @@ impl InprocTransport {
             best_effort_dropped: Arc::new(AtomicU64::new(0)),
             state: Mutex::new(EndpointState {
                 inbox_tx: Some(tx),
-                routes: HashSet::new(),
-                interests: HashMap::new(),
+                routes: FastSet::default(),
+                interests: FastMap::default(),
             }),
         }
     }
@@ -165,9 +165,9 @@ struct EndpointState {
     /// The sending half of our inbox, cloned into each route we subscribe; dropped on
     /// close so the inbox disconnects once drained.
     inbox_tx: Option<Sender<Envelope>>,
-    routes: HashSet<Route>,
+    routes: FastSet<Route>,
     /// The interest told for each route that has one.
-    interests: HashMap<Route, RegionSet>,
+    interests: FastMap<Route, RegionSet>,
 }
 
 /// An endpoint of the in-process bus.
@@ -308,7 +308,7 @@ impl Drop for InprocEndpoint {
     }
 }
 
-fn remove_subscriber(routes: &mut HashMap<Route, Vec<Subscriber>>, route: Route, endpoint: u64) {
+fn remove_subscriber(routes: &mut FastMap<Route, Vec<Subscriber>>, route: Route, endpoint: u64) {
     if let Some(list) = routes.get_mut(&route) {
         list.retain(|s| s.endpoint != endpoint);
         if list.is_empty() {

@@ -48,12 +48,12 @@ pub(crate) struct DdmState {
     pub(crate) regions: BTreeMap<RegionHandle, OwnRegion>,
     /// Attributes subscribed with the default region, per class (the plain
     /// subscribe service's set, which each call replaces).
-    pub(crate) default_attributes: HashMap<ObjectClassHandle, BTreeSet<AttributeHandle>>,
+    pub(crate) default_attributes: FastMap<ObjectClassHandle, BTreeSet<AttributeHandle>>,
     /// Attributes subscribed with regions.
     pub(crate) attribute_subscriptions:
         BTreeMap<(ObjectClassHandle, AttributeHandle), BTreeSet<RegionHandle>>,
     /// Interaction classes subscribed with the default region.
-    pub(crate) default_interactions: HashSet<InteractionClassHandle>,
+    pub(crate) default_interactions: FastSet<InteractionClassHandle>,
     /// Interaction classes subscribed with regions.
     pub(crate) interaction_subscriptions: BTreeMap<InteractionClassHandle, BTreeSet<RegionHandle>>,
     /// Regions associated for updates with instance attributes.

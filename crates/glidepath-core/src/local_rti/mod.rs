@@ -21,6 +21,7 @@ mod save;
 
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
+use crate::hash::{FastMap, FastSet};
 
 use crate::callback::Callback;
 use crate::error::{FederationError, PeerError, RtiError};
@@ -160,16 +161,16 @@ pub struct LocalRti {
     pub(crate) seq: u64,
     pub(crate) resigned: bool,
     pub(crate) members: BTreeMap<FederateHandle, FederateInfo>,
-    pub(crate) published_attributes: HashMap<ObjectClassHandle, BTreeSet<AttributeHandle>>,
-    pub(crate) subscribed_attributes: HashMap<ObjectClassHandle, BTreeSet<AttributeHandle>>,
-    pub(crate) published_interactions: HashSet<InteractionClassHandle>,
-    pub(crate) subscribed_interactions: HashSet<InteractionClassHandle>,
+    pub(crate) published_attributes: FastMap<ObjectClassHandle, BTreeSet<AttributeHandle>>,
+    pub(crate) subscribed_attributes: FastMap<ObjectClassHandle, BTreeSet<AttributeHandle>>,
+    pub(crate) published_interactions: FastSet<InteractionClassHandle>,
+    pub(crate) subscribed_interactions: FastSet<InteractionClassHandle>,
     pub(crate) data_topics: BTreeSet<Topic>,
     /// The interest last told the transport for each data topic that has regions.
     pub(crate) topic_interest: BTreeMap<Topic, crate::region::RegionSet>,
     /// Every instance this federate registered or discovered, with what it owns of each.
-    pub(crate) known: HashMap<ObjectInstanceHandle, KnownInstance>,
-    pub(crate) announced: HashSet<String>,
+    pub(crate) known: FastMap<ObjectInstanceHandle, KnownInstance>,
+    pub(crate) announced: FastSet<String>,
     /// Federates that resigned before this one joined (smaller handles missing from
     /// the join reply). Their data was published before this federate could subscribe
     /// any data topic, so none of it is delivered, and peers are told (through `seen`)
@@ -180,7 +181,7 @@ pub struct LocalRti {
     /// known to have processed those too. Nothing else is kept of them, so a long run
     /// with churn costs no memory per departed federate.
     pub(crate) finished: HandleRanges,
-    pub(crate) last_seq_from: HashMap<FederateHandle, u64>,
+    pub(crate) last_seq_from: FastMap<FederateHandle, u64>,
     pub(crate) time: TimeState,
     pub(crate) callbacks: VecDeque<Callback>,
     pub(crate) stats: LocalStats,
@@ -277,17 +278,17 @@ impl LocalRti {
             seq: 0,
             resigned: false,
             members: members.into_iter().map(|m| (m.handle, m)).collect(),
-            published_attributes: HashMap::new(),
-            subscribed_attributes: HashMap::new(),
-            published_interactions: HashSet::new(),
-            subscribed_interactions: HashSet::new(),
+            published_attributes: FastMap::default(),
+            subscribed_attributes: FastMap::default(),
+            published_interactions: FastSet::default(),
+            subscribed_interactions: FastSet::default(),
             data_topics: BTreeSet::new(),
             topic_interest: BTreeMap::new(),
-            known: HashMap::new(),
-            announced: HashSet::new(),
+            known: FastMap::default(),
+            announced: FastSet::default(),
             ghosts,
             finished: HandleRanges::default(),
-            last_seq_from: HashMap::new(),
+            last_seq_from: FastMap::default(),
             time: TimeState {
                 logical_time: LogicalTime::zero(representation),
                 lookahead: LogicalTimeInterval::zero(representation),

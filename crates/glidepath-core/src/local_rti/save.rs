@@ -393,7 +393,7 @@ impl LocalRti {
     /// This federate's RTI state as it would be saved now (no user state).
     pub fn rti_snapshot(&self) -> FederateSnapshot {
         let info = self.members.get(&self.me);
-        let sorted = |m: &HashMap<ObjectClassHandle, BTreeSet<AttributeHandle>>| {
+        let sorted = |m: &FastMap<ObjectClassHandle, BTreeSet<AttributeHandle>>| {
             let mut v: Vec<(ObjectClassHandle, Vec<AttributeHandle>)> = m
                 .iter()
                 .filter(|(_, a)| !a.is_empty())
@@ -513,7 +513,7 @@ impl LocalRti {
         self.subscribed_interactions = s.subscribed_interactions.into_iter().collect();
         self.sync_topics();
         // The MOM instances known now stay: they follow today's membership.
-        let mut known: HashMap<ObjectInstanceHandle, KnownInstance> =
+        let mut known: FastMap<ObjectInstanceHandle, KnownInstance> =
             std::mem::take(&mut self.known)
                 .into_iter()
                 .filter(|(i, _)| crate::mom::is_mom_instance(*i))
