@@ -631,7 +631,7 @@ impl Federate {
         };
         match self
             .shared()
-            .wait_callback(Instant::now().checked_add(max_wait))
+            .wait_callback(crate::delivery::Deadline::After(max_wait))
         {
             Some(cb) => {
                 ambassador.callback(cb);
@@ -686,7 +686,7 @@ impl Federate {
     pub fn next_callback(&self, max_wait: Duration) -> Option<Callback> {
         let _guard = self.shared().enter_evoke()?;
         self.shared()
-            .wait_callback(Instant::now().checked_add(max_wait))
+            .wait_callback(crate::delivery::Deadline::After(max_wait))
     }
 
     /// How many callbacks are queued for this federate.

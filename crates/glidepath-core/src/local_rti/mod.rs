@@ -19,9 +19,9 @@ mod object;
 mod ownership;
 mod save;
 
+use crate::hash::{FastMap, FastSet};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
-use crate::hash::{FastMap, FastSet};
 
 use crate::callback::Callback;
 use crate::error::{FederationError, PeerError, RtiError};

@@ -207,12 +207,13 @@ impl LocalRti {
         let c = fom
             .object_class(class)
             .ok_or(ObjectError::ObjectClassNotDefined(class))?;
-        type Group = (
-            (OrderType, TransportationType, Option<RegionSet>),
-            Vec<(AttributeHandle, Bytes)>,
-        );
-        let mut groups: Vec<Group> = Vec::new();
-        for (a, v) in values {
+        type Key = (OrderType, TransportationType, Option<RegionSet>);
+        // Every attribute checked, and the message each travels in keyed; in the
+        // common case all share one key and the caller's vector goes out as it is.
+        let mut single: Option<Key> = None;
+        let mut uniform = true;
+        for (a, _) in &values {
+            let a = *a;
             if !c.all_attributes.contains(&a) {
                 return Err(ObjectError::AttributeNotDefined {
                     class,
@@ -227,8 +228,37 @@ impl LocalRti {
             }
             let attr = &fom.attributes[a.index()];
             let order = self.sent_order(attr.order, time)?;
-            // Attributes associated with different regions travel apart, each
-            // message with its regions (data distribution management).
+            let key = (order, attr.transportation, self.update_regions(instance, a));
+            match &single {
+                None => single = Some(key),
+                Some(k) if *k == key => {}
+                Some(_) => uniform = false,
+            }
+        }
+        if let (true, Some((order, transport, regions))) = (uniform, single) {
+            self.send(
+                Topic::ObjectClass(class),
+                Body::Update {
+                    instance,
+                    class,
+                    values: values.into(),
+                    tag,
+                    order,
+                    transport,
+                    time,
+                    regions,
+                },
+            );
+            self.mom.counts.updates_sent += 1;
+            self.announce_if_owed();
+            return Ok(());
+        }
+        // Attributes associated with different regions (or of different orders or
+        // transports) travel apart, each message with its regions.
+        let mut groups: Vec<(Key, Vec<(AttributeHandle, Bytes)>)> = Vec::new();
+        for (a, v) in values {
+            let attr = &fom.attributes[a.index()];
+            let order = self.sent_order(attr.order, time)?;
             let key = (order, attr.transportation, self.update_regions(instance, a));
             match groups.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, g)) => g.push((a, v)),
