@@ -15,6 +15,7 @@ use glidepath::{JoinOptions, ProcessModel, ResignAction, Rti, RtiConfig, Transpo
 use pyo3::prelude::*;
 
 mod ambassador;
+mod bus;
 mod convert;
 mod errors;
 mod federate;
@@ -327,5 +328,6 @@ fn _glidepath(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<convert::PyMessageInfo>()?;
     m.add_function(wrap_pyfunction!(run_rust_peer, m)?)?;
     errors::register(m)?;
+    bus::register(m)?;
     Ok(())
 }

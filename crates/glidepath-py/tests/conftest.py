@@ -42,12 +42,11 @@ def nats_server_path() -> str:
     return path
 
 
-@pytest.fixture
-def nats_url():
-    """A fresh nats-server on a free port of 127.0.0.1; its URL."""
+def _nats_server(*extra: str):
+    """Starts a nats-server on a free port of 127.0.0.1; yields its URL, then stops it."""
     port = _free_port()
     server = subprocess.Popen(
-        [nats_server_path(), "-a", "127.0.0.1", "-p", str(port)],
+        [nats_server_path(), "-a", "127.0.0.1", "-p", str(port), *extra],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -62,9 +61,23 @@ def nats_url():
                 server.kill()
                 raise RuntimeError(f"nats-server did not start on port {port}")
             time.sleep(0.02)
-    yield f"nats://127.0.0.1:{port}"
-    server.kill()
-    server.wait()
+    try:
+        yield f"nats://127.0.0.1:{port}"
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.fixture
+def nats_url():
+    """A fresh nats-server on a free port of 127.0.0.1; its URL."""
+    yield from _nats_server()
+
+
+@pytest.fixture
+def nats_js_url(tmp_path):
+    """A fresh nats-server with JetStream (the bus's ordered levels need it)."""
+    yield from _nats_server("-js", "-sd", str(tmp_path / "jetstream"))
 
 
 @pytest.fixture

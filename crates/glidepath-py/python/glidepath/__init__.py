@@ -6,6 +6,11 @@ callbacks, and call the HLA services on the :class:`Federate` it returns. Handle
 ``int``; attribute and parameter values are ``dict[int, bytes]``; logical times are
 ``float`` (HLAfloat64Time) or ``int`` (HLAinteger64Time). Errors are the HLA
 exceptions, all subclasses of :class:`RTIexception`.
+
+Next to the RTI, :class:`Bus` is the group-communication bus of the formation-flying
+testbed: :class:`BusMessage` values in the paper's XML on dot-delimited subjects,
+published with one of Spread's six service levels and received through a
+:class:`BusSubscription`.
 """
 
 from glidepath import _glidepath
@@ -22,5 +27,10 @@ __all__ = [
     "MessageInfo",
     "ProcessModel",
     "ResignAction",
+    "Bus",
+    "BusMessage",
+    "BusSubscription",
+    "BusDelivery",
+    "BusMembership",
 ] + [name for name in dir(_glidepath) if isinstance(getattr(_glidepath, name), type)
      and issubclass(getattr(_glidepath, name), BaseException)]
