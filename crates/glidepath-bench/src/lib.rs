@@ -8,11 +8,13 @@
 //! - [`bus`]: the formation-flying testbed bus's send, send-receive and throughput.
 //! - [`result`]: the result row, with the statistics of [`glidepath::stats`].
 //! - [`output`]: the human table, the progress bar, JSON and plots.
+//! - [`repeat`]: `--repeat N`, each run's ratio to the raw peer and their median.
 
 pub mod bus;
 pub mod bus_window;
 pub mod harness;
 pub mod output;
+pub mod repeat;
 pub mod result;
 pub mod suites;
 

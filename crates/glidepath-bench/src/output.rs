@@ -149,7 +149,7 @@ fn write_ddm_table(out: &mut impl Write, results: &[BenchResult]) -> std::io::Re
 }
 
 /// Writes the results as a JSON array of objects (the keys of [`BenchResult`]).
-pub fn write_json(path: &Path, results: &[BenchResult]) -> anyhow::Result<()> {
+pub fn write_json<T: serde::Serialize + ?Sized>(path: &Path, results: &T) -> anyhow::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("creating directory {}", dir.display()))?;

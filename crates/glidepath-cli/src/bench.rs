@@ -3,6 +3,7 @@
 //! plots on request. The suites live in `glidepath-bench`; this file only turns flags
 //! into `BenchOptions`, with a message naming the flag when one is wrong.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
@@ -71,6 +72,12 @@ pub struct BenchArgs {
     /// Also run the raw peer (raw NATS or raw channels) and report the ratios.
     #[arg(long)]
     raw: bool,
+    /// Run the suite this many times on one setup (each run measures glidepath, then
+    /// the raw peer, per configuration) and report each run's ratio and their median;
+    /// needs `--raw` (the bus suite always measures raw NATS). With `--json` the file
+    /// holds `{"runs": [[result, ...], ...], "ratios": [...]}`; plots are of the last run.
+    #[arg(long, value_name = "N")]
+    repeat: Option<String>,
     /// Write the results as a JSON array to this file.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
@@ -337,22 +344,62 @@ fn bus_args(args: &BenchArgs) -> anyhow::Result<glidepath_bench::bus::BusBenchOp
     })
 }
 
+/// `--repeat N`: how many runs (1 without the flag), checked against the suite.
+fn repeat(args: &BenchArgs) -> anyhow::Result<usize> {
+    let Some(v) = &args.repeat else {
+        return Ok(1);
+    };
+    let n: usize = number("--repeat", v)?;
+    if n == 0 {
+        bail!("--repeat: must be at least 1");
+    }
+    if args.suite == "tg" {
+        bail!("--repeat: not for the tg suite (it has --runs)");
+    }
+    if !args.raw && args.suite != "bus" {
+        bail!("--repeat needs --raw: it reports ratios to the raw peer");
+    }
+    Ok(n)
+}
+
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if args.suite == "tg" {
         return crate::tg::bench(tg_args(&args)?);
     }
+    let repeats = repeat(&args)?;
     let progress = BarProgress::new();
-    let results = if args.suite == "bus" {
-        glidepath_bench::bus::run(&bus_args(&args)?, &progress)
+    let runs: anyhow::Result<Vec<Vec<_>>> = if args.suite == "bus" {
+        let opts = bus_args(&args)?;
+        (0..repeats)
+            .map(|_| glidepath_bench::bus::run(&opts, &progress))
+            .collect()
     } else {
         let opts = options(&args)?;
-        glidepath_bench::suites::run(&args.suite, &opts, &progress)
+        // One setup (RTI, NATS executive) for every run.
+        glidepath_bench::Bench::start(&opts).and_then(|bench| {
+            (0..repeats)
+                .map(|_| glidepath_bench::suites::run_on(&bench, &args.suite, &opts, &progress))
+                .collect()
+        })
     };
     progress.finish();
-    let results = results.with_context(|| format!("running the {} suite", args.suite))?;
+    let runs = runs.with_context(|| format!("running the {} suite", args.suite))?;
     let mut stdout = std::io::stdout().lock();
-    write_table(&mut stdout, &results)?;
-    if let Some(path) = &args.json {
+    for (i, results) in runs.iter().enumerate() {
+        if repeats > 1 {
+            writeln!(stdout, "run {} of {repeats}:", i + 1)?;
+        }
+        write_table(&mut stdout, results)?;
+    }
+    let results = runs.last().cloned().unwrap_or_default();
+    if repeats > 1 {
+        let ratios = glidepath_bench::repeat::summarize(&runs)?;
+        glidepath_bench::repeat::write_ratios(&mut stdout, &ratios)?;
+        if let Some(path) = &args.json {
+            write_json(path, &serde_json::json!({ "runs": runs, "ratios": ratios }))?;
+            println!("results written to {}", path.display());
+        }
+    } else if let Some(path) = &args.json {
         write_json(path, &results)?;
         println!("results written to {}", path.display());
     }

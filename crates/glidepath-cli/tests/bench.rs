@@ -305,6 +305,14 @@ fn bad_options_are_named_and_fail() {
             "--subscribers",
         ),
         (vec!["bench", "nosuchsuite"], "unknown suite `nosuchsuite`"),
+        (
+            vec!["bench", "latency", "--repeat", "3"],
+            "--repeat needs --raw",
+        ),
+        (
+            vec!["bench", "latency", "--raw", "--repeat", "0"],
+            "--repeat",
+        ),
     ] {
         let (ok, out, err) = run(&args);
         assert!(!ok, "{args:?} succeeded: {out}");
@@ -580,4 +588,67 @@ fn bus_send_receive_runs_in_process_and_over_nats_next_to_raw_nats() {
     let (ok, _, err) = run(&["bench", "bus", "receive"]);
     assert!(!ok && err.contains("send-receive"), "{err}");
     let _ = std::fs::remove_dir_all(&store);
+}
+
+#[test]
+fn repeat_reports_each_runs_ratio_and_their_median() {
+    let dir = scratch("repeat");
+    let json = dir.join("repeat.json");
+    let json_arg = json.to_str().unwrap().to_string();
+    let args = [
+        "bench",
+        "latency",
+        "--transport",
+        "inproc",
+        "--size",
+        "200",
+        "--count",
+        "300",
+        "--raw",
+        "--repeat",
+        "3",
+        "--json",
+        &json_arg,
+    ];
+    let (ok, out, err) = run(&args);
+    assert!(
+        ok,
+        "glidepath {args:?} failed\nstdout:\n{out}\nstderr:\n{err}"
+    );
+    for i in 1..=3 {
+        assert!(out.contains(&format!("run {i} of 3:")), "{out}");
+    }
+    assert!(out.contains("median"), "{out}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3, "{doc}");
+    for run in runs {
+        for r in run.as_array().unwrap() {
+            check_result(r);
+        }
+    }
+    let ratios = doc["ratios"].as_array().unwrap();
+    assert_eq!(ratios.len(), runs[0].as_array().unwrap().len(), "{doc}");
+    for (i, summary) in ratios.iter().enumerate() {
+        // Each run's ratio, in run order, and the middle one of the three as the median.
+        let each: Vec<f64> = summary["ratio_p50"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        let from_runs: Vec<f64> = runs
+            .iter()
+            .map(|run| run[i]["ratio_p50"].as_f64().unwrap())
+            .collect();
+        assert_eq!(each, from_runs, "{summary}");
+        let mut sorted = each.clone();
+        sorted.sort_by(|a, b| a.total_cmp(b));
+        assert_eq!(
+            summary["median_ratio_p50"].as_f64().unwrap(),
+            sorted[1],
+            "{summary}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
