@@ -156,3 +156,32 @@ def test_agreed_over_nats_one_order_at_every_member_across_processes(nats_js_url
 def test_nats_without_a_server_says_so():
     with pytest.raises(glidepath.BusError, match="nats"):
         glidepath.Bus(transport="nats", nats_url="nats://127.0.0.1:9")
+
+
+def test_the_bus_module_and_every_service_level_in_process():
+    from glidepath import bus
+
+    assert bus.Message is glidepath.BusMessage and bus.Bus is glidepath.Bus
+    sender = bus.Bus(name="s", group="PYLEVELS")
+    receiver = bus.Bus(name="r", group="PYLEVELS")
+    sub = receiver.subscribe("L.>")
+    for n, level in enumerate(bus.SERVICE_LEVELS):
+        sender.publish(f"L.{level.upper()}", {"n": n, "level": level}, level=level)
+    got = _events(sub, len(bus.SERVICE_LEVELS))
+    # One sender, in one process: every level arrives, in the order sent.
+    assert [(d.level, d.subject, d.message.to_dict()) for d in got] == [
+        (level, f"L.{level.upper()}", {"n": n, "level": level})
+        for n, level in enumerate(bus.SERVICE_LEVELS)
+    ]
+    ordered = [d.group_seq for d in got if d.level in ("agreed", "safe")]
+    assert all(s is not None for s in ordered) and ordered == sorted(ordered)
+    # Every type letter holds its Python type.
+    m = bus.Message()
+    samples = {"I": 7, "F": 0.5, "D": 0.1, "L": 2**40, "B": False, "S": "x", "X": b"\x01"}
+    for letter, value in samples.items():
+        m.set(letter, value, type=letter)
+    for letter, kind in bus.VALUE_TYPES.items():
+        assert m.type_of(letter) == letter and type(m[letter]) is kind
+    assert bus.Message.from_xml(m.to_xml()) == m
+    sender.close()
+    receiver.close()
