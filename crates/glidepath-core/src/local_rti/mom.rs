@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use super::*;
 use crate::callback::{Callback, MessageInfo};
-use crate::message::{Body, Values};
+use crate::message::Values;
 use crate::mom::{self, FederateState, MomHandles};
 use crate::time::state::Constrained;
 use crate::{OrderType, ParameterHandle, TransportationType};
@@ -292,19 +292,8 @@ impl LocalRti {
         if values.is_empty() {
             return;
         }
-        self.send(
-            Topic::ObjectClass(class),
-            Body::Update {
-                instance,
-                class,
-                values: values.into(),
-                tag,
-                order: OrderType::Receive,
-                transport: TransportationType::Reliable,
-                time: None,
-                regions: None,
-            },
-        );
+        let key = (OrderType::Receive, TransportationType::Reliable, None);
+        self.send_update(instance, class, values, tag, key, None);
     }
 
     /// After a subscription changed: every member's MOM instance and the

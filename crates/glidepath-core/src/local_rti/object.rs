@@ -235,20 +235,8 @@ impl LocalRti {
                 Some(_) => uniform = false,
             }
         }
-        if let (true, Some((order, transport, regions))) = (uniform, single) {
-            self.send(
-                Topic::ObjectClass(class),
-                Body::Update {
-                    instance,
-                    class,
-                    values: values.into(),
-                    tag,
-                    order,
-                    transport,
-                    time,
-                    regions,
-                },
-            );
+        if let (true, Some(key)) = (uniform, single) {
+            self.send_update(instance, class, values, tag, key, time);
             self.mom.counts.updates_sent += 1;
             self.announce_if_owed();
             return Ok(());
@@ -265,24 +253,37 @@ impl LocalRti {
                 None => groups.push((key, vec![(a, v)])),
             }
         }
-        for ((order, transport, regions), vals) in groups {
-            self.send(
-                Topic::ObjectClass(class),
-                Body::Update {
-                    instance,
-                    class,
-                    values: vals.into(),
-                    tag: tag.clone(),
-                    order,
-                    transport,
-                    time,
-                    regions,
-                },
-            );
+        for (key, vals) in groups {
+            self.send_update(instance, class, vals, tag.clone(), key, time);
         }
         self.mom.counts.updates_sent += 1;
         self.announce_if_owed();
         Ok(())
+    }
+
+    /// Queues one update message: `key` is its order, transportation and regions.
+    pub(crate) fn send_update(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        class: ObjectClassHandle,
+        values: Vec<(AttributeHandle, Bytes)>,
+        tag: Bytes,
+        (order, transport, regions): (OrderType, TransportationType, Option<RegionSet>),
+        time: Option<LogicalTime>,
+    ) {
+        self.send(
+            Topic::ObjectClass(class),
+            Body::Update {
+                instance,
+                class,
+                values: values.into(),
+                tag,
+                order,
+                transport,
+                time,
+                regions,
+            },
+        );
     }
 
     /// Sends an interaction of a published class.

@@ -33,6 +33,21 @@ fn federation(members: u32) -> (Executive, FederationId, AttributeHandle) {
     (exec, id, privilege)
 }
 
+/// Federate 1 registers an instance of `HLAobjectRoot` owning `p`.
+fn register(exec: &mut Executive, id: FederationId, p: AttributeHandle) -> ObjectInstanceHandle {
+    let (reply, _, _) = exec.handle(ExecRequest::RegisterInstance {
+        federation: id,
+        federate: FederateHandle(1),
+        class: ObjectClassHandle(0),
+        name: None,
+        attributes: vec![p],
+    });
+    let ExecReply::Registered { instance, .. } = reply else {
+        panic!("{reply:?}")
+    };
+    instance
+}
+
 fn own(
     exec: &mut Executive,
     id: FederationId,
@@ -77,16 +92,7 @@ fn notice(out: &[Notification]) -> Vec<(OwnershipNotice, u32)> {
 #[test]
 fn acquirers_queue_and_each_one_ends() {
     let (mut exec, id, p) = federation(3);
-    let (reply, _, _) = exec.handle(ExecRequest::RegisterInstance {
-        federation: id,
-        federate: FederateHandle(1),
-        class: ObjectClassHandle(0),
-        name: None,
-        attributes: vec![p],
-    });
-    let ExecReply::Registered { instance, .. } = reply else {
-        panic!("{reply:?}")
-    };
+    let instance = register(&mut exec, id, p);
     let owner = |exec: &Executive| exec.federation(id).unwrap().attribute_owner(instance, p);
     assert_eq!(owner(&exec), Some(FederateHandle(1)));
     let acquire = OwnershipRequest::Acquire {
@@ -178,16 +184,7 @@ fn a_repeated_attribute_is_decided_once() {
 #[test]
 fn a_refused_resign_changes_nothing_and_a_cancelling_one_ends_acquisitions() {
     let (mut exec, id, p) = federation(2);
-    let (reply, _, _) = exec.handle(ExecRequest::RegisterInstance {
-        federation: id,
-        federate: FederateHandle(1),
-        class: ObjectClassHandle(0),
-        name: None,
-        attributes: vec![p],
-    });
-    let ExecReply::Registered { instance, .. } = reply else {
-        panic!("{reply:?}")
-    };
+    let instance = register(&mut exec, id, p);
     own(
         &mut exec,
         id,
@@ -233,16 +230,7 @@ fn a_refused_resign_changes_nothing_and_a_cancelling_one_ends_acquisitions() {
 #[test]
 fn a_resign_asked_again_gets_the_first_reply_and_changes_nothing() {
     let (mut exec, id, p) = federation(2);
-    let (reply, _, _) = exec.handle(ExecRequest::RegisterInstance {
-        federation: id,
-        federate: FederateHandle(1),
-        class: ObjectClassHandle(0),
-        name: None,
-        attributes: vec![p],
-    });
-    let ExecReply::Registered { instance, .. } = reply else {
-        panic!("{reply:?}")
-    };
+    let instance = register(&mut exec, id, p);
     let resign = |exec: &mut Executive, f| {
         exec.handle(ExecRequest::Resign {
             federation: id,
