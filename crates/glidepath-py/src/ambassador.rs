@@ -2,7 +2,7 @@
 //! callback names in snake case, called on the ambassador object when it has them.
 //! In the evoked model the evoke calls deliver them on the calling thread; in the
 //! immediate model [`ImmediateAmbassador`] delivers them on the federate's RTI thread,
-//! taking the GIL for each one.
+//! taking the GIL once for up to 64 queued callbacks.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -144,14 +144,50 @@ pub struct ImmediateAmbassador {
     pub errors: Arc<AtomicU64>,
 }
 
+/// The most callbacks delivered under one taking of the GIL: enough to spread its
+/// cost (13-22 µs per taking, `docs/benchmarks.md` "Python"), few enough that other
+/// Python threads get the GIL between batches.
+const CALLBACKS_PER_GIL: usize = 64;
+
+impl ImmediateAmbassador {
+    fn deliver_one(&self, py: Python<'_>, callback: Callback) {
+        let ambassador = self.ambassador.bind(py);
+        if let Err(e) = deliver(py, ambassador, callback) {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+            e.write_unraisable(py, Some(ambassador));
+        }
+    }
+}
+
 impl FederateAmbassador for ImmediateAmbassador {
     fn callback(&mut self, callback: Callback) {
-        Python::with_gil(|py| {
-            let ambassador = self.ambassador.bind(py);
-            if let Err(e) = deliver(py, ambassador, callback) {
-                self.errors.fetch_add(1, Ordering::Relaxed);
-                e.write_unraisable(py, Some(ambassador));
+        Python::with_gil(|py| self.deliver_one(py, callback))
+    }
+
+    /// Takes the GIL once per batch of queued callbacks. Polling the next one takes
+    /// the core's lock with the GIL held; that order is safe because no thread ever
+    /// waits for the GIL while holding the core's lock (every service releases the
+    /// GIL first).
+    fn callbacks(&mut self, next: &mut dyn FnMut() -> Option<Callback>) {
+        // The first one is polled without the GIL: most wake-ups find one or none.
+        let Some(mut callback) = next() else {
+            return;
+        };
+        loop {
+            let more = Python::with_gil(|py| {
+                self.deliver_one(py, callback);
+                for _ in 1..CALLBACKS_PER_GIL {
+                    match next() {
+                        Some(c) => self.deliver_one(py, c),
+                        None => return None,
+                    }
+                }
+                next()
+            });
+            match more {
+                Some(c) => callback = c,
+                None => return,
             }
-        })
+        }
     }
 }

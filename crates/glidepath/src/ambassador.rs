@@ -21,6 +21,16 @@ use glidepath_core::{
 /// call any [`crate::Federate`] service except the evoke calls.
 #[allow(unused_variables)]
 pub trait FederateAmbassador {
+    /// Receives every callback `next` yields, in order, until it yields `None` (the
+    /// immediate model's RTI thread hands over what is queued this way). The default
+    /// calls [`FederateAmbassador::callback`] for each; an ambassador with a cost per
+    /// hand-over (a lock, an interpreter's GIL) can take it once for several.
+    fn callbacks(&mut self, next: &mut dyn FnMut() -> Option<Callback>) {
+        while let Some(callback) = next() {
+            self.callback(callback);
+        }
+    }
+
     /// Receives one callback; the default dispatches to the methods below.
     fn callback(&mut self, callback: Callback) {
         match callback {

@@ -338,12 +338,12 @@ impl Shared {
     /// Immediate model: invokes the ambassador for every queued callback, without
     /// holding the core's lock.
     fn deliver_immediate(&self, ambassador: &mut dyn FederateAmbassador) {
-        while !self.stopped() {
-            let Some(callback) = self.rti.lock().poll_callback() else {
-                break;
-            };
-            ambassador.callback(callback);
-        }
+        ambassador.callbacks(&mut || {
+            if self.stopped() {
+                return None;
+            }
+            self.rti.lock().poll_callback()
+        });
     }
 
     /// Evoked model: the next callback, waiting until `deadline` (forever when `None`)
