@@ -4,6 +4,7 @@ the RTI."""
 from __future__ import annotations
 
 import sys
+import threading
 
 import pytest
 
@@ -220,6 +221,48 @@ def test_callback_that_raises_on_the_rti_thread_is_reported_and_the_rti_goes_on(
     assert receiver.callback_errors == 1
     assert len(reported) == 1 and str(reported[0]) == "model bug"
     assert receiver.evoke(0.0) is False  # immediate model: nothing to evoke
+    sender.resign_federation_execution()
+    receiver.resign_federation_execution()
+
+
+class Numbered(glidepath.FederateAmbassador):
+    """Records each interaction's number; raises on every 500th."""
+
+    def __init__(self) -> None:
+        self.numbers = []
+        self.done = threading.Event()
+
+    def receive_interaction(self, interaction_class, parameters, tag, info):
+        n = int(tag)
+        self.numbers.append(n)
+        if n == 2999:
+            self.done.set()
+        if n % 500 == 499:
+            raise RuntimeError(f"model bug at {n}")
+
+
+def test_the_rti_thread_delivers_long_runs_in_order_across_raising_callbacks(federation, monkeypatch):
+    """The immediate model hands callbacks over in batches under one GIL taking: many
+    batches, in order, none lost, and a raising callback ends neither its batch nor
+    the next."""
+    rti, _ = federation
+    reported = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: reported.append(u.exc_value))
+    amb = Numbered()
+    sender = rti.join_federation_execution("errors", glidepath.FederateAmbassador(), name="sender")
+    receiver = rti.join_federation_execution(
+        "errors", amb, name="receiver", process_model=glidepath.ProcessModel.IMMEDIATE
+    )
+    ping = sender.get_interaction_class_handle("Ping")
+    seq = sender.get_parameter_handle(ping, "seq")
+    receiver.subscribe_interaction_class(ping)
+    sender.publish_interaction_class(ping)
+    for n in range(3000):
+        sender.send_interaction(ping, {seq: b"x"}, tag=str(n).encode())
+    assert amb.done.wait(30), f"{len(amb.numbers)} of 3000 delivered"
+    assert amb.numbers == list(range(3000))
+    assert receiver.callback_errors == 6
+    assert [str(e) for e in reported] == [f"model bug at {n}" for n in range(499, 3000, 500)]
     sender.resign_federation_execution()
     receiver.resign_federation_execution()
 
