@@ -391,7 +391,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         }
         write_table(&mut stdout, results)?;
     }
-    let results = runs.last().cloned().unwrap_or_default();
+    // The last run's results, borrowed: they hold every latency sample.
+    let results: &[_] = runs.last().map_or(&[], Vec::as_slice);
     if repeats > 1 {
         let ratios = glidepath_bench::repeat::summarize(&runs)?;
         glidepath_bench::repeat::write_ratios(&mut stdout, &ratios)?;
@@ -400,11 +401,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             println!("results written to {}", path.display());
         }
     } else if let Some(path) = &args.json {
-        write_json(path, &results)?;
+        write_json(path, results)?;
         println!("results written to {}", path.display());
     }
     if let Some(dir) = &args.plot {
-        let files = write_plots(dir, &results)?;
+        let files = write_plots(dir, results)?;
         println!("{} plot(s) written to {}", files.len(), dir.display());
     }
     Ok(())

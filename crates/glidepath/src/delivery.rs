@@ -653,12 +653,13 @@ pub(crate) enum Deadline {
 impl Deadline {
     /// The instant, fixed on first use.
     fn instant(&mut self) -> Option<Instant> {
-        if let Deadline::After(wait) = *self {
-            *self = Deadline::At(Instant::now().checked_add(wait));
-        }
         match *self {
             Deadline::At(at) => at,
-            Deadline::After(_) => unreachable!("fixed just above"),
+            Deadline::After(wait) => {
+                let at = Instant::now().checked_add(wait);
+                *self = Deadline::At(at);
+                at
+            }
         }
     }
 }
