@@ -15,6 +15,7 @@ mod bus;
 mod demo;
 mod federation;
 mod nats_args;
+mod netlab;
 mod run;
 mod status;
 mod tg;
@@ -69,6 +70,10 @@ enum Command {
         #[command(subcommand)]
         command: federation::FederationCommand,
     },
+    /// The network laboratory (Linux, root): two hosts as network namespaces joined
+    /// by an emulated link (bandwidth, delay, full or half duplex), the JAXA
+    /// report's experiments rerun across it, and its cost model (α, β) fitted.
+    Netlab(netlab::NetlabArgs),
     /// The formation-flying testbed's bus: `window` runs the 10 Hz soft real-time
     /// check (how many truth updates arrive within 20 ms early to 80 ms late);
     /// `bridge CONFIG` forwards between the bus and plain NATS in JSON.
@@ -301,6 +306,7 @@ fn main() -> ExitCode {
         Command::Tg(args) => tg::run(args),
         Command::Federation { command } => federation::run(command),
         Command::Bus { command } => bus::run(command),
+        Command::Netlab(args) => netlab::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
