@@ -106,6 +106,15 @@ struct ExchangeArgs {
     /// Exchanges.
     #[arg(long, default_value_t = 100)]
     count: u64,
+    /// Runs of the exchange in the same laboratory (each printed).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    repetitions: u64,
+    /// Sync mode: the lookahead in steps (a sender runs that many steps ahead).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    lookahead: u64,
+    /// Bundle messages up to this many bytes (GLIDEPATH_BUNDLE_BYTES).
+    #[arg(long, value_name = "BYTES")]
+    bundle_bytes: Option<usize>,
     /// Time-only federates on the server host.
     #[arg(long, default_value_t = 0)]
     tickers_server: usize,
@@ -134,6 +143,8 @@ struct PeerArgs {
     size: usize,
     #[arg(long, default_value_t = 1000)]
     count: u64,
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    lookahead: u64,
     #[arg(long, default_value_t = 2)]
     members: usize,
     #[arg(long)]
@@ -162,6 +173,7 @@ pub fn run(args: NetlabArgs) -> anyhow::Result<()> {
                 order: p.order,
                 size: p.size,
                 count: p.count,
+                lookahead: p.lookahead,
                 members: p.members,
                 leader: p.leader,
                 timeout: Duration::from_secs(p.timeout_s),
@@ -242,6 +254,9 @@ fn exchange(e: ExchangeArgs) -> anyhow::Result<()> {
     };
     let program = std::env::current_exe().context("finding this program's path")?;
     let mut bed = Testbed::start(&program, &nats_server, e.shaper)?;
+    if let Some(bytes) = e.bundle_bytes {
+        bed.set_peer_env(glidepath::BUNDLE_BYTES_ENV, &bytes.to_string());
+    }
     bed.configure(LinkConfig {
         bandwidth_bps: e.bandwidth,
         delay_ms: e.delay_ms,
@@ -251,16 +266,20 @@ fn exchange(e: ExchangeArgs) -> anyhow::Result<()> {
             Duplex::Full
         },
     })?;
-    let result = bed.exchange(&ExchangeSpec {
+    let spec = ExchangeSpec {
         mode: e.mode,
         order: e.order,
         two_way: e.two_way,
         size: e.size,
         count: e.count,
+        lookahead: e.lookahead,
         tickers_server: e.tickers_server,
         tickers_remote: e.tickers_remote,
-    })?;
-    println!("{}", serde_json::to_string_pretty(&result)?);
+    };
+    for _ in 0..e.repetitions {
+        let result = bed.exchange(&spec)?;
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    }
     Ok(())
 }
 

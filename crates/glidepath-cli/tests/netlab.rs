@@ -243,6 +243,7 @@ fn an_exchange_across_1_mbit_takes_what_formula_1_predicts() {
                 two_way: false,
                 size,
                 count,
+                lookahead: 1,
                 tickers_server: 0,
                 tickers_remote: 0,
             })

@@ -25,9 +25,15 @@
 //! [`GAP_GIVEUP`] (the sender is gone, or no longer keeps it), or one that holds more
 //! than two windows back, is counted as lost ([`Sink::lost`]) and skipped. Receivers
 //! acknowledge at the latest every [`ACK_INTERVAL`] and tell quiet senders they are
-//! alive every [`KEEPALIVE`]. A sender retransmits a receiver's unacknowledged tail on
-//! its own after [`RETX_AFTER`] without progress: no later envelope would reveal a
-//! lost tail as a gap.
+//! alive every [`KEEPALIVE`]. When a receiver's acknowledgement has not moved for the
+//! retransmission timeout, a sender sends it again, unasked, its first
+//! unacknowledged envelope and its last one: no later envelope would reveal a lost
+//! tail as a gap, and the last one does (the receiver then NACKs the rest). The timeout adapts per receiver
+//! as TCP's does (RFC 6298): [`RETX_AFTER`] at least, the smoothed time from
+//! publication to acknowledgement plus four deviations (so a slow link's queue does
+//! not look like a loss), doubled after each such retransmission up to
+//! [`RETX_MAX`]; it runs from when data became outstanding, not from an old
+//! acknowledgement.
 //!
 //! The first envelope a receiver gets from a sender starts that sender's stream for
 //! it (it may have subscribed late): what came before is not asked for.
@@ -50,6 +56,8 @@ pub const PEER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a sender waits for a receiver's acknowledgement to move before it
 /// retransmits the unacknowledged tail to it.
 pub const RETX_AFTER: Duration = Duration::from_millis(200);
+/// The longest the retransmission timeout grows by backing off.
+pub const RETX_MAX: Duration = Duration::from_secs(60);
 /// How often a receiver repeats a NACK for a gap that is still open.
 pub const NACK_RETRY: Duration = Duration::from_millis(100);
 /// How long a gap may stay open without any retransmission arriving before the
@@ -86,8 +94,10 @@ pub struct FlowConfig {
     pub window: Window,
     /// [`PEER_TIMEOUT`] by default.
     pub peer_timeout_ns: u64,
-    /// [`RETX_AFTER`] by default.
+    /// [`RETX_AFTER`] by default: the shortest retransmission timeout.
     pub retx_after_ns: u64,
+    /// [`RETX_MAX`] by default: the longest.
+    pub retx_max_ns: u64,
     /// [`NACK_RETRY`] by default.
     pub nack_retry_ns: u64,
     /// [`GAP_GIVEUP`] by default.
@@ -113,6 +123,7 @@ impl FlowConfig {
             window,
             peer_timeout_ns: ns(PEER_TIMEOUT),
             retx_after_ns: ns(RETX_AFTER),
+            retx_max_ns: ns(RETX_MAX),
             nack_retry_ns: ns(NACK_RETRY),
             gap_giveup_ns: ns(GAP_GIVEUP),
             ack_interval_ns: ns(ACK_INTERVAL),
@@ -178,7 +189,7 @@ mod tests {
         let mut log = Log::default();
         for seq in 1..=4 {
             assert!(sender.has_credit());
-            sender.keep(seq, seq, 10);
+            sender.keep(seq, seq, 10, 0);
         }
         receiver.handle_envelope(0, arrival(1, false), 1, &mut log);
         // 2 is lost; 3 opens a hole.
@@ -242,7 +253,7 @@ mod tests {
         );
         for seq in 1..=4 {
             assert!(sender.has_credit());
-            assert_eq!(sender.keep(seq, seq, 10), Some(seq));
+            assert_eq!(sender.keep(seq, seq, 10, 0), Some(seq));
         }
         assert!(!sender.has_credit());
         sender.handle_control(
@@ -282,8 +293,8 @@ mod tests {
                 busy: false,
             },
         );
-        sender.keep(1, 1, 10);
-        sender.keep(2, 2, 10);
+        sender.keep(1, 1, 10, 0);
+        sender.keep(2, 2, 10, 0);
         sender.handle_timeout(c.retx_after_ns - 1);
         assert!(sender.poll_retransmission().is_none());
         sender.handle_timeout(c.retx_after_ns);
@@ -294,5 +305,156 @@ mod tests {
                 items: vec![(1, 1), (2, 2)]
             })
         );
+    }
+
+    fn ack(sender: &mut Sender<u64>, now_ns: u64, seq: u64) {
+        sender.handle_control(
+            now_ns,
+            Control::Ack {
+                token: 3,
+                seq,
+                busy: false,
+            },
+        );
+    }
+
+    #[test]
+    fn the_timer_starts_when_data_becomes_outstanding_not_at_the_last_ack() {
+        let c = config(8);
+        let mut sender = Sender::<u64>::new(c);
+        ack(&mut sender, 0, 0);
+        // Idle for a long time (keep-alive acknowledgements do not move), then a publish.
+        let t = 10 * c.retx_after_ns;
+        sender.keep(1, 1, 10, t);
+        sender.handle_timeout(t + c.retx_after_ns - 1);
+        assert!(sender.poll_retransmission().is_none());
+        sender.handle_timeout(t + c.retx_after_ns);
+        assert!(sender.poll_retransmission().is_some());
+    }
+
+    #[test]
+    fn a_slow_links_queue_is_not_taken_for_a_lost_tail() {
+        let c = config(64);
+        let mut sender = Sender::<u64>::new(c);
+        ack(&mut sender, 0, 0);
+        // A burst crosses a slow link: each envelope is acknowledged 1 s after it was
+        // published, one every 100 ms.
+        let ms = 1_000_000;
+        for seq in 1..=20 {
+            sender.keep(seq, seq, 10, 0);
+        }
+        let mut retransmitted = 0;
+        for step in 1..=60u64 {
+            let now = step * 50 * ms;
+            if now >= 1000 * ms && (now - 1000 * ms) % (100 * ms) == 0 {
+                let seq = 1 + (now - 1000 * ms) / (100 * ms);
+                if seq <= 20 {
+                    ack(&mut sender, now, seq);
+                }
+            }
+            sender.handle_timeout(now);
+            while let Some(r) = sender.poll_retransmission() {
+                retransmitted += r.items.len();
+            }
+        }
+        // Before the first acknowledgement, the first timeout (200 ms) fires and backs
+        // off (200, 400 ms: two retransmissions of the tail); once samples of about
+        // 1 s arrive, the timeout covers the queue and nothing more is sent again.
+        assert!(retransmitted <= 40, "{retransmitted} envelopes sent again");
+        let before = retransmitted;
+        for seq in 21..=40 {
+            sender.keep(seq, seq, 10, 4000 * ms);
+        }
+        for step in 0..10u64 {
+            let now = 4000 * ms + step * 50 * ms;
+            if step == 9 {
+                ack(&mut sender, now, 21);
+            }
+            sender.handle_timeout(now);
+            while let Some(r) = sender.poll_retransmission() {
+                retransmitted += r.items.len();
+            }
+        }
+        assert_eq!(
+            retransmitted, before,
+            "the learnt timeout covers a 450 ms wait"
+        );
+    }
+
+    #[test]
+    fn unanswered_retransmissions_back_off() {
+        let c = config(8);
+        let mut sender = Sender::<u64>::new(c);
+        ack(&mut sender, 0, 0);
+        sender.keep(1, 1, 10, 0);
+        let mut fired = Vec::new();
+        let step = c.retx_after_ns / 4;
+        for k in 1..=64u64 {
+            sender.handle_timeout(k * step);
+            if sender.poll_retransmission().is_some() {
+                fired.push(k * step / c.retx_after_ns);
+            }
+        }
+        // 1, then 1 + 2, then 3 + 4, then 7 + 8 timeouts later.
+        assert_eq!(fired, vec![1, 3, 7, 15]);
+        // The acknowledgement of a retransmitted envelope measures nothing (Karn):
+        // the backed-off timeout (16 × the base) stays for the next envelope…
+        let t = 64 * step;
+        ack(&mut sender, t, 1);
+        sender.keep(2, 2, 10, t);
+        sender.handle_timeout(t + 15 * c.retx_after_ns);
+        assert!(sender.poll_retransmission().is_none());
+        sender.handle_timeout(t + 16 * c.retx_after_ns);
+        assert!(sender.poll_retransmission().is_some());
+        // …until an envelope sent once is acknowledged: 50 ms measured, the timeout
+        // is back at its floor.
+        let t = t + 20 * c.retx_after_ns;
+        ack(&mut sender, t, 2);
+        sender.keep(3, 3, 10, t);
+        ack(&mut sender, t + 50_000_000, 3);
+        sender.keep(4, 4, 10, t + 50_000_000);
+        sender.handle_timeout(t + 50_000_000 + c.retx_after_ns - 1);
+        assert!(sender.poll_retransmission().is_none());
+        sender.handle_timeout(t + 50_000_000 + c.retx_after_ns);
+        assert!(sender.poll_retransmission().is_some());
+    }
+
+    #[test]
+    fn a_lost_tail_is_recovered_through_the_gap_its_last_envelope_shows() {
+        let c = config(64);
+        let mut sender = Sender::<u64>::new(c);
+        let mut receiver = Receiver::<u8, u64>::new(3, c);
+        let mut log = Log::default();
+        ack(&mut sender, 0, 0);
+        for seq in 1..=10 {
+            sender.keep(seq, seq, 10, 0);
+        }
+        // Only 1 to 4 arrive; 5 to 10 are lost with a broken connection.
+        for seq in 1..=4 {
+            receiver.handle_envelope(0, arrival(seq, false), seq, &mut log);
+        }
+        receiver.handle_timeout(c.ack_interval_ns, &mut log);
+        let mut now = c.ack_interval_ns;
+        let mut rounds = 0;
+        while log.delivered.len() < 10 {
+            rounds += 1;
+            assert!(rounds < 20, "not recovered: {:?}", log.delivered);
+            while let Some((_, control)) = receiver.poll_control() {
+                sender.handle_control(now, control);
+            }
+            now += c.retx_after_ns;
+            sender.handle_timeout(now);
+            while let Some(r) = sender.poll_retransmission() {
+                for (seq, item) in r.items {
+                    receiver.handle_envelope(now, arrival(seq, true), item, &mut log);
+                }
+            }
+            receiver.handle_timeout(now, &mut log);
+        }
+        let seqs: Vec<u64> = log.delivered.iter().map(|d| d.1).collect();
+        assert_eq!(seqs, (1..=10).collect::<Vec<_>>());
+        assert!(log.lost.is_empty());
+        // One timeout (first and last sent again), one NACK answered.
+        assert!(rounds <= 3, "{rounds} rounds");
     }
 }

@@ -9,14 +9,61 @@ struct Kept<T> {
     seq: u64,
     weight: usize,
     item: T,
+    /// When it was published.
+    sent_ns: u64,
+    /// Whether it was sent again since (an acknowledgement of it then measures no
+    /// round trip: Karn's rule).
+    resent: bool,
 }
 
 struct Peer {
     acked: u64,
     busy: bool,
     heard_ns: u64,
-    /// When `acked` last moved (or we last retransmitted to it).
+    /// When `acked` last moved, data became outstanding, or we last retransmitted
+    /// to it: the retransmission timer runs from here.
     moved_ns: u64,
+    /// The retransmission timeout: [`FlowConfig::retx_after_ns`] at first, then
+    /// the smoothed round trip plus four deviations (RFC 6298), never below
+    /// `retx_after_ns`; doubled after each unasked retransmission up to
+    /// [`FlowConfig::retx_max_ns`], and kept so until a new sample.
+    rto_ns: u64,
+    /// Smoothed round trip from publication to acknowledgement, and its deviation.
+    srtt_ns: Option<u64>,
+    rttvar_ns: u64,
+}
+
+impl Peer {
+    fn new(acked: u64, busy: bool, now_ns: u64, config: &FlowConfig) -> Peer {
+        Peer {
+            acked,
+            busy,
+            heard_ns: now_ns,
+            moved_ns: now_ns,
+            rto_ns: config.retx_after_ns,
+            srtt_ns: None,
+            rttvar_ns: 0,
+        }
+    }
+
+    /// Takes one round-trip sample and recomputes the timeout (RFC 6298 2.2–2.3).
+    fn sample(&mut self, rtt_ns: u64, config: &FlowConfig) {
+        match self.srtt_ns {
+            None => {
+                self.srtt_ns = Some(rtt_ns);
+                self.rttvar_ns = rtt_ns / 2;
+            }
+            Some(srtt) => {
+                self.rttvar_ns = (3 * self.rttvar_ns + srtt.abs_diff(rtt_ns)) / 4;
+                self.srtt_ns = Some((7 * srtt + rtt_ns) / 8);
+            }
+        }
+        let computed = self
+            .srtt_ns
+            .map_or(0, |srtt| srtt.saturating_add(4 * self.rttvar_ns));
+        let max_ns = config.retx_max_ns.max(config.retx_after_ns);
+        self.rto_ns = computed.clamp(config.retx_after_ns, max_ns);
+    }
 }
 
 /// Envelopes to send again to one receiver, in `seq` order.
@@ -75,14 +122,28 @@ impl<T: Clone> Sender<T> {
         }
     }
 
-    /// Keeps a published envelope (`bytes` long) until every receiver has it. Call
-    /// it only with credit ([`Sender::has_credit`]). Returns how many envelopes the
-    /// slowest receiver now lags behind, `None` while no receiver is known.
-    pub fn keep(&mut self, seq: u64, item: T, bytes: usize) -> Option<u64> {
+    /// Keeps an envelope (`bytes` long) published at `now_ns` until every receiver
+    /// has it. Call it only with credit ([`Sender::has_credit`]). Returns how many
+    /// envelopes the slowest receiver now lags behind, `None` while no receiver is
+    /// known.
+    pub fn keep(&mut self, seq: u64, item: T, bytes: usize, now_ns: u64) -> Option<u64> {
+        // A receiver that had everything starts waiting now: its retransmission
+        // timer runs from here, not from its last acknowledgement, which may be old.
+        for peer in self.peers.values_mut() {
+            if peer.acked >= self.last_seq {
+                peer.moved_ns = now_ns;
+            }
+        }
         let acked = self.min_acked();
         let weight = bytes + std::mem::size_of::<Kept<T>>();
         self.kept_bytes += weight;
-        self.kept.push_back(Kept { seq, weight, item });
+        self.kept.push_back(Kept {
+            seq,
+            weight,
+            item,
+            sent_ns: now_ns,
+            resent: false,
+        });
         self.last_seq = self.last_seq.max(seq);
         match acked {
             Some(acked) => Some(self.last_seq.saturating_sub(acked)),
@@ -98,15 +159,23 @@ impl<T: Clone> Sender<T> {
     pub fn handle_control(&mut self, now_ns: u64, control: Control) {
         match control {
             Control::Ack { token, seq, busy } => {
-                let peer = self.peers.entry(token).or_insert(Peer {
-                    acked: seq,
-                    busy,
-                    heard_ns: now_ns,
-                    moved_ns: now_ns,
-                });
+                let config = self.config;
+                let peer = self
+                    .peers
+                    .entry(token)
+                    .or_insert_with(|| Peer::new(seq, busy, now_ns, &config));
                 if seq > peer.acked {
                     peer.acked = seq;
                     peer.moved_ns = now_ns;
+                    // The newest envelope it acknowledges, if kept and sent once,
+                    // measures the round trip (queueing on a slow link included).
+                    // Progress without a sample keeps any back-off (Karn).
+                    let at = self.kept.partition_point(|k| k.seq < seq);
+                    if let Some(k) = self.kept.get(at) {
+                        if k.seq == seq && !k.resent {
+                            peer.sample(now_ns.saturating_sub(k.sent_ns), &config);
+                        }
+                    }
                 }
                 peer.busy = busy;
                 peer.heard_ns = now_ns;
@@ -150,24 +219,39 @@ impl<T: Clone> Sender<T> {
         gone
     }
 
-    /// The periodic work: gives up silent receivers (returned) and queues the
-    /// unacknowledged tail of every receiver whose acknowledgement has not moved for
-    /// the retransmission delay, unless it said it is busy.
+    /// The periodic work: gives up silent receivers (returned), and for every
+    /// receiver whose acknowledgement has not moved for its retransmission timeout
+    /// (unless it said it is busy) queues its first unacknowledged envelope and the
+    /// last one published; the timeout then doubles until a new round-trip sample.
+    ///
+    /// Not the whole tail: on a slow link the "stalled" tail is usually still on
+    /// its way, and sending it again would double the queue. The first envelope
+    /// repairs a lost head; the last one, if the tail was lost, shows the receiver a
+    /// gap, which it NACKs.
     pub fn handle_timeout(&mut self, now_ns: u64) -> Vec<GivenUp> {
         let gone = self.give_up_silent(now_ns);
         let last = self.last_seq;
+        let max_ns = self.config.retx_max_ns.max(self.config.retx_after_ns);
         let mut due = Vec::new();
         for (token, peer) in self.peers.iter_mut() {
             if peer.acked < last
                 && !peer.busy
-                && now_ns.saturating_sub(peer.moved_ns) >= self.config.retx_after_ns
+                && now_ns.saturating_sub(peer.moved_ns) >= peer.rto_ns
             {
                 peer.moved_ns = now_ns;
+                peer.rto_ns = peer.rto_ns.saturating_mul(2).min(max_ns);
                 due.push((*token, peer.acked + 1));
             }
         }
         for (token, first) in due {
-            self.queue_range(token, first, last);
+            let mut items = self.take_range(first, first);
+            if last > first {
+                items.extend(self.take_range(last, last));
+            }
+            if !items.is_empty() {
+                self.retransmissions
+                    .push_back(Retransmission { token, items });
+            }
         }
         gone
     }
@@ -235,17 +319,24 @@ impl<T: Clone> Sender<T> {
 
     /// Queues up to a batch of kept envelopes from `first` to `last` for `token`.
     fn queue_range(&mut self, token: u64, first: u64, last: u64) {
-        let start = self.kept.partition_point(|k| k.seq < first);
-        let items: Vec<(u64, T)> = self
-            .kept
-            .range(start..)
-            .take_while(|k| k.seq <= last)
-            .take(self.config.retx_batch)
-            .map(|k| (k.seq, k.item.clone()))
-            .collect();
+        let items = self.take_range(first, last);
         if !items.is_empty() {
             self.retransmissions
                 .push_back(Retransmission { token, items });
         }
+    }
+
+    /// Up to a batch of kept envelopes from `first` to `last`, marked as sent again.
+    fn take_range(&mut self, first: u64, last: u64) -> Vec<(u64, T)> {
+        let start = self.kept.partition_point(|k| k.seq < first);
+        self.kept
+            .range_mut(start..)
+            .take_while(|k| k.seq <= last)
+            .take(self.config.retx_batch)
+            .map(|k| {
+                k.resent = true;
+                (k.seq, k.item.clone())
+            })
+            .collect()
     }
 }

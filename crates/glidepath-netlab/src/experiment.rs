@@ -25,6 +25,10 @@ const NATS_PORT: u16 = 4222;
 /// connect to it, so their traffic crosses the emulated link).
 const RELAY_PORT: u16 = 4223;
 
+/// The benchmark federates' request timeout (`GLIDEPATH_REQUEST_TIMEOUT_MS`): ten
+/// minutes, since the grid's slowest points queue minutes of data on the link.
+const PEER_REQUEST_TIMEOUT_MS: u64 = 600_000;
+
 /// Which emulator limits the bandwidth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -61,6 +65,8 @@ pub struct ExchangeSpec {
     pub size: usize,
     /// Exchanges.
     pub count: u64,
+    /// Synchronised mode's lookahead in steps (1: lock-step).
+    pub lookahead: u64,
     /// Time-only federates on the server host (the report's 3.3).
     pub tickers_server: usize,
     /// Time-only federates on the remote host.
@@ -80,6 +86,9 @@ pub struct ExchangeResult {
     pub down_bytes_per_exchange: f64,
     /// The same from the remote host (its time statuses, acknowledgements, …).
     pub up_bytes_per_exchange: f64,
+    /// In how many reads of the relay (writes of the sending side) the bytes came,
+    /// per exchange, down and up: each is at least one segment on the line.
+    pub reads_per_exchange: [f64; 2],
     /// Every peer's report.
     pub peers: Vec<PeerReport>,
 }
@@ -144,7 +153,12 @@ impl Testbed {
             link,
             shaper,
             program: program.to_path_buf(),
-            peer_env: Vec::new(),
+            // A reply behind a slow link's backlog (64 KiB messages at 128 kbit/s
+            // take 4 s each) must not fail the federate.
+            peer_env: vec![(
+                glidepath::REQUEST_TIMEOUT_MS_ENV.to_string(),
+                PEER_REQUEST_TIMEOUT_MS.to_string(),
+            )],
             next_federation: 0,
             lab,
         })
@@ -155,6 +169,11 @@ impl Testbed {
     pub fn set_peer_env(&mut self, name: &str, value: &str) {
         self.peer_env.retain(|(n, _)| n != name);
         self.peer_env.push((name.to_string(), value.to_string()));
+    }
+
+    /// Removes a variable [`Testbed::set_peer_env`] set.
+    pub fn remove_peer_env(&mut self, name: &str) {
+        self.peer_env.retain(|(n, _)| n != name);
     }
 
     /// Which emulator limits the bandwidth.
@@ -244,6 +263,8 @@ impl Testbed {
                 spec.size.to_string(),
                 "--count".into(),
                 spec.count.to_string(),
+                "--lookahead".into(),
+                spec.lookahead.max(1).to_string(),
                 "--members".into(),
                 total.clone(),
                 "--timeout-s".into(),
@@ -288,13 +309,14 @@ impl Testbed {
             bail!("the exchange delivered {received} messages, {expected} expected");
         }
         let total_ms = last.saturating_sub(first) as f64 / 1e6;
-        let [down, up] = self.link.recorded(first, last);
+        let ([down, up], [reads_down, reads_up]) = self.link.recorded(first, last);
         let count = spec.count as f64;
         Ok(ExchangeResult {
             total_ms,
             per_exchange_ms: total_ms / count,
             down_bytes_per_exchange: down as f64 / count,
             up_bytes_per_exchange: up as f64 / count,
+            reads_per_exchange: [reads_down as f64 / count, reads_up as f64 / count],
             peers,
         })
     }

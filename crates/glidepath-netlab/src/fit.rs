@@ -12,7 +12,9 @@
 //!   its noisiest bandwidth, 20 Mbit/s; we keep every pair and show each.)
 //! - **Least squares** ([`least_squares`]): with `y = time − delay − size·8/bandwidth`
 //!   and `x = 8/bandwidth`, formula (1) is the line `y = α·x + β`, fitted over all
-//!   points at once.
+//!   points at once, each weighted by 1/time², so that it minimises the *relative*
+//!   errors (the report judges its fit by them, "within 3.5 %"): unweighted, the
+//!   largest messages on the slowest link would decide α and β alone.
 //!
 //! Each fit is judged against all points ([`Fit::r2`], the largest relative error,
 //! the residuals). [`delay_models`] compares formula (1) (delay and transmission
@@ -90,7 +92,11 @@ pub fn least_squares(points: &[Point]) -> Option<Fit> {
             (x, p.time_ms - p.delay_ms - p.size * x)
         })
         .collect();
-    let (alpha, beta) = line(&xy)?;
+    let weights: Vec<f64> = points
+        .iter()
+        .map(|p| 1.0 / p.time_ms.max(1e-9).powi(2))
+        .collect();
+    let (alpha, beta) = weighted_line(&xy, &weights)?;
     Some(judge(alpha, beta, points))
 }
 
@@ -186,17 +192,26 @@ pub fn delay_models(alpha_bytes: f64, beta_ms: f64, points: &[Point]) -> Option<
 /// Least-squares line through `(x, y)`: `(slope, intercept)`; `None` with fewer
 /// than two distinct x.
 pub fn line(xy: &[(f64, f64)]) -> Option<(f64, f64)> {
-    let n = xy.len() as f64;
-    if xy.len() < 2 {
+    weighted_line(xy, &vec![1.0; xy.len()])
+}
+
+/// Weighted least-squares line through `(x, y)` (weights `w`, one per point).
+pub fn weighted_line(xy: &[(f64, f64)], w: &[f64]) -> Option<(f64, f64)> {
+    if xy.len() < 2 || w.len() != xy.len() {
         return None;
     }
-    let mx = xy.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = xy.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = xy.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    if sxx <= f64::EPSILON * mx.abs().max(1.0) {
+    let sw: f64 = w.iter().sum();
+    let mx = xy.iter().zip(w).map(|(p, w)| w * p.0).sum::<f64>() / sw;
+    let my = xy.iter().zip(w).map(|(p, w)| w * p.1).sum::<f64>() / sw;
+    let sxx: f64 = xy.iter().zip(w).map(|(p, w)| w * (p.0 - mx).powi(2)).sum();
+    if sxx <= f64::EPSILON * mx.abs().max(1.0) * sw {
         return None;
     }
-    let sxy: f64 = xy.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let sxy: f64 = xy
+        .iter()
+        .zip(w)
+        .map(|(p, w)| w * (p.0 - mx) * (p.1 - my))
+        .sum();
     let slope = sxy / sxx;
     Some((slope, my - slope * mx))
 }

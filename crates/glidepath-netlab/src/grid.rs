@@ -80,8 +80,9 @@ pub struct Grid {
     pub placement_bandwidths_bps: Vec<u64>,
     /// Fig. 8's counts of time-only federates.
     pub placement_counts: Vec<usize>,
-    /// 3.4: the bandwidth of the order comparison (the report: 128 kbit/s).
-    pub order_bandwidth_bps: u64,
+    /// 3.4: the bandwidths of the order comparison (the report: 128 kbit/s) and of
+    /// the other remedies.
+    pub order_bandwidths_bps: Vec<u64>,
 }
 
 impl Grid {
@@ -102,7 +103,7 @@ impl Grid {
             delays_ms: vec![0.0, 10.0, 50.0],
             placement_bandwidths_bps: vec![1_000_000],
             placement_counts: vec![0, 2],
-            order_bandwidth_bps: 1_000_000,
+            order_bandwidths_bps: vec![1_000_000],
         }
     }
 
@@ -139,7 +140,7 @@ impl Grid {
             delays_ms: vec![0.0, 5.0, 10.0, 15.0, 50.0, 100.0],
             placement_bandwidths_bps: vec![128_000, 20_000_000],
             placement_counts: vec![0, 1, 2, 4],
-            order_bandwidth_bps: 128_000,
+            order_bandwidths_bps: vec![128_000, 1_000_000],
         }
     }
 
@@ -228,8 +229,70 @@ pub struct LabReport {
     pub points: BTreeMap<String, Vec<Measured>>,
     /// Table 3 analogue: one-way full, one-way half, two-way full, two-way half (ms).
     pub table3_ms: [f64; 4],
-    /// 3.4: receive order's time per exchange over time-stamp order's.
+    /// 3.4: receive order's time per exchange over time-stamp order's (at the
+    /// first of `order_bandwidths_bps`).
     pub receive_over_timestamp: f64,
+    /// The remedies for a slow link against the lock-step baseline (1 KiB).
+    pub remedies: Vec<RemedyResult>,
+}
+
+/// What a federation on a slow link can change (the report's 3.4, and what it
+/// suggests: order, lookahead, fewer messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Remedy {
+    /// Synchronised, time-stamp order, lookahead 1: one exchange per time step.
+    Baseline,
+    /// The data in receive order (time advance no longer waits for it).
+    ReceiveOrder,
+    /// A lookahead of 4 steps: the sender runs up to 4 exchanges ahead.
+    Lookahead4,
+    /// No time management.
+    Async,
+    /// No time management, messages bundled (16 KiB, 1 ms).
+    AsyncBundled,
+}
+
+impl Remedy {
+    /// In the order they are run and shown.
+    pub const ALL: [Remedy; 5] = [
+        Remedy::Baseline,
+        Remedy::ReceiveOrder,
+        Remedy::Lookahead4,
+        Remedy::Async,
+        Remedy::AsyncBundled,
+    ];
+
+    fn mode(self) -> Mode {
+        match self {
+            Remedy::Async | Remedy::AsyncBundled => Mode::Async,
+            _ => Mode::Sync,
+        }
+    }
+
+    /// How the tables name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Remedy::Baseline => "synchronised, time-stamp order, lookahead 1 (baseline)",
+            Remedy::ReceiveOrder => "synchronised, receive order",
+            Remedy::Lookahead4 => "synchronised, lookahead 4",
+            Remedy::Async => "asynchronous",
+            Remedy::AsyncBundled => "asynchronous, bundled (16 KiB, 1 ms)",
+        }
+    }
+}
+
+/// One remedy's time per exchange.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RemedyResult {
+    /// The link's bandwidth, bit/s.
+    pub bandwidth_bps: u64,
+    /// What was changed.
+    pub remedy: Remedy,
+    /// Time per exchange, ms.
+    pub time_ms: f64,
+    /// Over the baseline's at this bandwidth.
+    pub over_baseline: f64,
 }
 
 /// Runs `grid` on `bed`, saying each step through `progress`.
@@ -256,6 +319,7 @@ pub fn run(bed: &mut Testbed, grid: &Grid, progress: &dyn Fn(&str)) -> anyhow::R
         two_way,
         size,
         count: 0,
+        lookahead: 1,
         tickers_server: 0,
         tickers_remote: 0,
     };
@@ -346,20 +410,44 @@ pub fn run(bed: &mut Testbed, grid: &Grid, progress: &dyn Fn(&str)) -> anyhow::R
         }
     }
 
+    // The remedies for a slow link, each against the lock-step baseline.
+    let mut remedies = Vec::new();
     let mut order_times = [0.0; 2];
-    for (i, order) in [Order::Timestamp, Order::Receive].into_iter().enumerate() {
-        let mut s = spec(Mode::Sync, false, 1024);
-        s.order = order;
-        let m = measure(
-            bed,
-            grid,
-            link(Some(grid.order_bandwidth_bps), 0.0, Duplex::Full),
-            s,
-            "order",
-            progress,
-        )?;
-        order_times[i] = m.mean_ms;
-        points.entry("order".into()).or_default().push(m);
+    for &bw in &grid.order_bandwidths_bps {
+        let l = link(Some(bw), 0.0, Duplex::Full);
+        let mut baseline_ms = 0.0;
+        for remedy in Remedy::ALL {
+            let mut s = spec(remedy.mode(), false, 1024);
+            match remedy {
+                Remedy::ReceiveOrder => s.order = Order::Receive,
+                Remedy::Lookahead4 => s.lookahead = 4,
+                _ => {}
+            }
+            if remedy == Remedy::AsyncBundled {
+                bed.set_peer_env(glidepath::BUNDLE_BYTES_ENV, "16384");
+            }
+            let key = format!("remedies {}", bandwidth_label(bw));
+            let m = measure(bed, grid, l, s, &key, progress);
+            bed.remove_peer_env(glidepath::BUNDLE_BYTES_ENV);
+            let m = m?;
+            if remedy == Remedy::Baseline {
+                baseline_ms = m.mean_ms;
+            }
+            if bw == grid.order_bandwidths_bps[0] {
+                match remedy {
+                    Remedy::Baseline => order_times[0] = m.mean_ms,
+                    Remedy::ReceiveOrder => order_times[1] = m.mean_ms,
+                    _ => {}
+                }
+            }
+            remedies.push(RemedyResult {
+                bandwidth_bps: bw,
+                remedy,
+                time_ms: m.mean_ms,
+                over_baseline: m.mean_ms / baseline_ms,
+            });
+            points.entry(key).or_default().push(m);
+        }
     }
 
     let mut table3_ms = [0.0; 4];
@@ -396,6 +484,7 @@ pub fn run(bed: &mut Testbed, grid: &Grid, progress: &dyn Fn(&str)) -> anyhow::R
         points,
         table3_ms,
         receive_over_timestamp: order_times[1] / order_times[0],
+        remedies,
     })
 }
 

@@ -8,10 +8,12 @@
 //! "1 Mbit/s" bucket in no time instead of the 8 ms a real line takes — exactly the
 //! per-exchange cost the report's formula (1) is about.
 //!
-//! The model is a serial line per direction (one shared line in half duplex): a
-//! chunk of `n` bytes read at time `t` starts on the line at `max(t, line free)`,
-//! occupies it for `wire(n) · 8 / bandwidth`, and is written out one `delay` after it
-//! has left the line. `wire(n)` adds each TCP segment's headers (Ethernet, IPv4,
+//! The model is a serial line per direction (one shared line in half duplex): what
+//! the relay reads is cut into segments of at most 1448 bytes; a segment of `n`
+//! bytes read at time `t` starts on the line at `max(t, line free)`, occupies it for
+//! `wire(n) · 8 / bandwidth`, and is written out one `delay` after it has left the
+//! line — so a long message arrives progressively, as on a real line, and its
+//! receiver's acknowledgements flow back while the rest is still on the way. `wire(n)` adds each TCP segment's headers (Ethernet, IPv4,
 //! TCP with timestamps: 66 bytes per 1448-byte segment), which is why a bulk transfer
 //! sees about 96 % of the configured bandwidth, as the report's Table 1 does. What
 //! the model leaves out: the acknowledgements of the reverse direction (they do not
@@ -41,9 +43,9 @@ pub const SEGMENT_PAYLOAD_BYTES: u64 = 1448;
 /// Headers per segment on the wire: Ethernet 14, IPv4 20, TCP 20 + 12 (timestamps).
 pub const SEGMENT_HEADER_BYTES: u64 = 66;
 
-/// Chunks one direction may hold between its reader and its writer (each at most
-/// [`READ_CHUNK_BYTES`]): 256 × 64 KiB bounds a direction at 16 MiB.
-const QUEUE_CHUNKS: usize = 256;
+/// Segments one direction may hold between its reader and its writer (each at most
+/// [`SEGMENT_PAYLOAD_BYTES`]): 11,586 × 1448 B bounds a direction at 16 MiB.
+const QUEUE_SEGMENTS: usize = 11_586;
 const READ_CHUNK_BYTES: usize = 64 * 1024;
 
 /// What the emulated link does.
@@ -110,15 +112,18 @@ impl Link {
     }
 
     /// Stops recording; returns the TCP payload bytes that crossed each way
-    /// (`[down, up]`) between `from_ns` and `to_ns` (system clock, inclusive).
-    pub fn recorded(&self, from_ns: u64, to_ns: u64) -> [u64; 2] {
+    /// (`[down, up]`) between `from_ns` and `to_ns` (system clock, inclusive), and
+    /// in how many reads (each at least one segment on the line).
+    pub fn recorded(&self, from_ns: u64, to_ns: u64) -> ([u64; 2], [u64; 2]) {
         let mut sums = [0u64; 2];
+        let mut reads = [0u64; 2];
         for (at, direction, bytes) in self.traffic.lock().take().unwrap_or_default() {
             if (from_ns..=to_ns).contains(&at) {
                 sums[direction as usize] += u64::from(bytes);
+                reads[direction as usize] += 1;
             }
         }
-        sums
+        (sums, reads)
     }
 
     fn note(&self, direction: Direction, bytes: usize) {
@@ -284,7 +289,7 @@ fn accept_loop(
 
 /// Starts the reader and writer threads of one direction.
 fn forward(mut from: TcpStream, mut to: TcpStream, direction: Direction, link: Arc<Link>) {
-    let (tx, rx) = crossbeam_channel::bounded::<(Instant, Bytes)>(QUEUE_CHUNKS);
+    let (tx, rx) = crossbeam_channel::bounded::<(Instant, Bytes)>(QUEUE_SEGMENTS);
     let _ = thread::Builder::new()
         .name("netlab-read".into())
         .spawn(move || {
@@ -294,9 +299,16 @@ fn forward(mut from: TcpStream, mut to: TcpStream, direction: Direction, link: A
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
                         link.note(direction, n);
-                        let due = link.schedule(direction, n, Instant::now());
-                        if tx.send((due, Bytes::copy_from_slice(&buf[..n]))).is_err() {
-                            break;
+                        let arrived = Instant::now();
+                        let chunk = Bytes::copy_from_slice(&buf[..n]);
+                        let mut at = 0;
+                        while at < n {
+                            let end = (at + SEGMENT_PAYLOAD_BYTES as usize).min(n);
+                            let due = link.schedule(direction, end - at, arrived);
+                            if tx.send((due, chunk.slice(at..end))).is_err() {
+                                return;
+                            }
+                            at = end;
                         }
                     }
                 }
@@ -345,12 +357,13 @@ mod tests {
 
     #[test]
     fn a_full_duplex_line_serialises_each_direction_on_its_own() {
-        let t0 = Instant::now();
         let link = Link::new(LinkSettings {
             bandwidth_bps: Some(1_000_000),
             delay: Duration::from_millis(5),
             duplex: Duplex::Full,
         });
+        // After the lines' creation, when both are free.
+        let t0 = Instant::now() + Duration::from_millis(1);
         // 1448 B payload = 1514 B on the wire = 12.112 ms at 1 Mbit/s, plus 5 ms.
         let first = link.schedule(Direction::Up, 1448, t0);
         assert_eq!(first - t0, Duration::from_micros(12_112 + 5_000));
@@ -363,12 +376,12 @@ mod tests {
 
     #[test]
     fn a_half_duplex_line_is_shared_by_both_directions() {
-        let t0 = Instant::now();
         let link = Link::new(LinkSettings {
             bandwidth_bps: Some(1_000_000),
             delay: Duration::ZERO,
             duplex: Duplex::Half,
         });
+        let t0 = Instant::now() + Duration::from_millis(1);
         link.schedule(Direction::Up, 1448, t0);
         let down = link.schedule(Direction::Down, 1448, t0);
         assert_eq!(down - t0, Duration::from_micros(2 * 12_112));
@@ -376,7 +389,7 @@ mod tests {
 
     #[test]
     fn an_unlimited_link_only_delays() {
-        let t0 = Instant::now();
+        let t0 = Instant::now() + Duration::from_millis(1);
         let link = Link::new(LinkSettings {
             delay: Duration::from_millis(10),
             ..LinkSettings::default()

@@ -12,9 +12,10 @@
 //!   receiver requests `k` and counts what arrives until it is granted. The data
 //!   go as `BenchInteractionTso` (reliable, time-stamp order), or as
 //!   `BenchInteraction` (receive order) with `--order receive`, the report's 3.4
-//!   comparison. The lookahead lets a sender be at most one step ahead of its
+//!   comparison. A lookahead of 1 lets a sender be at most one step ahead of its
 //!   receiver, so each exchange waits for the other side, as a time-synchronised
-//!   federation does.
+//!   federation does; `--lookahead L` lets it run L steps ahead (messages stamped
+//!   `k + L − 1`), the report's other remedy for a slow link.
 //! - **Asynchronous** ([`Mode::Async`]): no time management; a sender sends `count`
 //!   interactions in receive order as fast as flow control lets it; a receiver counts
 //!   them.
@@ -96,6 +97,9 @@ pub struct PeerOptions {
     pub size: usize,
     /// Exchanges (steps).
     pub count: u64,
+    /// Synchronised mode: the lookahead, in steps (at least 1). With more, a sender
+    /// runs up to that many steps ahead of its receiver.
+    pub lookahead: u64,
     /// How many federates take part: the start waits until all have joined.
     pub members: usize,
     /// Whether this peer registers the synchronisation points (exactly one does).
@@ -220,7 +224,7 @@ impl Peer {
             }
         }
         if opts.mode == Mode::Sync {
-            f.enable_time_regulation(1.0)?;
+            f.enable_time_regulation(opts.lookahead.max(1) as f64)?;
             self.wait_for("time regulation", |cb| {
                 matches!(cb, Callback::TimeRegulationEnabled { .. })
             })?;
@@ -257,16 +261,26 @@ impl Peer {
 
     fn run_sync(&mut self, opts: &PeerOptions, c: &Classes, payload: &Bytes) -> anyhow::Result<()> {
         let sends = matches!(opts.role, Role::Sender | Role::Both);
-        for k in 1..=opts.count {
+        let receives = matches!(opts.role, Role::Receiver | Role::Both);
+        // A message sent at step k is stamped k + lookahead − 1 (the earliest the
+        // lookahead allows), so a receiver advances that much further to get the last.
+        let lookahead = opts.lookahead.max(1);
+        let steps = if receives {
+            opts.count + lookahead - 1
+        } else {
+            opts.count
+        };
+        for k in 1..=steps {
             let t = k as f64;
-            if sends {
+            let stamp = (k + lookahead - 1) as f64;
+            if sends && k <= opts.count {
                 self.stamp_first_send();
                 match opts.order {
                     Order::Timestamp => self.federate.send_interaction_at(
                         c.tso,
                         [(c.tso_payload, payload.clone())],
                         Bytes::new(),
-                        t,
+                        stamp,
                     )?,
                     Order::Receive => self.federate.send_interaction(
                         c.ro,

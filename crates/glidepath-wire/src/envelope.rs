@@ -23,7 +23,7 @@ pub use encode::{encode_envelope, encode_envelope_into, encoded_len};
 /// bytes before the version is looked at.
 pub const MAGIC: u8 = 0x47;
 /// The envelope layout version this build writes and the only one it reads.
-pub const VERSION: u8 = 6;
+pub const VERSION: u8 = 7;
 /// Bytes before the sender: magic, version, kind.
 const FIXED_HEADER_LEN: usize = 3;
 
@@ -126,9 +126,43 @@ pub struct EnvelopeHeader {
 }
 
 /// The representation tag of a time or interval: `1` a float (IEEE double), `2` an
-/// integer (`i64`); `0` in an `opt_time` means "no time".
+/// integer (`i64`), each in eight bytes; the compact forms of version 7: `3` a float
+/// with a whole value of at most 2^53 in magnitude (not −0.0) as a zigzag varint, `4`
+/// float +infinity and `5` float −infinity (no bytes), `6` an integer as a zigzag
+/// varint; `0` in an `opt_time` means "no time".
 const TIME_FLOAT: u8 = 1;
 const TIME_INTEGER: u8 = 2;
+const TIME_FLOAT_WHOLE: u8 = 3;
+const TIME_FLOAT_PLUS_INFINITY: u8 = 4;
+const TIME_FLOAT_MINUS_INFINITY: u8 = 5;
+const TIME_INTEGER_VARINT: u8 = 6;
+/// One past the largest representation tag.
+const TIME_TAGS: u8 = 7;
+/// The largest magnitude a whole float may have in the compact form: every integer
+/// up to it is exactly an `f64`.
+const FLOAT_WHOLE_MAX: f64 = 9_007_199_254_740_992.0;
+
+/// The one tag a time or interval is written with: the shortest form that keeps its
+/// value and representation exactly (a varint form only while it takes at most
+/// eight bytes). The decoder refuses any other, so every value has one encoding.
+fn canonical_time_tag(v: glidepath_core::TimeValue) -> u8 {
+    use crate::varint::{len, zigzag_encode};
+    match v {
+        glidepath_core::TimeValue::Integer(i) if len(zigzag_encode(i)) <= 8 => TIME_INTEGER_VARINT,
+        glidepath_core::TimeValue::Integer(_) => TIME_INTEGER,
+        glidepath_core::TimeValue::Float(f) if f == f64::INFINITY => TIME_FLOAT_PLUS_INFINITY,
+        glidepath_core::TimeValue::Float(f) if f == f64::NEG_INFINITY => TIME_FLOAT_MINUS_INFINITY,
+        glidepath_core::TimeValue::Float(f)
+            if f.fract() == 0.0
+                && f.abs() <= FLOAT_WHOLE_MAX
+                && !(f == 0.0 && f.is_sign_negative())
+                && len(zigzag_encode(f as i64)) <= 8 =>
+        {
+            TIME_FLOAT_WHOLE
+        }
+        glidepath_core::TimeValue::Float(_) => TIME_FLOAT,
+    }
+}
 
 /// The notice tags of an ownership notification, in [`OwnershipNotice`] order.
 const OWNERSHIP_NOTICES: [OwnershipNotice; 6] = [

@@ -102,6 +102,15 @@ pub enum WireError {
         /// The field being read.
         field: &'static str,
     },
+    /// A time or interval written in another form than its shortest (version 7:
+    /// every value has exactly one encoding).
+    #[error("{field} at byte {offset} is a time not written in its shortest form")]
+    NonCanonicalTime {
+        /// Where its representation tag is.
+        offset: usize,
+        /// The field being read.
+        field: &'static str,
+    },
     /// A tag, flag or presence byte with a value its field does not define.
     #[error("{field} at byte {offset} has undefined value {value}")]
     InvalidTag {

@@ -116,14 +116,14 @@ fn each_error_is_reported() {
         check(&[MAGIC, 1, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 1,
-            supported: 6
+            supported: 7
         })
     );
     assert_eq!(
         check(&[MAGIC, 2, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 2,
-            supported: 6
+            supported: 7
         })
     );
     // Version 3 had no regions in updates and interactions, version 5 none in
@@ -132,28 +132,28 @@ fn each_error_is_reported() {
         check(&[MAGIC, 4, 0x05]),
         Err(WireError::UnsupportedVersion {
             version: 4,
-            supported: 6
+            supported: 7
         })
     );
     assert_eq!(
         check(&[MAGIC, 5, 0x05]),
         Err(WireError::UnsupportedVersion {
             version: 5,
-            supported: 6
+            supported: 7
         })
     );
     assert_eq!(
         check(&[MAGIC, 3, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 3,
-            supported: 6
+            supported: 7
         })
     );
     assert_eq!(
         check(&[MAGIC, 0, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 0,
-            supported: 6
+            supported: 7
         })
     );
     assert_eq!(
@@ -287,33 +287,72 @@ fn each_error_is_reported() {
             field: "instance name"
         })
     );
-    // TimeStatus with a negative lookahead (float, then integer).
-    for (tag, bits) in [(1u8, (-1.0f64).to_bits()), (2, (-1i64) as u64)] {
+    // TimeStatus with a negative lookahead (float, then integer, each in the
+    // eight-byte form, which is theirs: −1.5 is not whole, −2^60 needs more than
+    // eight varint bytes).
+    for (tag, bits) in [(1u8, (-1.5f64).to_bits()), (2, (-(1i64 << 60)) as u64)] {
+        // Regulation on, constrained, time 1.0 (compact: tag 3, zigzag 2), no TARA.
         let mut b = header(0x06);
-        b.extend_from_slice(&[2, 1, 1]);
-        b.extend_from_slice(&1.0f64.to_le_bytes());
-        b.push(0);
+        b.extend_from_slice(&[2, 1, 3, 2, 0]);
         b.push(tag);
         b.extend_from_slice(&bits.to_le_bytes());
         assert_eq!(
             check(&b),
             Err(WireError::InvalidTime {
-                offset: 19,
+                offset: 12,
                 field: "lookahead"
             })
         );
     }
-    // A time whose representation tag is neither float (1) nor integer (2).
+    // A time whose representation tag is none of the six (1 to 6).
     let mut b = header(0x06);
-    b.extend_from_slice(&[2, 1, 3]);
+    b.extend_from_slice(&[2, 1, 7]);
     assert_eq!(
         check(&b),
         Err(WireError::InvalidTag {
             offset: 8,
             field: "logical_time",
-            value: 3
+            value: 7
         })
     );
+    // A time in a longer form than its own: 1.0 in eight bytes (it is tag 3, one
+    // byte), and float +infinity likewise (it is the tag alone).
+    for bits in [1.0f64.to_bits(), f64::INFINITY.to_bits()] {
+        let mut b = header(0x06);
+        b.extend_from_slice(&[2, 1, 1]);
+        b.extend_from_slice(&bits.to_le_bytes());
+        assert_eq!(
+            check(&b),
+            Err(WireError::NonCanonicalTime {
+                offset: 8,
+                field: "logical_time"
+            })
+        );
+    }
+    // A compact whole float beyond 2^53, which no f64 holds exactly.
+    let mut b = header(0x06);
+    b.extend_from_slice(&[2, 1, 3]);
+    b.extend_from_slice(&[0x82, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]);
+    assert_eq!(
+        check(&b),
+        Err(WireError::InvalidTime {
+            offset: 9,
+            field: "logical_time"
+        })
+    );
+    // A negative lookahead in the compact forms (float −1, integer −1).
+    for tag in [3u8, 6] {
+        let mut b = header(0x06);
+        b.extend_from_slice(&[2, 1, 3, 2, 0]);
+        b.extend_from_slice(&[tag, 0x01]);
+        assert_eq!(
+            check(&b),
+            Err(WireError::InvalidTime {
+                offset: 12,
+                field: "lookahead"
+            })
+        );
+    }
     // A boolean that is neither 0 nor 1.
     let mut b = header(0x06);
     b.extend_from_slice(&[2, 2]);
@@ -332,7 +371,7 @@ fn errors_name_the_problem() {
     let e = check(&[MAGIC, 9]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unsupported wire format version 9; this build speaks version 6"
+        "unsupported wire format version 9; this build speaks version 7"
     );
     let e = check(&[MAGIC, VERSION, 0x02, 1]).unwrap_err();
     assert_eq!(e.to_string(), "input ends inside seq (starting at byte 4)");

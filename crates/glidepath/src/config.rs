@@ -51,6 +51,12 @@ pub const PERSISTENCE_ENV: &str = "GLIDEPATH_PERSISTENCE";
 #[cfg(feature = "transport-nats")]
 pub const RELIABLE_WINDOW_ENV: &str = "GLIDEPATH_RELIABLE_WINDOW";
 
+/// The environment variable for [`RtiConfig::request_timeout`] (flag
+/// `--request-timeout-ms`): how long a request to the executive (and a closing
+/// endpoint's wait for acknowledgements) may take, in milliseconds.
+#[cfg(feature = "transport-nats")]
+pub const REQUEST_TIMEOUT_MS_ENV: &str = "GLIDEPATH_REQUEST_TIMEOUT_MS";
+
 /// The environment variable for [`RtiConfig::stream_replicas`] (flag
 /// `--stream-replicas`): copies of each federation's JetStream stream in a cluster.
 #[cfg(feature = "transport-nats")]
@@ -200,6 +206,12 @@ pub struct RtiConfig {
     /// and retransmission off (plain at-most-once core NATS, gaps only counted).
     #[cfg(feature = "transport-nats")]
     pub reliable_window_envelopes: usize,
+    /// How long a request to the executive may take before it fails, and how long
+    /// a closing endpoint waits for its receivers' acknowledgements. Default 10 s;
+    /// a federate behind a slow link, whose replies queue behind its data (a
+    /// 128 kbit/s line carries 160 KB in 10 s), needs more.
+    #[cfg(feature = "transport-nats")]
+    pub request_timeout: std::time::Duration,
     /// The copies a NATS cluster keeps of what the executive server puts in
     /// JetStream: each federation's stream with JetStream persistence, and the
     /// object store bucket of federation saves when the server creates it (1 to 5;
@@ -242,6 +254,7 @@ impl fmt::Debug for RtiConfig {
         #[cfg(feature = "transport-nats")]
         d.field("persistence", &self.persistence)
             .field("reliable_window_envelopes", &self.reliable_window_envelopes)
+            .field("request_timeout", &self.request_timeout)
             .field("stream_replicas", &self.stream_replicas)
             .field("executive_failover", &self.executive_failover)
             .field("executive_snapshot_every", &self.executive_snapshot_every)
@@ -262,6 +275,8 @@ impl Default for RtiConfig {
             persistence: Default::default(),
             #[cfg(feature = "transport-nats")]
             reliable_window_envelopes: glidepath_transport::NatsOptions::default().window_envelopes,
+            #[cfg(feature = "transport-nats")]
+            request_timeout: glidepath_transport::NatsOptions::default().request_timeout,
             #[cfg(feature = "transport-nats")]
             stream_replicas: 1,
             #[cfg(feature = "transport-nats")]
@@ -302,6 +317,7 @@ impl RtiConfig {
                 },
             ),
             save_replicas: self.stream_replicas,
+            request_timeout: self.request_timeout,
             ..Default::default()
         }
     }
@@ -330,6 +346,8 @@ const SETTINGS: &[(&str, &str)] = &[
     ("--persistence", PERSISTENCE_ENV),
     #[cfg(feature = "transport-nats")]
     ("--reliable-window", RELIABLE_WINDOW_ENV),
+    #[cfg(feature = "transport-nats")]
+    ("--request-timeout-ms", REQUEST_TIMEOUT_MS_ENV),
     #[cfg(feature = "transport-nats")]
     ("--stream-replicas", STREAM_REPLICAS_ENV),
 ];
@@ -374,7 +392,8 @@ impl RtiConfig {
     /// keeps the default): `GLIDEPATH_TRANSPORT`, `GLIDEPATH_NATS_URL`,
     /// `GLIDEPATH_COMPRESSION`, `GLIDEPATH_COMPRESS_MIN_BYTES`, `GLIDEPATH_KEY_FILE`,
     /// `GLIDEPATH_BUNDLE_BYTES`, `GLIDEPATH_BUNDLE_TIME_US` and (with NATS)
-    /// `GLIDEPATH_PERSISTENCE` and `GLIDEPATH_RELIABLE_WINDOW`.
+    /// `GLIDEPATH_PERSISTENCE`, `GLIDEPATH_RELIABLE_WINDOW` and
+    /// `GLIDEPATH_REQUEST_TIMEOUT_MS`.
     pub fn from_env() -> Result<RtiConfig, ConfigError> {
         let mut config = RtiConfig::default();
         for &(_, variable) in all_settings() {
@@ -424,6 +443,18 @@ impl RtiConfig {
             }
             #[cfg(feature = "transport-nats")]
             "--reliable-window" => self.reliable_window_envelopes = number(setting, value)?,
+            #[cfg(feature = "transport-nats")]
+            "--request-timeout-ms" => {
+                let ms: u64 = number(setting, value)?;
+                if ms == 0 {
+                    return Err(ConfigError::InvalidValue {
+                        setting,
+                        value: value.to_string(),
+                        reason: "a request needs more than 0 ms".into(),
+                    });
+                }
+                self.request_timeout = std::time::Duration::from_millis(ms);
+            }
             #[cfg(feature = "transport-nats")]
             "--stream-replicas" => {
                 let n: usize = number(setting, value)?;

@@ -250,7 +250,7 @@ impl FlowSim {
         let seq = sender.published + 1;
         let bytes = self.rng.gen_range(16..=sender.bytes_max);
         let item = payload(s, seq);
-        let lag = sender.protocol.keep(seq, (item, bytes), bytes);
+        let lag = sender.protocol.keep(seq, (item, bytes), bytes, self.now);
         sender.published = seq;
         self.published[s] = seq;
         self.out.published += 1;

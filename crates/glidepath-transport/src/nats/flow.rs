@@ -262,9 +262,12 @@ impl Flow {
             self.give_up_silent(&mut state, since(self.origin));
         }
         let out = state.get_mut(&key).expect("listened above");
-        let lag = out
-            .protocol
-            .keep(envelope.seq, (topic, body.clone()), body.len());
+        let lag = out.protocol.keep(
+            envelope.seq,
+            (topic, body.clone()),
+            body.len(),
+            since(self.origin),
+        );
         if let Some(lag) = lag {
             self.unacked_max.fetch_max(lag, Ordering::Relaxed);
         }

@@ -13,7 +13,9 @@ use glidepath_core::{
 };
 
 use super::{
-    BodyKind, EnvelopeHeader, FIXED_HEADER_LEN, MAGIC, OWNERSHIP_NOTICES, TIME_INTEGER, VERSION,
+    canonical_time_tag, BodyKind, EnvelopeHeader, FIXED_HEADER_LEN, FLOAT_WHOLE_MAX, MAGIC,
+    OWNERSHIP_NOTICES, TIME_FLOAT_MINUS_INFINITY, TIME_FLOAT_PLUS_INFINITY, TIME_FLOAT_WHOLE,
+    TIME_INTEGER, TIME_INTEGER_VARINT, TIME_TAGS, VERSION,
 };
 use crate::varint::{self, VarintError};
 use crate::WireError;
@@ -153,20 +155,49 @@ impl<'a> Reader<'a> {
         Ok(u64::from_le_bytes(a))
     }
 
-    /// The eight bytes of a time whose representation tag `tag` was just read.
+    /// The value of a time whose representation tag `tag` (1 to 6) was just read;
+    /// refused unless `tag` is the one its value is written with.
     fn time_after_tag(&mut self, tag: u8, field: &'static str) -> Res<LogicalTime> {
         let offset = self.pos;
-        let bits = self.u64_le(field)?;
-        if tag == TIME_INTEGER {
-            return Ok(LogicalTime::from_i64(bits as i64));
+        let time = self.time_value(tag, field)?;
+        if canonical_time_tag(time.into()) != tag {
+            return Err(WireError::NonCanonicalTime {
+                offset: offset - 1,
+                field,
+            });
         }
-        LogicalTime::new(f64::from_bits(bits)).ok_or(WireError::InvalidTime { offset, field })
+        Ok(time)
     }
 
-    /// A representation tag (1 float, 2 integer) and eight bytes.
+    fn time_value(&mut self, tag: u8, field: &'static str) -> Res<LogicalTime> {
+        let offset = self.pos;
+        match tag {
+            TIME_INTEGER => Ok(LogicalTime::from_i64(self.u64_le(field)? as i64)),
+            TIME_INTEGER_VARINT => Ok(LogicalTime::from_i64(varint::zigzag_decode(
+                self.varint(field)?,
+            ))),
+            TIME_FLOAT_PLUS_INFINITY => Ok(LogicalTime::new(f64::INFINITY).expect("not NaN")),
+            TIME_FLOAT_MINUS_INFINITY => Ok(LogicalTime::new(f64::NEG_INFINITY).expect("not NaN")),
+            TIME_FLOAT_WHOLE => {
+                let whole = varint::zigzag_decode(self.varint(field)?) as f64;
+                // Beyond 2^53 the integer would not be the float it claims to be.
+                if whole.abs() > FLOAT_WHOLE_MAX {
+                    return Err(WireError::InvalidTime { offset, field });
+                }
+                Ok(LogicalTime::new(whole).expect("a whole number is not NaN"))
+            }
+            _ => {
+                let bits = self.u64_le(field)?;
+                LogicalTime::new(f64::from_bits(bits))
+                    .ok_or(WireError::InvalidTime { offset, field })
+            }
+        }
+    }
+
+    /// A representation tag (1 to 6) and the value in that form.
     fn time(&mut self, field: &'static str) -> Res<LogicalTime> {
         let offset = self.pos;
-        match self.tag(3, field)? {
+        match self.tag(TIME_TAGS, field)? {
             0 => Err(WireError::InvalidTag {
                 offset,
                 field,
@@ -191,7 +222,7 @@ impl<'a> Reader<'a> {
     }
 
     fn opt_time(&mut self) -> Res<Option<LogicalTime>> {
-        match self.tag(3, "time representation")? {
+        match self.tag(TIME_TAGS, "time representation")? {
             0 => Ok(None),
             tag => Ok(Some(self.time_after_tag(tag, "time")?)),
         }

@@ -7,7 +7,10 @@ use glidepath_core::{
     Notification, OrderType, ParameterHandle, RegionSet, Regulation, TimeValue, TransportationType,
 };
 
-use super::{BodyKind, MAGIC, OWNERSHIP_NOTICES, TIME_FLOAT, TIME_INTEGER, VERSION};
+use super::{
+    canonical_time_tag, BodyKind, MAGIC, OWNERSHIP_NOTICES, TIME_FLOAT, TIME_FLOAT_WHOLE,
+    TIME_INTEGER, TIME_INTEGER_VARINT, VERSION,
+};
 use crate::varint;
 
 /// Where the layout writes to: a byte counter or a buffer.
@@ -82,18 +85,19 @@ fn regulation_tag(r: Regulation) -> u8 {
         Regulation::On => 2,
     }
 }
-/// A time or interval: its representation tag and eight bytes.
+/// A time or interval: its representation tag and its value in the shortest form
+/// that keeps it exactly ([`canonical_time_tag`]).
 #[inline]
 fn write_value(s: &mut impl Sink, v: TimeValue) {
-    match v {
-        TimeValue::Integer(v) => {
-            s.u8(TIME_INTEGER);
-            s.u64_le(v as u64);
-        }
-        TimeValue::Float(v) => {
-            s.u8(TIME_FLOAT);
-            s.u64_le(v.to_bits());
-        }
+    let tag = canonical_time_tag(v);
+    s.u8(tag);
+    match (tag, v) {
+        (TIME_INTEGER_VARINT, TimeValue::Integer(i)) => s.varint(varint::zigzag_encode(i)),
+        (TIME_INTEGER, TimeValue::Integer(i)) => s.u64_le(i as u64),
+        (TIME_FLOAT_WHOLE, TimeValue::Float(f)) => s.varint(varint::zigzag_encode(f as i64)),
+        (TIME_FLOAT, TimeValue::Float(f)) => s.u64_le(f.to_bits()),
+        // The infinities are the tag alone.
+        _ => {}
     }
 }
 

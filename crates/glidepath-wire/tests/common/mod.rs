@@ -345,6 +345,14 @@ pub fn arb_time() -> impl Strategy<Value = LogicalTime> {
         1 => Just(LogicalTime::NEG_INFINITY),
         1 => Just(t(-0.0)),
         2 => (0u32..1000).prop_map(LogicalTime::from),
+        // Whole floats around the compact form's limit (2^53) and its varint size.
+        2 => (-3i64..=3).prop_flat_map(|d| prop_oneof![
+            Just(t((1i64 << 53) as f64 + (d * 2) as f64)),
+            Just(t(-((1i64 << 53) as f64) - (d * 2) as f64)),
+            Just(t(((1i64 << 55) + d * 16) as f64)),
+        ]),
+        // Integers around the eight-byte varint limit (zigzag 2^56).
+        1 => (-4i64..=4).prop_map(|d| LogicalTime::from_i64((1i64 << 55) + d)),
         // HLAinteger64Time: any i64, including the ends.
         3 => any::<i64>().prop_map(LogicalTime::from_i64),
     ]
