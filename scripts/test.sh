@@ -53,6 +53,19 @@ fi
 export GLIDEPATH_NATS_SERVER="$nats_server"
 "$GLIDEPATH_NATS_SERVER" --version
 
+# The network laboratory's tests (crates/glidepath-cli/tests/netlab.rs) build hosts
+# as network namespaces with Debian's iproute2 (`ip`, `tc`); they run as root, as CI
+# does.
+if ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "installing iproute2 (ip, tc) for the network laboratory's tests"
+        apt-get install -y -q iproute2 >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q iproute2 >/dev/null; }
+    else
+        echo "the network laboratory's tests need ip and tc (Debian: apt-get install iproute2) and root" >&2
+        exit 1
+    fi
+fi
+
 cargo --version
 # Every test of every crate, doc tests included. The simulator runs
 # GLIDEPATH_SIM_SEEDS seeds (default 1000) of random federations.

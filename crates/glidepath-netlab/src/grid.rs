@@ -80,9 +80,11 @@ pub struct Grid {
     pub placement_bandwidths_bps: Vec<u64>,
     /// Fig. 8's counts of time-only federates.
     pub placement_counts: Vec<usize>,
-    /// 3.4: the bandwidths of the order comparison (the report: 128 kbit/s) and of
-    /// the other remedies.
-    pub order_bandwidths_bps: Vec<u64>,
+    /// 3.4: the links (bit/s, one-way delay in ms) of the order comparison (the
+    /// report: 128 kbit/s; the first link gives `receive_over_timestamp`) and of the
+    /// other remedies — the report's operational link among them, 1 Mbit/s with a
+    /// 200 ms round trip.
+    pub remedy_links: Vec<(u64, f64)>,
 }
 
 impl Grid {
@@ -103,7 +105,7 @@ impl Grid {
             delays_ms: vec![0.0, 10.0, 50.0],
             placement_bandwidths_bps: vec![1_000_000],
             placement_counts: vec![0, 2],
-            order_bandwidths_bps: vec![1_000_000],
+            remedy_links: vec![(1_000_000, 0.0), (1_000_000, 100.0)],
         }
     }
 
@@ -140,7 +142,7 @@ impl Grid {
             delays_ms: vec![0.0, 5.0, 10.0, 15.0, 50.0, 100.0],
             placement_bandwidths_bps: vec![128_000, 20_000_000],
             placement_counts: vec![0, 1, 2, 4],
-            order_bandwidths_bps: vec![128_000, 1_000_000],
+            remedy_links: vec![(128_000, 0.0), (1_000_000, 0.0), (1_000_000, 100.0)],
         }
     }
 
@@ -287,6 +289,8 @@ impl Remedy {
 pub struct RemedyResult {
     /// The link's bandwidth, bit/s.
     pub bandwidth_bps: u64,
+    /// The link's one-way delay, ms.
+    pub delay_ms: f64,
     /// What was changed.
     pub remedy: Remedy,
     /// Time per exchange, ms.
@@ -413,8 +417,8 @@ pub fn run(bed: &mut Testbed, grid: &Grid, progress: &dyn Fn(&str)) -> anyhow::R
     // The remedies for a slow link, each against the lock-step baseline.
     let mut remedies = Vec::new();
     let mut order_times = [0.0; 2];
-    for &bw in &grid.order_bandwidths_bps {
-        let l = link(Some(bw), 0.0, Duplex::Full);
+    for (i, &(bw, delay_ms)) in grid.remedy_links.iter().enumerate() {
+        let l = link(Some(bw), delay_ms, Duplex::Full);
         let mut baseline_ms = 0.0;
         for remedy in Remedy::ALL {
             let mut s = spec(remedy.mode(), false, 1024);
@@ -426,14 +430,14 @@ pub fn run(bed: &mut Testbed, grid: &Grid, progress: &dyn Fn(&str)) -> anyhow::R
             if remedy == Remedy::AsyncBundled {
                 bed.set_peer_env(glidepath::BUNDLE_BYTES_ENV, "16384");
             }
-            let key = format!("remedies {}", bandwidth_label(bw));
+            let key = format!("remedies {}, {delay_ms} ms", bandwidth_label(bw));
             let m = measure(bed, grid, l, s, &key, progress);
             bed.remove_peer_env(glidepath::BUNDLE_BYTES_ENV);
             let m = m?;
             if remedy == Remedy::Baseline {
                 baseline_ms = m.mean_ms;
             }
-            if bw == grid.order_bandwidths_bps[0] {
+            if i == 0 {
                 match remedy {
                     Remedy::Baseline => order_times[0] = m.mean_ms,
                     Remedy::ReceiveOrder => order_times[1] = m.mean_ms,
@@ -442,6 +446,7 @@ pub fn run(bed: &mut Testbed, grid: &Grid, progress: &dyn Fn(&str)) -> anyhow::R
             }
             remedies.push(RemedyResult {
                 bandwidth_bps: bw,
+                delay_ms,
                 remedy,
                 time_ms: m.mean_ms,
                 over_baseline: m.mean_ms / baseline_ms,

@@ -152,7 +152,7 @@ pub fn markdown(r: &LabReport) -> String {
     let _ = writeln!(
         s,
         "\n### Order (1 KiB, {}): receive order takes {:.3} × the time of time-stamp order (report: about 0.95)\n",
-        bandwidth_label(r.grid.order_bandwidths_bps.first().copied().unwrap_or(0)),
+        bandwidth_label(r.grid.remedy_links.first().map_or(0, |l| l.0)),
         r.receive_over_timestamp
     );
     let _ = writeln!(s, "### Remedies for a slow link (1 KiB, one-way)\n");
@@ -161,8 +161,9 @@ pub fn markdown(r: &LabReport) -> String {
     for m in &r.remedies {
         let _ = writeln!(
             s,
-            "| {} | {} | {:.2} ms | {:.3} |",
+            "| {}, {} ms one-way | {} | {:.2} ms | {:.3} |",
             bandwidth_label(m.bandwidth_bps),
+            m.delay_ms,
             m.remedy.label(),
             m.time_ms,
             m.over_baseline
