@@ -329,6 +329,18 @@ fn each_error_is_reported() {
             })
         );
     }
+    // A compact whole float of 2^53 + 1, which no f64 holds (it would round to 2^53
+    // and re-encode differently): found by `mutated_encodings_never_panic`.
+    let mut b = header(0x06);
+    b.extend_from_slice(&[2, 1, 3]);
+    b.extend_from_slice(&[0x82, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20]);
+    assert_eq!(
+        check(&b),
+        Err(WireError::InvalidTime {
+            offset: 9,
+            field: "logical_time"
+        })
+    );
     // A compact whole float beyond 2^53, which no f64 holds exactly.
     let mut b = header(0x06);
     b.extend_from_slice(&[2, 1, 3]);

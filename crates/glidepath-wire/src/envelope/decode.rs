@@ -179,12 +179,13 @@ impl<'a> Reader<'a> {
             TIME_FLOAT_PLUS_INFINITY => Ok(LogicalTime::new(f64::INFINITY).expect("not NaN")),
             TIME_FLOAT_MINUS_INFINITY => Ok(LogicalTime::new(f64::NEG_INFINITY).expect("not NaN")),
             TIME_FLOAT_WHOLE => {
-                let whole = varint::zigzag_decode(self.varint(field)?) as f64;
-                // Beyond 2^53 the integer would not be the float it claims to be.
-                if whole.abs() > FLOAT_WHOLE_MAX {
+                let whole = varint::zigzag_decode(self.varint(field)?);
+                // Beyond 2^53 the integer would not be the float it claims to be
+                // (checked on the integer: converted, 2^53 + 1 would round to 2^53).
+                if whole.unsigned_abs() > FLOAT_WHOLE_MAX as u64 {
                     return Err(WireError::InvalidTime { offset, field });
                 }
-                Ok(LogicalTime::new(whole).expect("a whole number is not NaN"))
+                Ok(LogicalTime::new(whole as f64).expect("a whole number is not NaN"))
             }
             _ => {
                 let bits = self.u64_le(field)?;
