@@ -153,8 +153,18 @@ struct PeerArgs {
     timeout_s: u64,
 }
 
-/// Runs `glidepath netlab`.
+/// Runs `glidepath netlab`. When a signal tears the laboratory down, the work
+/// fails (its processes are killed); the signal thread then exits the process with
+/// 128 + the signal, and this waits for it rather than report that failure.
 pub fn run(args: NetlabArgs) -> anyhow::Result<()> {
+    let result = run_command(args);
+    if result.is_err() {
+        lab::wait_if_signalled();
+    }
+    result
+}
+
+fn run_command(args: NetlabArgs) -> anyhow::Result<()> {
     match args.command {
         Some(NetlabCommand::Cleanup) => {
             lab::check_privileges()?;

@@ -29,6 +29,10 @@ const RELAY_PORT: u16 = 4223;
 /// minutes, since the grid's slowest points queue minutes of data on the link.
 const PEER_REQUEST_TIMEOUT_MS: u64 = 600_000;
 
+/// The longest [`Testbed::exchange`] waits for the line to drain what the previous
+/// run left on it.
+const LINE_DRAIN_MAX: Duration = Duration::from_secs(600);
+
 /// Which emulator limits the bandwidth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -215,6 +219,18 @@ impl Testbed {
     /// on the remote host (two senders-and-receivers for two-way), plus the
     /// time-only federates, each a process of its own.
     pub fn exchange(&mut self, spec: &ExchangeSpec) -> anyhow::Result<ExchangeResult> {
+        // What the previous run left on the line (data for federates that have
+        // left, still being serialised at 128 kbit/s) drains first, as it would on a
+        // real line, so the next run's connections do not queue behind it.
+        let idle = self.link.idle_at();
+        let now = Instant::now();
+        if idle > now {
+            let wait = idle - now;
+            if wait > LINE_DRAIN_MAX {
+                bail!("the link is still busy for {wait:?} with what the previous run sent");
+            }
+            thread::sleep(wait);
+        }
         self.next_federation += 1;
         let federation = format!("netlab-{}-{}", std::process::id(), self.next_federation);
         let (first, second) = if spec.two_way {

@@ -54,6 +54,29 @@ pub enum Duplex {
 /// handler.
 static LIVE: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static NEXT_LAB: AtomicU64 = AtomicU64::new(0);
+/// The signal [`teardown_on_signals`] is handling (0: none).
+static SIGNALLED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// The signal being handled, if one arrived: the laboratory is being torn down and
+/// the process will exit with 128 + it. A caller whose work failed meanwhile (its
+/// processes were killed by the teardown) should wait for that exit instead of
+/// reporting the failure ([`wait_if_signalled`]).
+pub fn signalled() -> Option<i32> {
+    match SIGNALLED.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// Parks the calling thread for good when a signal is being handled (the signal
+/// thread exits the process once the teardown is done); returns at once otherwise.
+pub fn wait_if_signalled() {
+    if signalled().is_some() {
+        loop {
+            std::thread::park();
+        }
+    }
+}
 
 /// Two hosts and a link. Removed (processes killed, namespaces deleted) when dropped.
 pub struct Lab {
@@ -372,6 +395,7 @@ pub fn teardown_on_signals() -> anyhow::Result<()> {
             let mut signal = 0;
             // SAFETY: `set` is initialised; sigwait writes the signal number.
             unsafe { libc::sigwait(&set, &mut signal) };
+            SIGNALLED.store(signal.max(1), Ordering::SeqCst);
             let names: Vec<String> = LIVE.lock().clone();
             for ns in &names {
                 remove_namespace(ns);

@@ -106,6 +106,15 @@ impl Link {
         })
     }
 
+    /// When both lines will have carried everything scheduled so far (and its
+    /// delay): the moment the link is idle.
+    pub fn idle_at(&self) -> Instant {
+        let delay = self.settings().delay;
+        let down = *self.free_at[0].lock();
+        let up = *self.free_at[1].lock();
+        down.max(up) + delay
+    }
+
     /// Starts recording what crosses the link (forgetting an earlier recording).
     pub fn record(&self) {
         *self.traffic.lock() = Some(Vec::new());
