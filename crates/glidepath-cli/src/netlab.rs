@@ -195,10 +195,34 @@ fn run_command(args: NetlabArgs) -> anyhow::Result<()> {
     }
 }
 
-fn laboratory(args: NetlabArgs) -> anyhow::Result<()> {
+/// Checks the privileges, installs the signal teardown (before any thread starts,
+/// so that every thread inherits the blocked signals), finds nats-server and this
+/// program, and starts the laboratory with the bundling asked for. Returns it with
+/// the nats-server it runs.
+fn start_testbed(
+    nats_server: Option<PathBuf>,
+    shaper: Shaper,
+    bundle_bytes: Option<usize>,
+    bundle_time_us: Option<u64>,
+) -> anyhow::Result<(Testbed, PathBuf)> {
     lab::check_privileges()?;
-    // Before any thread starts, so that every thread inherits the blocked signals.
     lab::teardown_on_signals()?;
+    let nats_server = match nats_server {
+        Some(p) => p,
+        None => glidepath::backend::nats::find_nats_server()?,
+    };
+    let program = std::env::current_exe().context("finding this program's path")?;
+    let mut bed = Testbed::start(&program, &nats_server, shaper)?;
+    if let Some(bytes) = bundle_bytes {
+        bed.set_peer_env(glidepath::BUNDLE_BYTES_ENV, &bytes.to_string());
+    }
+    if let Some(us) = bundle_time_us {
+        bed.set_peer_env(glidepath::BUNDLE_TIME_US_ENV, &us.to_string());
+    }
+    Ok((bed, nats_server))
+}
+
+fn laboratory(args: NetlabArgs) -> anyhow::Result<()> {
     let mut grid = if args.full {
         Grid::full()
     } else {
@@ -217,24 +241,18 @@ fn laboratory(args: NetlabArgs) -> anyhow::Result<()> {
         }
         grid.point_budget_s = s;
     }
-    let nats_server = match args.nats_server {
-        Some(p) => p,
-        None => glidepath::backend::nats::find_nats_server()?,
-    };
-    let program = std::env::current_exe().context("finding this program's path")?;
+    let (mut bed, nats_server) = start_testbed(
+        args.nats_server,
+        args.shaper,
+        args.bundle_bytes,
+        args.bundle_time_us,
+    )?;
     say(&format!(
         "netlab: {} grid, shaper {:?}, nats-server {}",
         grid.name,
         args.shaper,
         nats_server.display()
     ));
-    let mut bed = Testbed::start(&program, &nats_server, args.shaper)?;
-    if let Some(bytes) = args.bundle_bytes {
-        bed.set_peer_env(glidepath::BUNDLE_BYTES_ENV, &bytes.to_string());
-    }
-    if let Some(us) = args.bundle_time_us {
-        bed.set_peer_env(glidepath::BUNDLE_TIME_US_ENV, &us.to_string());
-    }
     let result = grid::run(&mut bed, &grid, &|line| say(&format!("netlab: {line}")))?;
     drop(bed);
     let tables = report::markdown(&result);
@@ -256,17 +274,7 @@ fn laboratory(args: NetlabArgs) -> anyhow::Result<()> {
 }
 
 fn exchange(e: ExchangeArgs) -> anyhow::Result<()> {
-    lab::check_privileges()?;
-    lab::teardown_on_signals()?;
-    let nats_server = match e.nats_server {
-        Some(p) => p,
-        None => glidepath::backend::nats::find_nats_server()?,
-    };
-    let program = std::env::current_exe().context("finding this program's path")?;
-    let mut bed = Testbed::start(&program, &nats_server, e.shaper)?;
-    if let Some(bytes) = e.bundle_bytes {
-        bed.set_peer_env(glidepath::BUNDLE_BYTES_ENV, &bytes.to_string());
-    }
+    let (mut bed, _) = start_testbed(e.nats_server, e.shaper, e.bundle_bytes, None)?;
     bed.configure(LinkConfig {
         bandwidth_bps: e.bandwidth,
         delay_ms: e.delay_ms,

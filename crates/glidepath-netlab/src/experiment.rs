@@ -364,13 +364,7 @@ impl Testbed {
             }
             Ok((total, Instant::now()))
         });
-        let relay = Relay::start(
-            Some(&ns),
-            SocketAddr::from((SERVER_HOST_ADDR, 0)),
-            target,
-            self.link.clone(),
-        )?;
-        let remote = self.lab.namespace(Host::Remote).to_string();
+        let (relay, remote) = self.probe_relay(target)?;
         let to = relay.local_addr();
         let started = in_namespace(&remote, move || -> std::io::Result<Instant> {
             let mut c = TcpStream::connect(to)?;
@@ -408,13 +402,7 @@ impl Testbed {
                 while s.read_exact(&mut b).is_ok() && s.write_all(&b).is_ok() {}
             }
         });
-        let relay = Relay::start(
-            Some(&ns),
-            SocketAddr::from((SERVER_HOST_ADDR, 0)),
-            target,
-            self.link.clone(),
-        )?;
-        let remote = self.lab.namespace(Host::Remote).to_string();
+        let (relay, remote) = self.probe_relay(target)?;
         let to = relay.local_addr();
         let mut rtts = in_namespace(&remote, move || -> std::io::Result<Vec<f64>> {
             let mut c = TcpStream::connect(to)?;
@@ -431,6 +419,19 @@ impl Testbed {
         })?;
         rtts.sort_by(f64::total_cmp);
         Ok(rtts[rtts.len() / 2])
+    }
+
+    /// A relay through the link from the server host's link address (any port) to
+    /// `target` on the server host, and the remote host's namespace to reach it from:
+    /// the path the Tables 1 and 2 probes take.
+    fn probe_relay(&self, target: SocketAddr) -> anyhow::Result<(Relay, String)> {
+        let relay = Relay::start(
+            Some(self.lab.namespace(Host::Server)),
+            SocketAddr::from((SERVER_HOST_ADDR, 0)),
+            target,
+            self.link.clone(),
+        )?;
+        Ok((relay, self.lab.namespace(Host::Remote).to_string()))
     }
 
     fn link_bandwidth(&self) -> Option<u64> {
