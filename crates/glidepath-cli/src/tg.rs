@@ -51,9 +51,9 @@ pub struct TgArgs {
     /// Simulated seconds per wall second.
     #[arg(long, default_value_t = 1.0)]
     speed: f64,
-    /// Wall seconds to run; 0 runs until `stop` on standard input.
-    #[arg(long, default_value_t = 10.0)]
-    seconds: f64,
+    /// Wall seconds to run; 0 runs until `stop` [default: 10, or 0 with --web].
+    #[arg(long)]
+    seconds: Option<f64>,
     /// A performance file replacing data/aircraft-performance.csv (same layout).
     #[arg(long, value_name = "FILE")]
     performance: Option<PathBuf>,
@@ -78,6 +78,16 @@ pub struct TgArgs {
     /// fails after 10 s].
     #[arg(long, value_name = "MILLISECONDS")]
     failover_ms: Option<u64>,
+    /// Serve the radar, pilot and control pages and the JSON API here
+    /// (e.g. 127.0.0.1:8080; docs/web-api.md).
+    #[cfg(feature = "web")]
+    #[arg(long, value_name = "ADDR")]
+    web: Option<std::net::SocketAddr>,
+    /// The web's tokens, `ROLE=TOKEN[,ROLE=TOKEN...]` with roles pilot, controller
+    /// and operator [default: $GLIDEPATH_WEB_TOKENS, else random ones, printed].
+    #[cfg(feature = "web")]
+    #[arg(long, value_name = "ROLE=TOKEN,...")]
+    web_tokens: Option<String>,
 }
 
 /// The model a flag names.
@@ -206,10 +216,12 @@ fn serve(
     let options = RunOptions {
         rate_hz: args.rate,
         speed: args.speed,
-        seconds: (args.seconds > 0.0).then_some(args.seconds),
+        seconds: seconds(args),
         status_every: Duration::from_secs(1),
     };
     let mut lost_reported = 0;
+    #[cfg(feature = "web")]
+    let web = start_web(args, &scenario, &table, tx.clone())?;
     let mut print = move |s: &Status, server: &mut SimulationServer| {
         let lost = server.lost_nodes();
         for node in &lost[lost_reported..] {
@@ -223,24 +235,24 @@ fn serve(
             s.deadline_misses, s.jitter_ms[0], s.jitter_ms[1], s.jitter_ms[2],
             if s.paused { "  (paused)" } else { "" }
         );
-        for ack in server.take_acks() {
-            match ack.outcome {
-                Ok(()) => println!(
-                    "command {} to {}: applied at frame {}",
-                    ack.id, ack.callsign, ack.frame
-                ),
-                Err(e) => println!(
-                    "command {} to {}: refused at frame {}: {e}",
-                    ack.id, ack.callsign, ack.frame
-                ),
-            }
-        }
+        server.take_acks().iter().for_each(print_ack);
+    };
+    #[cfg(feature = "web")]
+    let (_web_server, web_observer) = match web {
+        Some((s, o)) => (Some(s), Some(o)),
+        None => (None, None),
+    };
+    let mut observer = Observers {
+        print: runner::OnStatus(&mut print),
+        #[cfg(feature = "web")]
+        web: web_observer,
     };
     if config.transport == TransportKind::Inproc {
         let mut layout = LocalLayout::new(args.nodes as usize, threads, model);
         layout.performance = table;
         let mut tg = LocalRun::start(&rti, &args.federation, scenario, &layout, server_config)?;
-        runner::run(&mut tg.server, &rx, options, &mut print)?;
+        runner::run(&mut tg.server, &rx, options, &mut observer)?;
+        observer.finish();
         print_final(&tg.server);
         tg.finish()?;
         drop(tx);
@@ -283,7 +295,8 @@ fn serve(
         children.0.push(child);
     }
     let mut server = SimulationServer::start(&rti, &args.federation, scenario, server_config)?;
-    runner::run(&mut server, &rx, options, &mut print)?;
+    runner::run(&mut server, &rx, options, &mut observer)?;
+    observer.finish();
     print_final(&server);
     let lost: Vec<String> = server.lost_nodes().iter().map(|n| n.to_string()).collect();
     server.stop()?;
@@ -302,6 +315,112 @@ fn serve(
         eprintln!("federation {} left in place: {e}", args.federation);
     }
     Ok(())
+}
+
+fn seconds(args: &TgArgs) -> Option<f64> {
+    #[cfg(feature = "web")]
+    let default = if args.web.is_some() { 0.0 } else { 10.0 };
+    #[cfg(not(feature = "web"))]
+    let default = 10.0;
+    let s = args.seconds.unwrap_or(default);
+    (s > 0.0).then_some(s)
+}
+
+fn print_ack(ack: &glidepath_tg::command::CommandAck) {
+    match &ack.outcome {
+        Ok(()) => println!(
+            "command {} to {}: applied at frame {}",
+            ack.id, ack.callsign, ack.frame
+        ),
+        Err(e) => println!(
+            "command {} to {}: refused at frame {}: {e}",
+            ack.id, ack.callsign, ack.frame
+        ),
+    }
+}
+
+/// The status printer and, with `--web`, the web's observer.
+struct Observers<P> {
+    print: P,
+    #[cfg(feature = "web")]
+    web: Option<glidepath_web::TgObserver>,
+}
+
+impl<P: runner::Observer> Observers<P> {
+    fn finish(&mut self) {
+        #[cfg(feature = "web")]
+        if let Some(w) = &mut self.web {
+            w.finish();
+        }
+    }
+}
+
+impl<P: runner::Observer> runner::Observer for Observers<P> {
+    fn status(&mut self, status: &Status, server: &mut SimulationServer) {
+        #[cfg(feature = "web")]
+        if let Some(w) = &mut self.web {
+            w.on_status(status);
+        }
+        self.print.status(status, server);
+    }
+
+    fn tick(
+        &mut self,
+        server: &mut SimulationServer,
+        frame: Option<&glidepath_tg::server::FrameReport>,
+        sim_time_s: f64,
+    ) {
+        let _ = (&server, frame, sim_time_s);
+        #[cfg(feature = "web")]
+        if let Some(w) = &mut self.web {
+            // The web takes the acknowledgements to answer its callers; print them here.
+            w.on_tick(server, sim_time_s).iter().for_each(print_ack);
+        }
+    }
+}
+
+/// Starts the web server when `--web` asks for it, and says where and with which
+/// tokens.
+#[cfg(feature = "web")]
+fn start_web(
+    args: &TgArgs,
+    scenario: &glidepath_tg::scenario::Scenario,
+    table: &PerformanceTable,
+    controls: crossbeam_channel::Sender<Control>,
+) -> anyhow::Result<Option<(glidepath_web::WebServer, glidepath_web::TgObserver)>> {
+    let Some(addr) = args.web else {
+        return Ok(None);
+    };
+    let mut config = glidepath_web::WebConfig::new(addr);
+    let env = std::env::var("GLIDEPATH_WEB_TOKENS").ok();
+    if let Some(spec) = args.web_tokens.as_ref().or(env.as_ref()) {
+        config.add_tokens(spec)?;
+    }
+    let given = !config.tokens.is_empty();
+    let catalog = glidepath_web::Catalog::new(scenario, table);
+    let (server, observer) = glidepath_web::start(config, catalog, controls)?;
+    println!("web: radar at http://{}/", server.addr());
+    for (role, token) in server.tokens() {
+        let page = match role {
+            glidepath_web::Role::Operator => "control",
+            glidepath_web::Role::Pilot => "pilot",
+            _ => "",
+        };
+        if given {
+            println!(
+                "web: {} page http://{}/{page} (token as given)",
+                role.name(),
+                server.addr()
+            );
+        } else {
+            println!(
+                "web: {} page http://{}/{page}?token={token}",
+                role.name(),
+                server.addr()
+            );
+        }
+    }
+    Ok(Some((server, observer)))
 }
 
 /// The last line: how many aircraft have a state of the last frame.

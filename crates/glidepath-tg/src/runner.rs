@@ -9,7 +9,34 @@ use crossbeam_channel::Receiver;
 
 use crate::command::Instruction;
 use crate::federation::TgError;
-use crate::server::SimulationServer;
+use crate::server::{FrameReport, SimulationServer};
+
+/// What a run tells its caller: a status once per `status_every`, and a look at the
+/// server after every frame (and every few milliseconds while paused), on the run's
+/// own thread. An observer must not block: the frames wait for it.
+pub trait Observer {
+    /// One period's status.
+    fn status(&mut self, status: &Status, server: &mut SimulationServer);
+    /// After a frame (`Some`) or a paused pass of the loop (`None`), with the
+    /// simulated seconds since the start. The default does nothing.
+    fn tick(
+        &mut self,
+        server: &mut SimulationServer,
+        frame: Option<&FrameReport>,
+        sim_time_s: f64,
+    ) {
+        let _ = (server, frame, sim_time_s);
+    }
+}
+
+/// A closure that takes the statuses is an observer.
+pub struct OnStatus<F>(pub F);
+
+impl<F: FnMut(&Status, &mut SimulationServer)> Observer for OnStatus<F> {
+    fn status(&mut self, status: &Status, server: &mut SimulationServer) {
+        (self.0)(status, server)
+    }
+}
 
 /// What an operator can tell a running target generator.
 #[derive(Clone, Debug, PartialEq)]
@@ -112,12 +139,13 @@ pub struct RunOptions {
 }
 
 /// Runs `server` until the time is up or a `Stop` arrives, obeying `controls` and
-/// calling `status` once per `status_every`. Returns the last status.
+/// telling `observer` of every frame and, once per `status_every`, the status.
+/// Returns the last status.
 pub fn run(
     server: &mut SimulationServer,
     controls: &Receiver<Control>,
     mut options: RunOptions,
-    mut status: impl FnMut(&Status, &mut SimulationServer),
+    observer: &mut dyn Observer,
 ) -> Result<Status, TgError> {
     let start = Instant::now();
     let mut paused = false;
@@ -185,6 +213,7 @@ pub fn run(
             period_wall += report.wall;
             period_compute += report.compute;
             period_updates += report.updates;
+            observer.tick(server, Some(&report), sim_time);
             if options.rate_hz > 0.0 {
                 let period = Duration::from_secs_f64(1.0 / options.rate_hz);
                 next_start += period;
@@ -197,6 +226,7 @@ pub fn run(
             }
         } else {
             std::thread::sleep(Duration::from_millis(5));
+            observer.tick(server, None, sim_time);
         }
         if period_start.elapsed() >= options.status_every {
             let secs = period_start.elapsed().as_secs_f64();
@@ -222,7 +252,7 @@ pub fn run(
                 paused,
                 updates_per_frame: period_updates as f64 / period_frames.max(1) as f64,
             };
-            status(&s, server);
+            observer.status(&s, server);
             last = Some(s);
             period_start = Instant::now();
             (period_frames, period_wall, period_compute) = (0, Duration::ZERO, Duration::ZERO);

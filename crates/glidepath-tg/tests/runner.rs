@@ -7,9 +7,9 @@ use glidepath::Rti;
 use glidepath_tg::command::Instruction;
 use glidepath_tg::model::Model;
 use glidepath_tg::perf::PerformanceTable;
-use glidepath_tg::runner::{run, Control, RunOptions};
+use glidepath_tg::runner::{run, Control, OnStatus, RunOptions, Status};
 use glidepath_tg::scenario;
-use glidepath_tg::server::{LocalLayout, LocalRun, ServerConfig};
+use glidepath_tg::server::{LocalLayout, LocalRun, ServerConfig, SimulationServer};
 
 #[test]
 fn pause_single_steps_resume_and_commands() {
@@ -34,10 +34,8 @@ fn pause_single_steps_resume_and_commands() {
         status_every: Duration::from_millis(100),
     };
     let mut statuses = Vec::new();
-    run(&mut tg.server, &rx, options.clone(), |s, _| {
-        statuses.push(s.clone())
-    })
-    .unwrap();
+    let mut keep = OnStatus(|s: &Status, _: &mut SimulationServer| statuses.push(s.clone()));
+    run(&mut tg.server, &rx, options.clone(), &mut keep).unwrap();
     assert_eq!(
         tg.server.frame(),
         2,
@@ -54,7 +52,13 @@ fn pause_single_steps_resume_and_commands() {
         seconds: Some(0.5),
         ..options
     };
-    let last = run(&mut tg.server, &rx, paced, |_, _| {}).unwrap();
+    let last = run(
+        &mut tg.server,
+        &rx,
+        paced,
+        &mut OnStatus(|_: &Status, _: &mut SimulationServer| {}),
+    )
+    .unwrap();
     assert!(tg.server.frame() > 10, "frame {}", tg.server.frame());
     assert!(!last.paused && last.rate_hz > 0.0, "{last:?}");
     let acks = tg.server.take_acks();
@@ -69,7 +73,7 @@ fn pause_single_steps_resume_and_commands() {
             seconds: None,
             ..options
         },
-        |_, _| {},
+        &mut OnStatus(|_: &Status, _: &mut SimulationServer| {}),
     )
     .unwrap();
     assert_eq!(
