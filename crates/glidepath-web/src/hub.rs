@@ -113,6 +113,17 @@ pub struct Snapshot {
     pub sim_time_s: f64,
     /// In catalog order.
     pub rows: Vec<Row>,
+    /// The frame of every row, encoded once for all the clients that see everything.
+    pub(crate) full: std::sync::OnceLock<bytes::Bytes>,
+}
+
+impl Snapshot {
+    /// Every row as one binary frame (encoded on first use, then shared).
+    pub fn full_frame(&self) -> bytes::Bytes {
+        self.full
+            .get_or_init(|| crate::stream::encode_frame(self, None, 0).into())
+            .clone()
+    }
 }
 
 /// The latest once-a-second status, as served.
@@ -368,9 +379,11 @@ impl TgObserver {
                 let _ = tx.send(view);
             }
         }
+        // A tenth of slack: a simulation at exactly the snapshot rate must not
+        // alias down to half of it.
         let due = self
             .last_published
-            .is_none_or(|t| t.elapsed() >= self.min_interval);
+            .is_none_or(|t| t.elapsed() >= self.min_interval.mul_f64(0.9));
         if due && server.frame() != self.last_frame {
             self.publish(server, sim_time_s);
         }
@@ -396,6 +409,7 @@ impl TgObserver {
             frame: server.frame(),
             sim_time_s,
             rows,
+            full: Default::default(),
         }));
         self.last_published = Some(Instant::now());
         self.last_frame = server.frame();

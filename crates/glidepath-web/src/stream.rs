@@ -151,9 +151,17 @@ pub(crate) async fn serve(socket: WebSocket, hub: Arc<Hub>) {
         "status": *hub.status.borrow(),
     });
     let mut sub = Subscription::default();
-    let mut last_seq = 0u64;
+    let mut snapshots = hub.snapshot.subscribe();
+    if snapshots.borrow().seq > 0 {
+        // A paused run makes no new snapshot: the latest goes out at once.
+        snapshots.mark_changed();
+    }
     let mut skipped = 0u64;
+    // A frame goes out when a new snapshot is there and the client's period since the
+    // last one has passed: waiting on the snapshot, not on a clock, so a client at
+    // the simulation's rate gets every snapshot.
     let mut next = Instant::now();
+    let mut due = true;
     if send_within(&mut sink, WsMessage::Text(hello.to_string().into()))
         .await
         .is_err()
@@ -164,27 +172,36 @@ pub(crate) async fn serve(socket: WebSocket, hub: Arc<Hub>) {
     loop {
         let period = Duration::from_secs_f64(1.0 / sub.rate_hz);
         tokio::select! {
-            _ = tokio::time::sleep_until(next) => {
-                let snap = hub.latest();
-                if snap.seq != last_seq {
-                    last_seq = snap.seq;
-                    let frame = encode_frame(&snap, sub.bbox.as_ref(), skipped.min(u64::from(u32::MAX)) as u32);
-                    skipped = 0;
-                    if send_within(&mut sink, WsMessage::Binary(frame.into())).await.is_err() {
-                        hub.counters.add("clients_stalled", 1);
-                        break;
-                    }
+            _ = tokio::time::sleep_until(next), if !due => due = true,
+            changed = snapshots.changed(), if due => {
+                if changed.is_err() {
+                    break; // the server is stopping
                 }
-                next += period;
-                let now = Instant::now();
-                if next < now {
-                    // The send took longer than the period: the frames in between are
-                    // skipped, not queued.
-                    let missed = ((now - next).as_secs_f64() / period.as_secs_f64()).ceil() as u64;
+                let snap = snapshots.borrow_and_update().clone();
+                if snap.seq == 0 {
+                    continue; // no frame has run yet
+                }
+                let started = Instant::now();
+                let frame = if sub.bbox.is_none() && skipped == 0 {
+                    snap.full_frame()
+                } else {
+                    encode_frame(&snap, sub.bbox.as_ref(), skipped.min(u64::from(u32::MAX)) as u32).into()
+                };
+                skipped = 0;
+                if send_within(&mut sink, WsMessage::Binary(frame)).await.is_err() {
+                    hub.counters.add("clients_stalled", 1);
+                    break;
+                }
+                // A send slower than the period: the periods it took are skipped
+                // frames, not a queue.
+                let took = started.elapsed();
+                if took > period {
+                    let missed = (took.as_secs_f64() / period.as_secs_f64()).floor() as u64;
                     skipped += missed;
                     hub.counters.add("frames_dropped", missed);
-                    next = now + period;
                 }
+                next = started + period.mul_f64(0.9);
+                due = false;
             }
             event = events.recv() => match event {
                 Ok(text) => {
@@ -199,8 +216,9 @@ pub(crate) async fn serve(socket: WebSocket, hub: Arc<Hub>) {
             reply = replies.recv() => match reply {
                 Some(Ok(s)) => {
                     sub = s;
-                    next = Instant::now();
-                    last_seq = 0; // the new viewport's aircraft now
+                    // The new viewport's aircraft at once, from the latest snapshot.
+                    snapshots.mark_changed();
+                    due = true;
                 }
                 Some(Err(text)) => {
                     if send_within(&mut sink, WsMessage::Text(text.into())).await.is_err() {
@@ -228,4 +246,60 @@ fn error_json(r: &validate::Rejection) -> String {
     let mut v = serde_json::to_value(r).unwrap_or_default();
     v["type"] = "error".into();
     v.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::Row;
+
+    fn at(lat: f32, lon: f32) -> Row {
+        Row {
+            lat,
+            lon,
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn a_viewport_across_the_antimeridian_keeps_both_sides() {
+        let bbox = [170.0, -10.0, -170.0, 10.0];
+        assert!(inside(&bbox, 0.0, 175.0));
+        assert!(inside(&bbox, 0.0, -175.0));
+        assert!(!inside(&bbox, 0.0, 0.0));
+        assert!(!inside(&bbox, 20.0, 175.0));
+    }
+
+    #[test]
+    fn a_frame_has_its_header_and_only_the_rows_inside() {
+        let snap = Snapshot {
+            seq: 1,
+            frame: 7,
+            sim_time_s: 1.5,
+            rows: vec![at(37.0, -122.0), at(40.0, -74.0), at(37.5, -122.5)],
+            full: Default::default(),
+        };
+        let f = encode_frame(&snap, Some(&[-123.0, 36.0, -121.0, 38.0]), 3);
+        assert_eq!(f.len(), HEADER_BYTES + 2 * ROW_BYTES);
+        assert_eq!(u32::from_le_bytes(f[4..8].try_into().unwrap()), 2);
+        assert_eq!(u64::from_le_bytes(f[8..16].try_into().unwrap()), 7);
+        assert_eq!(f64::from_le_bytes(f[16..24].try_into().unwrap()), 1.5);
+        assert_eq!(
+            u32::from_le_bytes(f[24..28].try_into().unwrap()),
+            3,
+            "aircraft in the run"
+        );
+        assert_eq!(
+            u32::from_le_bytes(f[28..32].try_into().unwrap()),
+            3,
+            "skipped"
+        );
+        let second = HEADER_BYTES + ROW_BYTES;
+        assert_eq!(
+            u32::from_le_bytes(f[second..second + 4].try_into().unwrap()),
+            2,
+            "catalog index"
+        );
+        assert_eq!(snap.full_frame().len(), HEADER_BYTES + 3 * ROW_BYTES);
+    }
 }
