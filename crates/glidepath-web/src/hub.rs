@@ -333,6 +333,55 @@ fn ended() -> Rejection {
     }
 }
 
+/// A rate limit that tolerates jitter: a token bucket holding at most two frames'
+/// worth, refilled at `rate` a second. A clock that ticks at exactly the rate but
+/// unevenly (frames of varying cost) never loses a frame to it, and the long-run rate
+/// never exceeds `rate`.
+#[derive(Clone, Debug)]
+pub(crate) struct Pacer {
+    rate: f64,
+    tokens: f64,
+    at: Instant,
+}
+
+impl Pacer {
+    pub(crate) fn new(rate: f64) -> Pacer {
+        Pacer {
+            rate: rate.max(0.01),
+            tokens: 1.0,
+            at: Instant::now(),
+        }
+    }
+
+    fn refill(&mut self) {
+        let now = Instant::now();
+        self.tokens = (self.tokens + (now - self.at).as_secs_f64() * self.rate).min(2.0);
+        self.at = now;
+    }
+
+    /// Whether one may go now (and if so, counts it).
+    pub(crate) fn take(&mut self) -> bool {
+        self.refill();
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// How long until one may go.
+    pub(crate) fn wait(&mut self) -> Duration {
+        self.refill();
+        Duration::from_secs_f64(((1.0 - self.tokens) / self.rate).max(0.0))
+    }
+
+    /// The rate.
+    pub(crate) fn period(&self) -> Duration {
+        Duration::from_secs_f64(1.0 / self.rate)
+    }
+}
+
 /// The simulation side: called by the run after every frame, on the run's thread.
 /// It hands the web's commands to the server, returns the acknowledgements, and
 /// publishes a snapshot at most `max_rate_hz` times a second.
@@ -340,8 +389,7 @@ pub struct TgObserver {
     hub: Arc<Hub>,
     incoming: crossbeam_channel::Receiver<Submitted>,
     waiting: HashMap<u64, oneshot::Sender<AckView>>,
-    min_interval: Duration,
-    last_published: Option<Instant>,
+    pacer: Pacer,
     last_frame: u64,
     seq: u64,
 }
@@ -356,8 +404,7 @@ impl TgObserver {
             hub,
             incoming,
             waiting: HashMap::new(),
-            min_interval: Duration::from_secs_f64(1.0 / max_rate_hz.max(0.1)),
-            last_published: None,
+            pacer: Pacer::new(max_rate_hz.max(0.1)),
             last_frame: u64::MAX,
             seq: 0,
         }
@@ -379,12 +426,7 @@ impl TgObserver {
                 let _ = tx.send(view);
             }
         }
-        // A tenth of slack: a simulation at exactly the snapshot rate must not
-        // alias down to half of it.
-        let due = self
-            .last_published
-            .is_none_or(|t| t.elapsed() >= self.min_interval.mul_f64(0.9));
-        if due && server.frame() != self.last_frame {
+        if server.frame() != self.last_frame && self.pacer.take() {
             self.publish(server, sim_time_s);
         }
         acks
@@ -411,7 +453,6 @@ impl TgObserver {
             rows,
             full: Default::default(),
         }));
-        self.last_published = Some(Instant::now());
         self.last_frame = server.frame();
     }
 

@@ -19,7 +19,7 @@ use futures::{SinkExt, StreamExt};
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::{timeout, Instant};
 
-use crate::hub::{Hub, Snapshot};
+use crate::hub::{Hub, Pacer, Snapshot};
 use crate::validate::{self, Message};
 
 /// Bytes of a frame's header.
@@ -157,11 +157,14 @@ pub(crate) async fn serve(socket: WebSocket, hub: Arc<Hub>) {
         snapshots.mark_changed();
     }
     let mut skipped = 0u64;
-    // A frame goes out when a new snapshot is there and the client's period since the
-    // last one has passed: waiting on the snapshot, not on a clock, so a client at
-    // the simulation's rate gets every snapshot.
-    let mut next = Instant::now();
-    let mut due = true;
+    // A frame goes out when a new snapshot is there and the client's rate allows:
+    // driven by the snapshots, not by a clock of its own, so that a client at the
+    // simulation's rate gets every snapshot.
+    // A tenth above the asked rate: a client at the simulation's own rate would
+    // otherwise stay phase-locked behind it by whatever delay it once had.
+    let mut pacer = Pacer::new(sub.rate_hz * 1.1);
+    let mut pending = false;
+    let mut wake = Instant::now();
     if send_within(&mut sink, WsMessage::Text(hello.to_string().into()))
         .await
         .is_err()
@@ -170,13 +173,20 @@ pub(crate) async fn serve(socket: WebSocket, hub: Arc<Hub>) {
         return;
     }
     loop {
-        let period = Duration::from_secs_f64(1.0 / sub.rate_hz);
         tokio::select! {
-            _ = tokio::time::sleep_until(next), if !due => due = true,
-            changed = snapshots.changed(), if due => {
+            changed = snapshots.changed(), if !pending => {
                 if changed.is_err() {
                     break; // the server is stopping
                 }
+                pending = true;
+                wake = Instant::now() + pacer.wait();
+            }
+            _ = tokio::time::sleep_until(wake), if pending => {
+                if !pacer.take() {
+                    wake = Instant::now() + pacer.wait();
+                    continue;
+                }
+                pending = false;
                 let snap = snapshots.borrow_and_update().clone();
                 if snap.seq == 0 {
                     continue; // no frame has run yet
@@ -195,13 +205,12 @@ pub(crate) async fn serve(socket: WebSocket, hub: Arc<Hub>) {
                 // A send slower than the period: the periods it took are skipped
                 // frames, not a queue.
                 let took = started.elapsed();
+                let period = pacer.period();
                 if took > period {
                     let missed = (took.as_secs_f64() / period.as_secs_f64()).floor() as u64;
                     skipped += missed;
                     hub.counters.add("frames_dropped", missed);
                 }
-                next = started + period.mul_f64(0.9);
-                due = false;
             }
             event = events.recv() => match event {
                 Ok(text) => {
@@ -216,9 +225,9 @@ pub(crate) async fn serve(socket: WebSocket, hub: Arc<Hub>) {
             reply = replies.recv() => match reply {
                 Some(Ok(s)) => {
                     sub = s;
+                    pacer = Pacer::new(sub.rate_hz * 1.1);
                     // The new viewport's aircraft at once, from the latest snapshot.
                     snapshots.mark_changed();
-                    due = true;
                 }
                 Some(Err(text)) => {
                     if send_within(&mut sink, WsMessage::Text(text.into())).await.is_err() {
