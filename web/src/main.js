@@ -211,6 +211,26 @@ function render() {
       updateTriggers: { getPath: t },
     }));
   }
+  const planOf = selected !== null && catalog.aircraft[selected];
+  if (planOf && planOf.waypoints.length) {
+    layers.push(new PathLayer({
+      id: 'plan',
+      data: [{ path: planOf.waypoints.map((w) => [w[2], w[1]]) }],
+      getPath: (d) => d.path,
+      getColor: [255, 120, 220, 140],
+      widthMinPixels: 1.5,
+    }));
+    layers.push(new TextLayer({
+      id: 'plan-names',
+      data: planOf.waypoints,
+      getPosition: (w) => [w[2], w[1]],
+      getText: (w) => w[0],
+      getSize: 11,
+      getColor: [255, 160, 230],
+      getPixelOffset: [0, -10],
+      fontFamily: 'monospace',
+    }));
+  }
   layers.push(new IconLayer({
     id: 'aircraft',
     data: visible,
@@ -243,6 +263,7 @@ function render() {
   deck.setProps({ layers });
   $('visible-count').textContent = visible.length;
   showSelected();
+  showFlightList();
 }
 
 // The drawing rate adapts to what a redraw costs here: at most 25 a second, and
@@ -329,6 +350,12 @@ function onText(text) {
     note(`${m.callsign}: command ${m.id} ${m.outcome} at frame ${m.frame}${m.reason ? ': ' + m.reason : ''}`);
   }
   if (m.type === 'error') note(`stream: ${m.field || ''} ${m.reason}`);
+  if (m.type === 'clearance') {
+    const what = `${m.instruction}${m.value !== undefined ? ' ' + m.value : ''}`;
+    note(`clearance ${m.id} to ${m.callsign}: ${what} (from the ${m.from})`);
+    lastClearance.set(m.callsign, m);
+    showClearance();
+  }
 }
 
 function connect() {
@@ -366,6 +393,60 @@ function note(text) {
   while ($('event-list').children.length > 50) $('event-list').lastChild.remove();
 }
 
+// The latest clearance to each aircraft; the pilot station shows the selected one's.
+const lastClearance = new Map();
+function showClearance() {
+  const a = selected !== null && catalog.aircraft[selected];
+  const c = a && lastClearance.get(a.callsign);
+  $('clearance').hidden = !c;
+  if (c) $('clearance-text').textContent = `Cleared: ${c.instruction}${c.value !== undefined ? ' ' + c.value : ''}`;
+}
+function flyClearance() {
+  const a = catalog.aircraft[selected];
+  const c = a && lastClearance.get(a.callsign);
+  if (!c) return;
+  $('cmd-instruction').value = c.instruction;
+  $('cmd-value').value = c.value !== undefined ? c.value : '';
+  sendCommand();
+}
+
+// The controller's flight list: the aircraft in view, refreshed twice a second.
+let listShown = 0;
+function showFlightList() {
+  if ($('controller').hidden || now() - listShown < 500) return;
+  listShown = now();
+  const rows = visible
+    .map((d) => ({ d, a: catalog.aircraft[d.i] || {} }))
+    .sort((x, y) => (x.a.callsign < y.a.callsign ? -1 : 1))
+    .slice(0, 300);
+  const body = $('flight-list').tBodies[0];
+  body.replaceChildren(...rows.map(({ d, a }) => {
+    const tr = document.createElement('tr');
+    tr.dataset.index = d.i;
+    if (d.i === selected) tr.className = 'sel';
+    for (const v of [a.callsign, a.type, String(Math.round(d.p.alt / 100)).padStart(3, '0'), Math.round(d.p.gs), Math.round(d.p.hdg)]) {
+      const td = document.createElement('td');
+      td.textContent = v;
+      tr.append(td);
+    }
+    tr.onclick = () => select(d.i);
+    return tr;
+  }));
+}
+
+async function sendClearance() {
+  const a = selected !== null && catalog.aircraft[selected];
+  if (!a) { show($('clr-result'), false, 'select an aircraft first'); return; }
+  const instruction = $('clr-instruction').value;
+  const raw = $('clr-value').value.trim();
+  const body = { callsign: a.callsign, instruction };
+  if (instruction !== 'resume') {
+    body.value = instruction === 'direct' || raw === '' || isNaN(Number(raw)) ? raw : Number(raw);
+  }
+  const { ok, status, reply } = await post('/api/clearance', body);
+  show($('clr-result'), ok, ok ? `clearance ${reply.id} sent` : `${status} ${reply.error}: ${reply.field ? reply.field + ': ' : ''}${reply.reason}`);
+}
+
 function select(i) {
   selected = i;
   const a = catalog.aircraft[i];
@@ -375,6 +456,8 @@ function select(i) {
   $('sel-type').textContent = `${a.type} ${a.type_name}`;
   $('sel-plan').textContent = 'plan: ' + a.waypoints.map((w) => w[0]).join(' → ');
   $('cmd-callsign').value = a.callsign;
+  $('clr-callsign').textContent = a.callsign;
+  showClearance();
 }
 
 function showSelected() {
@@ -465,6 +548,9 @@ async function start() {
   const page = location.pathname.replace(/^\//, '');
   $('pilot').hidden = !((role === 'pilot' || role === 'operator') && page !== 'control');
   $('control').hidden = !(role === 'operator' && page !== 'pilot');
+  $('controller').hidden = !((role === 'controller' || role === 'operator') && page !== 'pilot' && page !== 'control');
+  $('clr-send').onclick = sendClearance;
+  $('clearance-fly').onclick = flyClearance;
   $('cmd-send').onclick = sendCommand;
   for (const b of document.querySelectorAll('#control button')) b.onclick = () => sendControl(b.dataset.action);
   connect();

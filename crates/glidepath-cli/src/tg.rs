@@ -404,7 +404,8 @@ fn start_web(
         let page = match role {
             glidepath_web::Role::Operator => "control",
             glidepath_web::Role::Pilot => "pilot",
-            _ => "",
+            glidepath_web::Role::Controller => "controller",
+            glidepath_web::Role::Viewer => "",
         };
         if given {
             println!(

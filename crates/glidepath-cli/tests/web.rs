@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 
 const PILOT: &str = "pilot-token-browser";
 const OPERATOR: &str = "operator-token-browser";
+const CONTROLLER: &str = "controller-token-browser";
 
 struct Killed(Child);
 
@@ -75,7 +76,7 @@ fn target_generator() -> (Killed, ChildStdin, String) {
         ])
         .args([
             "--web-tokens",
-            &format!("pilot={PILOT},operator={OPERATOR}"),
+            &format!("pilot={PILOT},operator={OPERATOR},controller={CONTROLLER}"),
         ])
         .env("GLIDEPATH_TRANSPORT", "inproc")
         .stdin(Stdio::piped())
@@ -306,6 +307,85 @@ async fn browse(driver_port: u16, addr: &str) {
     })
     .await;
     shoot(&c, "pilot-error.png").await;
+
+    // A controller's clearance reaches the pilot station, and the pilot flies it.
+    c.execute(
+        "fetch('/api/clearance', {method: 'POST', headers: {authorization: 'Bearer ' + arguments[0]},\
+         body: JSON.stringify({callsign: 'UAL101', instruction: 'altitude', value: 15000})})",
+        vec![json!(CONTROLLER)],
+    )
+    .await
+    .unwrap();
+    until(
+        Duration::from_secs(10),
+        "the pilot station shows the clearance",
+        || async {
+            let t = text(&c, "clearance-text").await;
+            let events = text(&c, "event-list").await;
+            (t == "Cleared: altitude 15000")
+                .then_some(())
+                .ok_or(format!("{t:?}; events: {events}"))
+        },
+    )
+    .await;
+    c.find(Locator::Id("clearance-fly"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until(
+        Duration::from_secs(10),
+        "the clearance is flown",
+        || async {
+            let r = text(&c, "cmd-result").await;
+            r.starts_with("applied at frame").then_some(()).ok_or(r)
+        },
+    )
+    .await;
+    shoot(&c, "pilot-clearance.png").await;
+
+    // The controller station: the flight list, and a clearance sent from it.
+    c.goto(&format!("http://{addr}/controller?token={CONTROLLER}"))
+        .await
+        .unwrap();
+    until(
+        Duration::from_secs(30),
+        "the flight list shows the 8 aircraft",
+        || async {
+            let n: Value = c
+                .execute(
+                    "return document.querySelectorAll('#flight-list tbody tr').length",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            (n == json!(8)).then_some(()).ok_or(n.to_string())
+        },
+    )
+    .await;
+    c.execute(
+        "[...document.querySelectorAll('#flight-list tbody tr')]\
+         .find(r => r.cells[0].textContent === 'DAL404').click();\
+         document.getElementById('clr-instruction').value = 'speed';\
+         document.getElementById('clr-value').value = '280';",
+        vec![],
+    )
+    .await
+    .unwrap();
+    c.find(Locator::Id("clr-send"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until(Duration::from_secs(10), "the clearance is sent", || async {
+        let r = text(&c, "clr-result").await;
+        r.ends_with("sent").then_some(()).ok_or(r)
+    })
+    .await;
+    assert_eq!(text(&c, "clr-callsign").await, "DAL404");
+    shoot(&c, "controller.png").await;
 
     // Simulation control: pause, then resume.
     c.goto(&format!("http://{addr}/control?token={OPERATOR}"))

@@ -42,6 +42,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/api/stats", get(stats))
         .route("/api/whoami", get(whoami))
         .route("/api/command", post(command))
+        .route("/api/clearance", post(clearance))
         .route("/api/control", post(control))
         .route("/api/stream", get(stream))
         .fallback(get(page))
@@ -201,6 +202,34 @@ async fn command(
     }
 }
 
+/// A controller's clearance: checked like a command, then shown to every client
+/// (the pilot stations); the simulation flies it only when a pilot sends it.
+async fn clearance(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+    body: Body,
+) -> Response {
+    let checked = async {
+        let r = role(&s, &headers, &q)?;
+        require(r, &[Role::Controller, Role::Operator], "a clearance")?;
+        let v = validate::parse(Message::Clearance, &body_bytes(body).await?)?;
+        let callsign = v["callsign"].as_str().unwrap_or_default().to_string();
+        s.hub.check_command(&callsign, &instruction(&v))?;
+        Ok::<_, Rejection>((v, r))
+    };
+    match checked.await {
+        Ok((mut v, r)) => {
+            let id = s.hub.next_clearance();
+            v["id"] = id.into();
+            v["from"] = r.name().into();
+            s.hub.event("clearance", &v);
+            Json(json!({ "outcome": "sent", "id": id })).into_response()
+        }
+        Err(e) => reject(&s.hub, e),
+    }
+}
+
 async fn control(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -237,7 +266,7 @@ async fn stream(State(s): State<AppState>, ws: WebSocketUpgrade) -> Response {
 
 async fn page(uri: axum::http::Uri) -> Response {
     let path = match uri.path() {
-        "/" | "/pilot" | "/control" | "/radar" => "/index.html",
+        "/" | "/pilot" | "/controller" | "/control" | "/radar" => "/index.html",
         p => p,
     };
     match assets::ASSETS.iter().find(|(p, _, _)| *p == path) {

@@ -219,9 +219,17 @@ pub struct Hub {
     pub(crate) controls: crossbeam_channel::Sender<Control>,
     /// Rejections per rule and the streams' drops.
     pub counters: Counters,
+    clearances: std::sync::atomic::AtomicU64,
 }
 
 impl Hub {
+    /// The next clearance's number (from 1).
+    pub(crate) fn next_clearance(&self) -> u64 {
+        self.clearances
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1
+    }
+
     /// A hub for `catalog`'s run, whose controls go to `controls`; the receiver is
     /// the observer's.
     pub(crate) fn new(
@@ -247,6 +255,7 @@ impl Hub {
             submitted,
             controls,
             counters: Counters::default(),
+            clearances: Default::default(),
         };
         (Arc::new(hub), incoming)
     }

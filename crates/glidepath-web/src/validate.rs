@@ -28,6 +28,8 @@ pub enum Message {
     Control,
     /// A websocket text message.
     Subscribe,
+    /// `POST /api/clearance`.
+    Clearance,
 }
 
 impl Message {
@@ -36,6 +38,7 @@ impl Message {
             Message::Command => "command",
             Message::Control => "control",
             Message::Subscribe => "subscribe",
+            Message::Clearance => "clearance",
         }
     }
 }
@@ -101,7 +104,7 @@ impl Counters {
 }
 
 fn validator(message: Message) -> &'static Validator {
-    static VALIDATORS: OnceLock<[Validator; 3]> = OnceLock::new();
+    static VALIDATORS: OnceLock<[Validator; 4]> = OnceLock::new();
     let all = VALIDATORS.get_or_init(|| {
         let schema: Value = serde_json::from_str(SCHEMA).expect("schema.json is JSON");
         let compile = |m: Message| {
@@ -113,6 +116,7 @@ fn validator(message: Message) -> &'static Validator {
             compile(Message::Command),
             compile(Message::Control),
             compile(Message::Subscribe),
+            compile(Message::Clearance),
         ]
     });
     &all[message as usize]

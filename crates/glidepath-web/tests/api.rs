@@ -339,6 +339,18 @@ fn every_rule_answers_a_hostile_message_with_the_field_and_counts_it() {
     for (rule, n) in &expected {
         assert_eq!(stats["counters"][rule], json!(n), "{rule} counted: {stats}");
     }
+    // A valid clearance goes to the pilot stations, not to the simulation.
+    let (status, sent) = post(
+        &run,
+        "/api/clearance",
+        Some(CONTROLLER),
+        br#"{"callsign":"UAL101","instruction":"altitude","value":15000}"#,
+    );
+    assert_eq!(
+        (status, &sent["outcome"], &sent["id"]),
+        (200, &json!("sent"), &json!(1)),
+        "{sent}"
+    );
     // Nothing rejected reached the simulation: no acknowledgement at all so far,
     // and the first valid command gets the first id.
     let (status, ack) = post(
