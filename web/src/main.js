@@ -549,6 +549,7 @@ async function start() {
   $('pilot').hidden = !((role === 'pilot' || role === 'operator') && page !== 'control');
   $('control').hidden = !(role === 'operator' && page !== 'pilot');
   $('controller').hidden = !((role === 'controller' || role === 'operator') && page !== 'pilot' && page !== 'control');
+  $('clr-instruction').append(...[...$('cmd-instruction').options].map((o) => o.cloneNode(true)));
   $('clr-send').onclick = sendClearance;
   $('clearance-fly').onclick = flyClearance;
   $('cmd-send').onclick = sendCommand;

@@ -134,6 +134,23 @@ where
     }
 }
 
+async fn click(c: &Client, what: Locator<'_>) {
+    c.find(what).await.unwrap().click().await.unwrap();
+}
+
+/// Waits up to `limit` for element `id`'s text to pass `check`.
+async fn wait_text(c: &Client, limit: u64, what: &str, id: &str, check: impl Fn(&str) -> bool) {
+    until(Duration::from_secs(limit), what, || async {
+        let t = text(c, id).await;
+        if check(&t) {
+            Ok(())
+        } else {
+            Err(t)
+        }
+    })
+    .await;
+}
+
 async fn shoot(c: &Client, name: &str) {
     let png = c.screenshot().await.unwrap();
     assert!(png.len() > 10_000, "{name}: a real picture, not a blank");
@@ -182,11 +199,7 @@ async fn browse(driver_port: u16, addr: &str) {
         },
     )
     .await;
-    until(Duration::from_secs(10), "all 8 in view", || async {
-        let n = text(&c, "visible-count").await;
-        (n == "8").then_some(()).ok_or(n)
-    })
-    .await;
+    wait_text(&c, 10, "all 8 in view", "visible-count", |n| (n == "8")).await;
     let outside: Value = c
         .execute(
             "return performance.getEntriesByType('resource').map(e => e.name)\
@@ -249,20 +262,10 @@ async fn browse(driver_port: u16, addr: &str) {
     )
     .await
     .unwrap();
-    c.find(Locator::Id("cmd-send"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    until(
-        Duration::from_secs(10),
-        "the command is acknowledged",
-        || async {
-            let r = text(&c, "cmd-result").await;
-            r.starts_with("applied at frame").then_some(()).ok_or(r)
-        },
-    )
+    click(&c, Locator::Id("cmd-send")).await;
+    wait_text(&c, 10, "the command is acknowledged", "cmd-result", |r| {
+        r.starts_with("applied at frame")
+    })
     .await;
     until(
         Duration::from_secs(30),
@@ -286,26 +289,19 @@ async fn browse(driver_port: u16, addr: &str) {
     )
     .await
     .unwrap();
-    c.find(Locator::Id("cmd-send"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    until(Duration::from_secs(10), "the refusal shows", || async {
-        let r = text(&c, "cmd-result").await;
-        let class: Value = c
-            .execute(
-                "return document.getElementById('cmd-result').className",
-                vec![],
-            )
-            .await
-            .unwrap();
-        (r.contains("/value") && r.contains("400") && class == json!("error"))
-            .then_some(())
-            .ok_or(r)
+    click(&c, Locator::Id("cmd-send")).await;
+    wait_text(&c, 10, "the refusal shows", "cmd-result", |r| {
+        r.contains("/value") && r.contains("400")
     })
     .await;
+    let class: Value = c
+        .execute(
+            "return document.getElementById('cmd-result').className",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(class, json!("error"), "the refusal is shown as an error");
     shoot(&c, "pilot-error.png").await;
 
     // A controller's clearance reaches the pilot station, and the pilot flies it.
@@ -328,20 +324,10 @@ async fn browse(driver_port: u16, addr: &str) {
         },
     )
     .await;
-    c.find(Locator::Id("clearance-fly"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    until(
-        Duration::from_secs(10),
-        "the clearance is flown",
-        || async {
-            let r = text(&c, "cmd-result").await;
-            r.starts_with("applied at frame").then_some(()).ok_or(r)
-        },
-    )
+    click(&c, Locator::Id("clearance-fly")).await;
+    wait_text(&c, 10, "the clearance is flown", "cmd-result", |r| {
+        r.starts_with("applied at frame")
+    })
     .await;
     shoot(&c, "pilot-clearance.png").await;
 
@@ -373,15 +359,9 @@ async fn browse(driver_port: u16, addr: &str) {
     )
     .await
     .unwrap();
-    c.find(Locator::Id("clr-send"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    until(Duration::from_secs(10), "the clearance is sent", || async {
-        let r = text(&c, "clr-result").await;
-        r.ends_with("sent").then_some(()).ok_or(r)
+    click(&c, Locator::Id("clr-send")).await;
+    wait_text(&c, 10, "the clearance is sent", "clr-result", |r| {
+        r.ends_with("sent")
     })
     .await;
     assert_eq!(text(&c, "clr-callsign").await, "DAL404");
@@ -391,36 +371,19 @@ async fn browse(driver_port: u16, addr: &str) {
     c.goto(&format!("http://{addr}/control?token={OPERATOR}"))
         .await
         .unwrap();
-    until(
-        Duration::from_secs(30),
-        "the control page connects",
-        || async {
-            let role = text(&c, "role").await;
-            (role == "operator").then_some(()).ok_or(role)
-        },
-    )
+    wait_text(&c, 30, "the control page connects", "role", |role| {
+        (role == "operator")
+    })
     .await;
-    c.find(Locator::Css("#control button[data-action=pause]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    until(Duration::from_secs(10), "the run shows paused", || async {
-        let s = text(&c, "run-state").await;
-        (s == "paused").then_some(()).ok_or(s)
+    click(&c, Locator::Css("#control button[data-action=pause]")).await;
+    wait_text(&c, 10, "the run shows paused", "run-state", |s| {
+        (s == "paused")
     })
     .await;
     shoot(&c, "control.png").await;
-    c.find(Locator::Css("#control button[data-action=resume]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    until(Duration::from_secs(10), "the run shows running", || async {
-        let s = text(&c, "run-state").await;
-        (s == "running").then_some(()).ok_or(s)
+    click(&c, Locator::Css("#control button[data-action=resume]")).await;
+    wait_text(&c, 10, "the run shows running", "run-state", |s| {
+        (s == "running")
     })
     .await;
     let stats: Value = c

@@ -155,20 +155,51 @@ fn instruction(v: &Value) -> Instruction {
     }
 }
 
+/// A command or a clearance: the role, then the message's checks; its JSON, the
+/// sender's role, the callsign and the instruction.
+struct Checked {
+    json: Value,
+    role: Role,
+    callsign: String,
+    instruction: Instruction,
+}
+
+async fn check_instruction(
+    s: &AppState,
+    headers: &HeaderMap,
+    q: &HashMap<String, String>,
+    body: Body,
+    message: Message,
+    allowed: &[Role],
+) -> Result<Checked, Rejection> {
+    let role = role(s, headers, q)?;
+    let what = match message {
+        Message::Clearance => "a clearance",
+        _ => "a command",
+    };
+    require(role, allowed, what)?;
+    let json = validate::parse(message, &body_bytes(body).await?)?;
+    let callsign = json["callsign"].as_str().unwrap_or_default().to_string();
+    let instruction = instruction(&json);
+    s.hub.check_command(&callsign, &instruction)?;
+    Ok(Checked {
+        json,
+        role,
+        callsign,
+        instruction,
+    })
+}
+
 async fn command(
     State(s): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
     body: Body,
 ) -> Response {
+    let allowed = [Role::Pilot, Role::Operator];
     let checked = async {
-        let r = role(&s, &headers, &q)?;
-        require(r, &[Role::Pilot, Role::Operator], "a command")?;
-        let v = validate::parse(Message::Command, &body_bytes(body).await?)?;
-        let callsign = v["callsign"].as_str().unwrap_or_default().to_string();
-        let i = instruction(&v);
-        s.hub.check_command(&callsign, &i)?;
-        s.hub.submit(callsign, i)
+        let c = check_instruction(&s, &headers, &q, body, Message::Command, &allowed).await?;
+        s.hub.submit(c.callsign, c.instruction)
     };
     let ack = match checked.await {
         Ok(ack) => ack,
@@ -210,16 +241,13 @@ async fn clearance(
     Query(q): Query<HashMap<String, String>>,
     body: Body,
 ) -> Response {
-    let checked = async {
-        let r = role(&s, &headers, &q)?;
-        require(r, &[Role::Controller, Role::Operator], "a clearance")?;
-        let v = validate::parse(Message::Clearance, &body_bytes(body).await?)?;
-        let callsign = v["callsign"].as_str().unwrap_or_default().to_string();
-        s.hub.check_command(&callsign, &instruction(&v))?;
-        Ok::<_, Rejection>((v, r))
-    };
-    match checked.await {
-        Ok((mut v, r)) => {
+    let allowed = [Role::Controller, Role::Operator];
+    match check_instruction(&s, &headers, &q, body, Message::Clearance, &allowed).await {
+        Ok(Checked {
+            json: mut v,
+            role: r,
+            ..
+        }) => {
             let id = s.hub.next_clearance();
             v["id"] = id.into();
             v["from"] = r.name().into();
