@@ -199,7 +199,7 @@ async fn browse(driver_port: u16, addr: &str) {
         },
     )
     .await;
-    wait_text(&c, 10, "all 8 in view", "visible-count", |n| (n == "8")).await;
+    wait_text(&c, 10, "all 8 in view", "visible-count", |n| n == "8").await;
     let outside: Value = c
         .execute(
             "return performance.getEntriesByType('resource').map(e => e.name)\
@@ -372,18 +372,18 @@ async fn browse(driver_port: u16, addr: &str) {
         .await
         .unwrap();
     wait_text(&c, 30, "the control page connects", "role", |role| {
-        (role == "operator")
+        role == "operator"
     })
     .await;
     click(&c, Locator::Css("#control button[data-action=pause]")).await;
     wait_text(&c, 10, "the run shows paused", "run-state", |s| {
-        (s == "paused")
+        s == "paused"
     })
     .await;
     shoot(&c, "control.png").await;
     click(&c, Locator::Css("#control button[data-action=resume]")).await;
     wait_text(&c, 10, "the run shows running", "run-state", |s| {
-        (s == "running")
+        s == "running"
     })
     .await;
     let stats: Value = c
