@@ -9,6 +9,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -29,6 +30,20 @@ impl Drop for Killed {
     }
 }
 
+/// chromedriver in a process group of its own: dropping it kills the group, so a
+/// failed test leaves no chromium behind (killing chromedriver alone orphans them).
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on the group this test created; no memory is involved.
+        unsafe {
+            libc::kill(-(self.0.id() as i32), libc::SIGKILL);
+        }
+        let _ = self.0.wait();
+    }
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -37,11 +52,12 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn chromedriver() -> (Killed, u16) {
+fn chromedriver() -> (Driver, u16) {
     let program = std::env::var("GLIDEPATH_CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
     let port = free_port();
     let child = Command::new(&program)
         .arg(format!("--port={port}"))
+        .process_group(0)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -56,7 +72,7 @@ fn chromedriver() -> (Killed, u16) {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    (Killed(child), port)
+    (Driver(child), port)
 }
 
 /// `glidepath tg --scenario demo --web 127.0.0.1:0`: the child, its stdin (for
