@@ -437,12 +437,7 @@ function showFlightList() {
 async function sendClearance() {
   const a = selected !== null && catalog.aircraft[selected];
   if (!a) { show($('clr-result'), false, 'select an aircraft first'); return; }
-  const instruction = $('clr-instruction').value;
-  const raw = $('clr-value').value.trim();
-  const body = { callsign: a.callsign, instruction };
-  if (instruction !== 'resume') {
-    body.value = instruction === 'direct' || raw === '' || isNaN(Number(raw)) ? raw : Number(raw);
-  }
+  const body = instructionBody(a.callsign, $('clr-instruction').value, $('clr-value').value);
   const { ok, status, reply } = await post('/api/clearance', body);
   show($('clr-result'), ok, ok ? `clearance ${reply.id} sent` : `${status} ${reply.error}: ${reply.field ? reply.field + ': ' : ''}${reply.reason}`);
 }
@@ -485,15 +480,19 @@ function show(el, ok, text) {
   el.textContent = text;
 }
 
-async function sendCommand() {
-  const instruction = $('cmd-instruction').value;
-  const raw = $('cmd-value').value.trim();
-  const body = { callsign: $('cmd-callsign').value, instruction };
+// A command's or a clearance's body. Numbers go as numbers; anything else is sent
+// as typed, and the server says why it is wrong.
+function instructionBody(callsign, instruction, value) {
+  const raw = value.trim();
+  const body = { callsign, instruction };
   if (instruction !== 'resume') {
-    // Numbers go as numbers; anything else is sent as typed and the server says why
-    // it is wrong.
     body.value = instruction === 'direct' || raw === '' || isNaN(Number(raw)) ? raw : Number(raw);
   }
+  return body;
+}
+
+async function sendCommand() {
+  const body = instructionBody($('cmd-callsign').value, $('cmd-instruction').value, $('cmd-value').value);
   const { ok, status, reply } = await post('/api/command', body);
   if (ok) {
     show($('cmd-result'), true, reply.outcome === 'applied' ? `applied at frame ${reply.frame}` : reply.reason || reply.outcome);

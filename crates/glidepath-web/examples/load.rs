@@ -9,7 +9,6 @@
 //! ```
 
 use std::collections::HashMap;
-use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -170,7 +169,6 @@ fn main() {
                     let (mut ws, _) = tungstenite::connect(&url).unwrap();
                     if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_mut() {
                         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-                        let _: &TcpStream = s;
                     }
                     ws.send(tungstenite::Message::Text(sub.into())).unwrap();
                     let t0 = Instant::now();
@@ -205,13 +203,13 @@ fn main() {
     std::thread::sleep(warmup);
     let (web0, sim0, t0) = (
         thread_cpu("glidepath-web"),
-        thread_cpu("tg-") + thread_cpu("rayon"),
+        thread_cpu("tg-"),
         Instant::now(),
     );
     std::thread::sleep(Duration::from_secs_f64(a.seconds));
     let (web1, sim1, wall) = (
         thread_cpu("glidepath-web"),
-        thread_cpu("tg-") + thread_cpu("rayon"),
+        thread_cpu("tg-"),
         t0.elapsed().as_secs_f64(),
     );
     let counters = web.hub().counters.snapshot();

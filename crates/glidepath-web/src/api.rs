@@ -68,12 +68,11 @@ fn role(
         .or(query.get("token").map(String::as_str));
     match token {
         None | Some("") => Ok(Role::Viewer),
-        Some(t) => state.tokens.get(t).copied().ok_or(Rejection {
-            status: 401,
-            error: "unauthorized",
-            field: String::new(),
-            reason: "the token is not one this server was started with".into(),
-        }),
+        Some(t) => state.tokens.get(t).copied().ok_or(Rejection::whole(
+            401,
+            "unauthorized",
+            "the token is not one this server was started with",
+        )),
     }
 }
 
@@ -82,28 +81,26 @@ fn require(role: Role, allowed: &[Role], what: &str) -> Result<(), Rejection> {
         return Ok(());
     }
     let names: Vec<&str> = allowed.iter().map(|r| r.name()).collect();
-    Err(Rejection {
-        status: 403,
-        error: "forbidden",
-        field: String::new(),
-        reason: format!(
+    Err(Rejection::whole(
+        403,
+        "forbidden",
+        format!(
             "{what} needs the role {}; this token's role is {}",
             names.join(" or "),
             role.name()
         ),
-    })
+    ))
 }
 
 async fn body_bytes(body: Body) -> Result<axum::body::Bytes, Rejection> {
     // Read one byte more than allowed, so that "too large" is told apart.
-    to_bytes(body, MAX_MESSAGE_BYTES + 1)
-        .await
-        .map_err(|_| Rejection {
-            status: 413,
-            error: "too_large",
-            field: String::new(),
-            reason: format!("the message is over {MAX_MESSAGE_BYTES} bytes"),
-        })
+    to_bytes(body, MAX_MESSAGE_BYTES + 1).await.map_err(|_| {
+        Rejection::whole(
+            413,
+            "too_large",
+            format!("the message is over {MAX_MESSAGE_BYTES} bytes"),
+        )
+    })
 }
 
 async fn schema() -> Response {
@@ -209,21 +206,11 @@ async fn command(
         Ok(Ok(view)) if view.outcome == "applied" => Json(view).into_response(),
         Ok(Ok(view)) => reject(
             &s.hub,
-            Rejection {
-                status: 422,
-                error: "refused",
-                field: String::new(),
-                reason: view.reason.unwrap_or_default(),
-            },
+            Rejection::whole(422, "refused", view.reason.unwrap_or_default()),
         ),
         Ok(Err(_)) => reject(
             &s.hub,
-            Rejection {
-                status: 503,
-                error: "ended",
-                field: String::new(),
-                reason: "the simulation ended before the command was taken".into(),
-            },
+            Rejection::whole(503, "ended", "the simulation ended before the command was taken"),
         ),
         Err(_) => (
             StatusCode::ACCEPTED,

@@ -260,11 +260,6 @@ impl Hub {
         (Arc::new(hub), incoming)
     }
 
-    /// The latest snapshot.
-    pub fn latest(&self) -> Arc<Snapshot> {
-        self.snapshot.borrow().clone()
-    }
-
     /// Checks what a schema cannot: that the aircraft exists and the value is in its
     /// type's envelope and flight plan.
     pub fn check_command(&self, callsign: &str, i: &Instruction) -> Result<(), Rejection> {
@@ -334,12 +329,7 @@ impl Hub {
 }
 
 fn ended() -> Rejection {
-    Rejection {
-        status: 503,
-        error: "ended",
-        field: String::new(),
-        reason: "the simulation has ended".into(),
-    }
+    Rejection::whole(503, "ended", "the simulation has ended")
 }
 
 /// A rate limit that tolerates jitter: a token bucket holding at most two frames'

@@ -59,6 +59,17 @@ pub struct Rejection {
 }
 
 impl Rejection {
+    /// A rejection of the whole message (no one field at fault), answered with
+    /// HTTP `status`.
+    pub fn whole(status: u16, error: &'static str, reason: impl Into<String>) -> Rejection {
+        Rejection {
+            status,
+            error,
+            field: String::new(),
+            reason: reason.into(),
+        }
+    }
+
     /// A rejection answered with HTTP 400.
     pub fn bad(error: &'static str, field: &str, reason: impl Into<String>) -> Rejection {
         Rejection {
@@ -125,15 +136,14 @@ fn validator(message: Message) -> &'static Validator {
 /// Checks a message's size, syntax and schema; returns its JSON.
 pub fn parse(message: Message, body: &[u8]) -> Result<Value, Rejection> {
     if body.len() > MAX_MESSAGE_BYTES {
-        return Err(Rejection {
-            status: 413,
-            error: "too_large",
-            field: String::new(),
-            reason: format!(
+        return Err(Rejection::whole(
+            413,
+            "too_large",
+            format!(
                 "the message is {} bytes; at most {MAX_MESSAGE_BYTES} are accepted",
                 body.len()
             ),
-        });
+        ));
     }
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| Rejection::bad("malformed_json", "", format!("not JSON: {e}")))?;
