@@ -91,10 +91,9 @@ fn millis(flag: &str, ms: f64, upto: f64) -> anyhow::Result<Duration> {
 fn options(args: WindowArgs) -> anyhow::Result<(WindowOptions, Option<PathBuf>)> {
     let mut config = RtiConfig::default();
     args.nats.apply(&mut config)?;
-    let transport = match args.transport {
-        Some(TransportArg::Nats) => TransportKind::Nats,
-        Some(TransportArg::Inproc) | None => TransportKind::Inproc,
-    };
+    let transport = args
+        .transport
+        .map_or(TransportKind::Inproc, TransportArg::kind);
     anyhow::ensure!(
         args.seconds.is_finite() && args.seconds > 0.0 && args.seconds <= 86_400.0,
         "--seconds {} is not a duration between 0 and 86400 s",

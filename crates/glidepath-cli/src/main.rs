@@ -101,6 +101,18 @@ struct ReplayArgs {
 
 #[derive(clap::Args, Debug)]
 struct ServerArgs {
+    /// What to host the federations on: nats (a NATS server, for processes on any
+    /// host) or shm (shared memory, for processes of this host) [default: nats].
+    #[arg(long, value_name = "BACKEND", value_parser = ["nats", "shm"])]
+    transport: Option<String>,
+    /// With --transport shm: the shared-memory system's name; its files are
+    /// /dev/shm/glidepath-NAME.* [default: $GLIDEPATH_SHM_NAME, else glidepath].
+    #[arg(long, value_name = "NAME")]
+    shm_name: Option<String>,
+    /// With --transport shm: bytes of each endpoint's ring, a power of two
+    /// [default: $GLIDEPATH_SHM_RING_BYTES, else 8388608].
+    #[arg(long, value_name = "BYTES")]
+    shm_ring_bytes: Option<String>,
     #[command(flatten)]
     nats: NatsArgs,
     /// A file holding the federation key (64 hex digits): requests, replies and
@@ -233,6 +245,19 @@ pub(crate) enum TransportArg {
     Inproc,
     /// Through a NATS server, with `glidepath server` hosting the federation.
     Nats,
+    /// Through shared memory between processes of this host, with
+    /// `glidepath server --transport shm` (or the run itself) hosting the federation.
+    Shm,
+}
+
+impl TransportArg {
+    pub(crate) fn kind(self) -> TransportKind {
+        match self {
+            TransportArg::Inproc => TransportKind::Inproc,
+            TransportArg::Nats => TransportKind::Nats,
+            TransportArg::Shm => TransportKind::Shm,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -328,14 +353,30 @@ pub(crate) fn say(line: &str) {
     let _ = std::io::stderr().lock().write_all(&bytes);
 }
 
+/// `glidepath server --transport shm`: hosts the shared-memory system until killed
+/// (the next host of the same name removes whatever a killed one left).
+fn shm_server(config: &RtiConfig) -> anyhow::Result<()> {
+    let store = Box::new(glidepath::backend::DirSaveStore::new(&config.save_dir));
+    let host =
+        glidepath::ShmTransport::host_with_store(&config.shm_name, config.shm_options(), store)
+            .with_context(|| format!("hosting the shared-memory system `{}`", config.shm_name))?;
+    println!(
+        "glidepath server: hosting federations in shared memory, system `{}` (/dev/shm/glidepath-{}.*); ready",
+        host.system_name(),
+        host.system_name()
+    );
+    use std::io::Write;
+    std::io::stdout().flush()?;
+    loop {
+        std::thread::park();
+    }
+}
+
 /// The demo's options: flags over the environment over the defaults.
 fn demo_options(args: DemoArgs) -> anyhow::Result<demo::DemoOptions> {
     let mut config = RtiConfig::from_env()?;
     if let Some(t) = args.transport {
-        config.transport = match t {
-            TransportArg::Inproc => TransportKind::Inproc,
-            TransportArg::Nats => TransportKind::Nats,
-        };
+        config.transport = t.kind();
     }
     args.nats.apply(&mut config)?;
     args.messaging.apply(&mut config)?;
@@ -368,6 +409,15 @@ fn demo_options(args: DemoArgs) -> anyhow::Result<demo::DemoOptions> {
 /// `glidepath server`: hosts the executive until killed.
 fn server(args: ServerArgs) -> anyhow::Result<()> {
     let mut config = RtiConfig::from_env()?;
+    if let Some(name) = &args.shm_name {
+        config.apply_args(["--shm-name".to_string(), name.clone()])?;
+    }
+    if let Some(bytes) = &args.shm_ring_bytes {
+        config.apply_args(["--shm-ring-bytes".to_string(), bytes.clone()])?;
+    }
+    if args.transport.as_deref() == Some("shm") {
+        return shm_server(&config);
+    }
     args.nats.apply(&mut config)?;
     let messaging = MessagingArgs {
         compression: args.compression,

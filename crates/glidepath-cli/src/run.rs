@@ -86,10 +86,7 @@ pub struct RunArgs {
 fn config_of(args: &mut RunArgs) -> anyhow::Result<RtiConfig> {
     let mut config = RtiConfig::from_env()?;
     if let Some(t) = args.transport {
-        config.transport = match t {
-            TransportArg::Inproc => TransportKind::Inproc,
-            TransportArg::Nats => TransportKind::Nats,
-        };
+        config.transport = t.kind();
     }
     std::mem::take(&mut args.nats).apply(&mut config)?;
     if let Some(mode) = args.persistence.take() {

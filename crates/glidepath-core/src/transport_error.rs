@@ -36,6 +36,16 @@ pub enum TransportError {
         /// The subject requests were sent on.
         subject: String,
     },
+    /// No process hosts the shared-memory system (or its host died).
+    #[error(
+        "no process hosts the shared-memory system `{name}` (files in {dir}): start one with `glidepath server --transport shm --shm-name {name}`"
+    )]
+    NoShmHost {
+        /// The system's name.
+        name: String,
+        /// The directory of its files.
+        dir: String,
+    },
     /// The executive received the request but could not answer it; `message` is its
     /// own explanation.
     #[error("the executive server could not answer: {message}")]

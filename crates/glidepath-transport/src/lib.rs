@@ -74,11 +74,15 @@ mod inproc;
 #[cfg(feature = "transport-nats")]
 pub mod nats;
 mod save_dir;
+#[cfg(all(feature = "transport-shm", target_os = "linux"))]
+pub mod shm;
 
 pub use inproc::{InprocEndpoint, InprocTransport};
 #[cfg(feature = "transport-nats")]
 pub use nats::{NatsEndpoint, NatsOptions, NatsTransport};
 pub use save_dir::DirSaveStore;
+#[cfg(all(feature = "transport-shm", target_os = "linux"))]
+pub use shm::{ShmEndpoint, ShmOptions, ShmTransport};
 
 /// Why a transport operation failed (defined in the core, which carries it in
 /// `RtiError::Link`).

@@ -62,6 +62,12 @@ pub const REQUEST_TIMEOUT_MS_ENV: &str = "GLIDEPATH_REQUEST_TIMEOUT_MS";
 #[cfg(feature = "transport-nats")]
 pub const STREAM_REPLICAS_ENV: &str = "GLIDEPATH_STREAM_REPLICAS";
 
+/// The environment variable for [`RtiConfig::shm_name`] (flag `--shm-name`).
+pub const SHM_NAME_ENV: &str = "GLIDEPATH_SHM_NAME";
+
+/// The environment variable for [`RtiConfig::shm_ring_bytes`] (flag `--shm-ring-bytes`).
+pub const SHM_RING_BYTES_ENV: &str = "GLIDEPATH_SHM_RING_BYTES";
+
 /// The environment variable for [`RtiConfig::save_dir`] (flag `--save-dir`).
 pub const SAVE_DIR_ENV: &str = "GLIDEPATH_SAVE_DIR";
 
@@ -86,6 +92,11 @@ pub enum TransportKind {
     /// federations. Built with the `transport-nats` feature (on by default).
     #[cfg(feature = "transport-nats")]
     Nats,
+    /// Federates in separate processes of one host, through shared memory
+    /// ([`RtiConfig::shm_name`]), with a `glidepath server --transport shm` hosting
+    /// the federations. Linux, built with the `transport-shm` feature (on by default).
+    #[cfg(all(feature = "transport-shm", target_os = "linux"))]
+    Shm,
 }
 
 impl TransportKind {
@@ -94,6 +105,8 @@ impl TransportKind {
         TransportKind::Inproc,
         #[cfg(feature = "transport-nats")]
         TransportKind::Nats,
+        #[cfg(all(feature = "transport-shm", target_os = "linux"))]
+        TransportKind::Shm,
     ];
 
     /// The name used in configuration and in `GLIDEPATH_TRANSPORT`.
@@ -102,6 +115,8 @@ impl TransportKind {
             TransportKind::Inproc => "inproc",
             #[cfg(feature = "transport-nats")]
             TransportKind::Nats => "nats",
+            #[cfg(all(feature = "transport-shm", target_os = "linux"))]
+            TransportKind::Shm => "shm",
         }
     }
 }
@@ -194,6 +209,12 @@ pub struct RtiConfig {
     /// `DIR/FEDERATION/LABEL.gpsave`). Default [`DEFAULT_SAVE_DIR`] under the working
     /// directory, so a save outlives the process with no setup.
     pub save_dir: std::path::PathBuf,
+    /// The shared-memory system the `shm` transport joins (its files are
+    /// `/dev/shm/glidepath-NAME.*`). Default `glidepath`.
+    pub shm_name: String,
+    /// Bytes of each `shm` endpoint's inbound ring (a power of two; the largest
+    /// message is a quarter of it). Default 8 MiB.
+    pub shm_ring_bytes: usize,
     /// Whether the `nats` transport keeps federations' messages in JetStream
     /// (`glidepath server` creates a stream per federation; see
     /// `glidepath_transport::nats::Persistence`). Default none: core NATS needs no
@@ -271,6 +292,8 @@ impl Default for RtiConfig {
             chain: ChainConfig::default(),
             bundle: BundleConfig::default(),
             save_dir: DEFAULT_SAVE_DIR.into(),
+            shm_name: "glidepath".into(),
+            shm_ring_bytes: 8 << 20,
             #[cfg(feature = "transport-nats")]
             persistence: Default::default(),
             #[cfg(feature = "transport-nats")]
@@ -290,6 +313,15 @@ impl Default for RtiConfig {
 }
 
 impl RtiConfig {
+    /// The `shm` transport's options from this configuration.
+    #[cfg(all(feature = "transport-shm", target_os = "linux"))]
+    pub fn shm_options(&self) -> glidepath_transport::ShmOptions {
+        glidepath_transport::ShmOptions {
+            ring_bytes: self.shm_ring_bytes,
+            ..Default::default()
+        }
+    }
+
     /// The NATS transport's options for this configuration: the encoder chain,
     /// bundling and persistence.
     #[cfg(feature = "transport-nats")]
@@ -342,6 +374,8 @@ const SETTINGS: &[(&str, &str)] = &[
     ("--bundle-bytes", BUNDLE_BYTES_ENV),
     ("--bundle-time-us", BUNDLE_TIME_US_ENV),
     ("--save-dir", SAVE_DIR_ENV),
+    ("--shm-name", SHM_NAME_ENV),
+    ("--shm-ring-bytes", SHM_RING_BYTES_ENV),
     #[cfg(feature = "transport-nats")]
     ("--persistence", PERSISTENCE_ENV),
     #[cfg(feature = "transport-nats")]
@@ -468,6 +502,32 @@ impl RtiConfig {
                 self.stream_replicas = n;
             }
             "--key-file" => self.chain.key = Some(read_key_file(setting, value)?),
+            "--shm-name" => {
+                let name_ok = !value.is_empty()
+                    && value.len() <= 64
+                    && value
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+                if !name_ok {
+                    return Err(ConfigError::InvalidValue {
+                        setting,
+                        value: value.to_string(),
+                        reason: "use 1 to 64 letters, digits, `_` or `-`".into(),
+                    });
+                }
+                self.shm_name = value.to_string();
+            }
+            "--shm-ring-bytes" => {
+                let n: usize = number(setting, value)?;
+                if !n.is_power_of_two() || n < 1 << 16 {
+                    return Err(ConfigError::InvalidValue {
+                        setting,
+                        value: value.to_string(),
+                        reason: "use a power of two of at least 65536".into(),
+                    });
+                }
+                self.shm_ring_bytes = n;
+            }
             "--save-dir" => self.save_dir = value.into(),
             "--bundle-bytes" => self.bundle.bundle_bytes_max = number(setting, value)?,
             "--bundle-time-us" => {

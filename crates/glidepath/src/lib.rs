@@ -129,8 +129,12 @@ pub use glidepath_transport::nats::{
     redact_url, ExecutiveServer, NatsAuth, NatsSecurity, NatsTls, Persistence, Replay,
     ReplayedEnvelope, Secret,
 };
+#[cfg(all(feature = "transport-shm", target_os = "linux"))]
+pub use glidepath_transport::ShmTransport;
 #[cfg(feature = "transport-nats")]
 pub use hosting::{ensure_executive, replay, serve_executive, EXECUTIVE_SUBJECT};
+#[cfg(all(feature = "transport-shm", target_os = "linux"))]
+pub use rti::ensure_shm_host;
 
 /// What it takes to write a transport backend, or to test one: the traits, the
 /// contract's conformance suite, the message types a backend routes without reading,
@@ -145,10 +149,15 @@ pub mod backend {
     /// helper that starts a real `nats-server` (for tests and benchmarks).
     #[cfg(feature = "transport-nats")]
     pub use glidepath_transport::nats;
+    /// The shared-memory backend: processes of one host, through rings in `/dev/shm`.
+    #[cfg(all(feature = "transport-shm", target_os = "linux"))]
+    pub use glidepath_transport::shm;
     pub use glidepath_transport::{
-        conformance, conformance_tests, monotonic_now_ns, Endpoint, EndpointStats, InprocTransport,
-        Transport, TransportError,
+        conformance, conformance_tests, monotonic_now_ns, DirSaveStore, Endpoint, EndpointStats,
+        InprocTransport, Transport, TransportError,
     };
     #[cfg(feature = "transport-nats")]
     pub use glidepath_transport::{NatsOptions, NatsTransport};
+    #[cfg(all(feature = "transport-shm", target_os = "linux"))]
+    pub use glidepath_transport::{ShmOptions, ShmTransport};
 }

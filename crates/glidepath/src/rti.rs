@@ -70,7 +70,26 @@ impl Rti {
             TransportKind::Inproc => Ok(Rti::inproc_with_save_dir(&config.save_dir)),
             #[cfg(feature = "transport-nats")]
             TransportKind::Nats => Rti::nats_with(&config.nats_url, config.nats_options()),
+            #[cfg(all(feature = "transport-shm", target_os = "linux"))]
+            TransportKind::Shm => Rti::shm_with(&config.shm_name, config.shm_options()),
         }
+    }
+
+    /// An RTI on the shared-memory system `name` of this host, hosted by a
+    /// `glidepath server --transport shm --shm-name NAME` (or any process that called
+    /// [`glidepath_transport::ShmTransport::host`]).
+    #[cfg(all(feature = "transport-shm", target_os = "linux"))]
+    pub fn shm_with(
+        name: &str,
+        options: glidepath_transport::ShmOptions,
+    ) -> Result<Rti, ConfigError> {
+        let transport = glidepath_transport::ShmTransport::connect(name, options).map_err(|e| {
+            ConfigError::Unavailable {
+                transport: TransportKind::Shm.name(),
+                reason: e.to_string(),
+            }
+        })?;
+        Ok(Rti::with_transport(Arc::new(transport)))
     }
 
     /// An RTI over the NATS server at `url`, where a `glidepath server` hosts the
@@ -249,4 +268,23 @@ fn unexpected(reply: &ExecReply) -> RtiError {
         what: "unexpected",
         reason: format!("{reply:?}"),
     })
+}
+
+/// Hosts the shared-memory system `config.shm_name` in this process unless a live
+/// process already does: `None` then. Keep the returned transport alive for as long
+/// as the federations are needed (dropping it stops the executive).
+#[cfg(all(feature = "transport-shm", target_os = "linux"))]
+pub fn ensure_shm_host(
+    config: &RtiConfig,
+) -> Result<Option<glidepath_transport::ShmTransport>, glidepath_transport::TransportError> {
+    let store = Box::new(glidepath_transport::DirSaveStore::new(&config.save_dir));
+    match glidepath_transport::ShmTransport::host_with_store(
+        &config.shm_name,
+        config.shm_options(),
+        store,
+    ) {
+        Ok(host) => Ok(Some(host)),
+        Err(glidepath_transport::TransportError::ExecutiveAlreadyHosted { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
 }

@@ -97,3 +97,92 @@ fn a_million_updates_then_resign_lose_nothing_over_nats_with_bundling() {
     let rti = Rti::from_config(&config).unwrap();
     publish_a_million_then_resign(&rti, "shutdown-nats-bundled");
 }
+
+/// The same through shared memory, every federate in this process (each envelope still
+/// goes through the receiver's ring, encoded).
+#[cfg(all(feature = "transport-shm", target_os = "linux"))]
+#[test]
+fn a_million_updates_then_resign_lose_nothing_over_shm() {
+    let name = format!("shutdown-{}", std::process::id());
+    let host = glidepath::ShmTransport::host(&name, glidepath::backend::ShmOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let rti = Rti::with_transport(std::sync::Arc::new(host));
+    publish_a_million_then_resign(&rti, "shutdown-shm");
+}
+
+/// Through shared memory across processes: this test runs again as a child process
+/// (`GLIDEPATH_SHUTDOWN_SENDER` names the system) that joins, publishes the million
+/// updates and resigns right after the last one; this process receives them.
+#[cfg(all(feature = "transport-shm", target_os = "linux"))]
+#[test]
+fn a_million_updates_from_another_process_then_resign_lose_nothing_over_shm() {
+    const SENDER_ENV: &str = "GLIDEPATH_SHUTDOWN_SENDER";
+    const FEDERATION: &str = "shutdown-shm-processes";
+    if let Ok(system) = std::env::var(SENDER_ENV) {
+        let rti = Rti::shm_with(&system, glidepath::backend::ShmOptions::default()).unwrap();
+        let sender = join(&rti, FEDERATION, "sender");
+        let n = Names::of(&sender);
+        sender
+            .publish_object_class_attributes(n.vehicle, &[n.label])
+            .unwrap();
+        let instance = sender.register_object_instance(n.vehicle).unwrap();
+        for i in 1..=UPDATES {
+            sender
+                .update_attribute_values(
+                    instance,
+                    [(n.label, Bytes::copy_from_slice(&i.to_be_bytes()))],
+                    Bytes::new(),
+                )
+                .unwrap();
+        }
+        sender.resign(ResignAction::DeleteObjects).unwrap();
+        return;
+    }
+    let system = format!("shutdown-proc-{}", std::process::id());
+    let host = glidepath::ShmTransport::host(&system, glidepath::backend::ShmOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let rti = Rti::with_transport(std::sync::Arc::new(host));
+    rti.create_federation_execution_with_fom(FEDERATION, vehicles_fom())
+        .unwrap();
+    let receiver = join(&rti, FEDERATION, "receiver");
+    let n = Names::of(&receiver);
+    receiver
+        .subscribe_object_class_attributes(n.vehicle, &[n.label])
+        .unwrap();
+    let started = Instant::now();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_million_updates_from_another_process_then_resign_lose_nothing_over_shm",
+            "--test-threads=1",
+        ])
+        .env(SENDER_ENV, &system)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut expected = 1u64;
+    loop {
+        match next(&receiver) {
+            Callback::DiscoverObjectInstance { .. } => {}
+            Callback::ReflectAttributeValues { values, .. } => {
+                let got = u64::from_be_bytes(values[0].1[..].try_into().unwrap());
+                assert_eq!(got, expected, "update lost, duplicated or reordered");
+                expected += 1;
+            }
+            Callback::RemoveObjectInstance { .. } => break,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(expected - 1, UPDATES, "updates received before the removal");
+    assert!(
+        child.wait().unwrap().success(),
+        "the sending process failed"
+    );
+    assert_eq!(receiver.stats().out_of_order, 0);
+    receiver.resign(ResignAction::DeleteObjects).unwrap();
+    rti.destroy_federation_execution(FEDERATION).unwrap();
+    eprintln!(
+        "shm across processes: {UPDATES} updates in {:?}",
+        started.elapsed()
+    );
+}

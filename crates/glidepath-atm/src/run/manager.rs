@@ -20,19 +20,23 @@ use super::{
 use crate::layout::{Block, BlockKind, Layout};
 use crate::report::RunReport;
 
-/// Starts the executive in this process when the transport is NATS and none answers
-/// yet, so `glidepath run --transport nats` needs only a NATS server.
-fn executive_for(config: &RtiConfig) -> Result<Option<glidepath::ExecutiveServer>, RunError> {
-    if config.transport != TransportKind::Nats {
-        return Ok(None);
+/// Starts the executive in this process when the transport needs one and none answers
+/// yet, so `glidepath run --transport nats` needs only a NATS server and
+/// `--transport shm` nothing at all. The guard keeps it alive for the run.
+fn executive_for(config: &RtiConfig) -> Result<Option<Box<dyn std::any::Any>>, RunError> {
+    let hosting = |e: &dyn std::fmt::Display, on: &str| {
+        RunError::Rti(format!("cannot host the executive on {on}: {e}"))
+    };
+    match config.transport {
+        // Another executive already hosting federations there is used as it is.
+        TransportKind::Nats => glidepath::ensure_executive(config)
+            .map(|s| s.map(|s| Box::new(s) as Box<dyn std::any::Any>))
+            .map_err(|e| hosting(&e, &config.nats_url)),
+        TransportKind::Shm => glidepath::ensure_shm_host(config)
+            .map(|s| s.map(|s| Box::new(s) as Box<dyn std::any::Any>))
+            .map_err(|e| hosting(&e, &format!("shared-memory system `{}`", config.shm_name))),
+        _ => Ok(None),
     }
-    // Another executive already hosting federations there is used as it is.
-    glidepath::ensure_executive(config).map_err(|e| {
-        RunError::Rti(format!(
-            "cannot host the executive on {}: {e}",
-            config.nats_url
-        ))
-    })
 }
 
 /// Runs `layout` to the end and returns its report (not yet written anywhere). The

@@ -311,6 +311,13 @@ impl Bus {
                 router.clone(),
                 counters.clone(),
             )?),
+            #[cfg(all(feature = "transport-shm", target_os = "linux"))]
+            TransportKind::Shm => {
+                return Err(BusError::Transport {
+                    transport: "shm",
+                    reason: "the message bus runs on inproc or nats; shared memory carries federations only (for now)".into(),
+                })
+            }
         };
         Ok(Bus {
             inner: Arc::new(Inner {
