@@ -37,6 +37,9 @@ pub enum TransportChoice {
     Inproc,
     /// Through a NATS server; raw peer: async-nats publish/subscribe on the same server.
     Nats,
+    /// Through shared-memory rings (a system this process hosts); raw peer: the same
+    /// rings without glidepath (`glidepath_transport::shm::raw`).
+    Shm,
 }
 
 impl TransportChoice {
@@ -45,6 +48,7 @@ impl TransportChoice {
         match self {
             TransportChoice::Inproc => "inproc",
             TransportChoice::Nats => "nats",
+            TransportChoice::Shm => "shm",
         }
     }
 }
@@ -189,6 +193,7 @@ impl BenchOptions {
         config.transport = match self.transport {
             TransportChoice::Inproc => TransportKind::Inproc,
             TransportChoice::Nats => TransportKind::Nats,
+            TransportChoice::Shm => TransportKind::Shm,
         };
         config.nats_url = self.nats_url.clone();
         config.nats_security = self.nats_security.clone();
@@ -205,6 +210,26 @@ impl BenchOptions {
         }
         config
     }
+}
+
+/// How long a wait strategy spins before it sleeps (the shared-memory rings' readers
+/// and the raw ring peer follow the federates' strategy).
+pub fn spin_of(wait: WaitStrategy) -> std::time::Duration {
+    match wait {
+        WaitStrategy::Park => std::time::Duration::ZERO,
+        WaitStrategy::SpinPark { spin } => spin,
+        WaitStrategy::Spin => std::time::Duration::from_secs(1),
+    }
+}
+
+/// Fails for a suite that has no raw peer on shared memory yet.
+pub fn no_raw_shm(opts: &BenchOptions, suite: &str) -> anyhow::Result<()> {
+    if opts.raw && opts.transport == TransportChoice::Shm {
+        anyhow::bail!(
+            "{suite}: no raw shared-memory peer yet (latency and throughput have one); run without --raw"
+        );
+    }
+    Ok(())
 }
 
 /// Reports progress of a suite; the CLI draws a bar, tests pass [`NoProgress`].
@@ -258,15 +283,25 @@ impl Bench {
             .context("parsing the embedded benchmark FOM")?])
         .context("merging the benchmark FOM")?;
         let executive = match opts.transport {
-            TransportChoice::Inproc => None,
+            TransportChoice::Inproc | TransportChoice::Shm => None,
             TransportChoice::Nats => ensure_executive(&opts.rti_config())?,
         };
-        let rti = Rti::from_config(&opts.rti_config()).with_context(|| {
-            format!(
-                "connecting the nats transport to {}",
-                glidepath::redact_url(&opts.nats_url)
-            )
-        })?;
+        let rti = if opts.transport == TransportChoice::Shm {
+            // A system of this run's own, hosted here. Spinning federates take
+            // envelopes off their rings themselves (`Endpoint::pump`).
+            let options = glidepath::backend::ShmOptions::default();
+            let name = format!("bench-{}", std::process::id());
+            let host = glidepath::ShmTransport::host(&name, options)
+                .with_context(|| format!("hosting the shared-memory system {name}"))?;
+            Rti::with_transport(std::sync::Arc::new(host))
+        } else {
+            Rti::from_config(&opts.rti_config()).with_context(|| {
+                format!(
+                    "connecting the nats transport to {}",
+                    glidepath::redact_url(&opts.nats_url)
+                )
+            })?
+        };
         let run_id = format!(
             "{}-{}",
             std::process::id(),

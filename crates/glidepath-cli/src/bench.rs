@@ -31,7 +31,7 @@ pub struct BenchArgs {
     /// The bus's message encoding: xml or binary (bus) [default: xml].
     #[arg(long, value_name = "ENCODING")]
     encoding: Option<String>,
-    /// The transport glidepath runs on: inproc or nats [default: inproc].
+    /// The transport glidepath runs on: inproc, nats or shm [default: inproc].
     #[arg(long, value_name = "TRANSPORT")]
     transport: Option<String>,
     /// The NATS server for `--transport nats` and the raw NATS peer (the executive is
@@ -69,7 +69,7 @@ pub struct BenchArgs {
     /// acknowledgement; 0 turns reliable delivery off (nats only) [default: 16384].
     #[arg(long, value_name = "ENVELOPES")]
     reliable_window: Option<String>,
-    /// Also run the raw peer (raw NATS or raw channels) and report the ratios.
+    /// Also run the raw peer (raw NATS, raw channels or raw shared-memory rings) and report the ratios.
     #[arg(long)]
     raw: bool,
     /// Run the suite this many times on one setup (each run measures glidepath, then
@@ -210,7 +210,8 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
         o.transport = match t.trim() {
             "inproc" => TransportChoice::Inproc,
             "nats" => TransportChoice::Nats,
-            other => bail!("--transport `{other}`: expected inproc or nats"),
+            "shm" => TransportChoice::Shm,
+            other => bail!("--transport `{other}`: expected inproc, nats or shm"),
         };
     }
     let mut config = glidepath::RtiConfig::from_env()?;

@@ -149,6 +149,11 @@ pub trait Endpoint: Send + Sync {
     fn flush(&self) -> Result<(), TransportError> {
         Ok(())
     }
+    /// Moves what the backend has ready into the inbox on the calling thread. A thread
+    /// that spins on the inbox calls it on every round, so a backend with a thread of
+    /// its own between the wire and the inbox (`shm`) can skip that hop, and that
+    /// thread can stay off the CPU while someone spins. Others do nothing.
+    fn pump(&self) {}
     /// What this endpoint has counted as lost or malformed so far. A backend that
     /// cannot lose or corrupt anything (like `inproc`) reports zeros.
     fn stats(&self) -> EndpointStats {

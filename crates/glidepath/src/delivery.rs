@@ -431,6 +431,9 @@ impl Shared {
         {
             let mut rounds = 0u32;
             loop {
+                // Spinning: take what the backend has straight into the inbox on
+                // this thread (no hand-over from a transport thread).
+                self.endpoint.pump();
                 {
                     let mut rti = self.rti.lock();
                     if self.stopped() {
@@ -588,6 +591,7 @@ fn rti_thread(
             let mut idle_since = Instant::now();
             let mut rounds = 0u32;
             loop {
+                shared.endpoint.pump();
                 match shared.handle_inbox() {
                     Drained::Closed => {
                         closed = true;

@@ -64,6 +64,7 @@ pub fn run(
     progress: &dyn Progress,
 ) -> anyhow::Result<Vec<BenchResult>> {
     let count = opts.count_or(DEFAULT_COUNT);
+    crate::harness::no_raw_shm(opts, "fanout")?;
     let raw = match (opts.raw, opts.transport) {
         (true, TransportChoice::Nats) => Some(RawNats::new(&opts.nats_url, &opts.nats_security)?),
         _ => None,

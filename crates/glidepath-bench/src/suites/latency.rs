@@ -130,6 +130,9 @@ pub fn run(
             progress.stage(&format!("latency {size} B (raw peer)"));
             let raw_measured = match &raw {
                 Some(nats) => raw_nats_ping_pong(nats, opts, size, count)?,
+                None if opts.transport == TransportChoice::Shm => {
+                    raw_shm_ping_pong(opts, size, count)?
+                }
                 None => raw_channel_ping_pong(opts, size, count),
             };
             if raw_measured.received < count {
@@ -456,6 +459,77 @@ fn raw_channel_ping_pong(opts: &BenchOptions, size: usize, count: u64) -> Measur
         drop(ping_tx);
         m
     })
+}
+
+/// The raw peer of `shm`: two threads ping-ponging through two shared-memory rings
+/// (8 bytes of sequence number, then the payload), waiting with the options' strategy.
+fn raw_shm_ping_pong(opts: &BenchOptions, size: usize, count: u64) -> anyhow::Result<Measured> {
+    use glidepath::backend::shm::raw::RawRing;
+    let dir = std::path::Path::new(glidepath::backend::shm::DEFAULT_SHM_DIR);
+    let tag = format!("{}-{size}", std::process::id());
+    let ping_ring = RawRing::create(dir, &format!("ping-{tag}"), 8 << 20)?;
+    let pong_ring = RawRing::create(dir, &format!("pong-{tag}"), 8 << 20)?;
+    let to_ponger = RawRing::open(dir, &format!("ping-{tag}"))?;
+    let to_pinger = RawRing::open(dir, &format!("pong-{tag}"))?;
+    let total = warmup(count) + count;
+    let (spin, compute_us) = (crate::harness::spin_of(opts.wait), opts.compute_us);
+    let recv = move |ring: &RawRing, out: &mut Vec<u8>| -> bool {
+        if compute_us == 0 {
+            return ring.recv(out, spin, RECEIVE_TIMEOUT);
+        }
+        let deadline = Instant::now() + RECEIVE_TIMEOUT;
+        loop {
+            if ring.recv(out, Duration::ZERO, Duration::ZERO) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            busy_work(compute_us);
+        }
+    };
+    let body = payload(size);
+    Ok(thread::scope(|s| {
+        s.spawn(|| {
+            let mut m = Vec::with_capacity(size + 8);
+            for _ in 0..total {
+                if !recv(&ping_ring, &mut m) || !to_pinger.send(&m) {
+                    return;
+                }
+            }
+        });
+        let mut m = Measured {
+            one_way_ns: Recorder::new(),
+            samples_us: Vec::new(),
+            received: 0,
+            duplicated: 0,
+            elapsed_s: 0.0,
+        };
+        let mut message = Vec::with_capacity(size + 8);
+        let mut reply = Vec::with_capacity(size + 8);
+        let mut started_at = Instant::now();
+        for i in 0..total {
+            if i == warmup(count) {
+                started_at = Instant::now();
+            }
+            let t0 = Instant::now();
+            message.clear();
+            message.extend_from_slice(&i.to_le_bytes());
+            message.extend_from_slice(&body);
+            if !to_ponger.send(&message) || !recv(&pong_ring, &mut reply) {
+                break;
+            }
+            if reply.get(..8) != Some(&i.to_le_bytes()[..]) {
+                break;
+            }
+            if i >= warmup(count) {
+                m.one_way_ns.record(t0.elapsed().as_nanos() as u64 / 2);
+                m.received += 1;
+            }
+        }
+        m.elapsed_s = started_at.elapsed().as_secs_f64();
+        m
+    }))
 }
 
 /// The raw peer of `nats`: two async-nats clients ping-ponging on two subjects of

@@ -60,6 +60,7 @@ pub fn run(
     let sizes = opts.sizes_or(DEFAULT_SIZES);
     let count = opts.count_or(DEFAULT_COUNT);
     let repeaters = opts.peers("loopback", "repeater")?;
+    harness::no_raw_shm(opts, "loopback")?;
     let raw_nats = match (opts.raw, opts.transport) {
         (true, TransportChoice::Nats) => Some(RawNats::new(&opts.nats_url, &opts.nats_security)?),
         _ => None,

@@ -96,6 +96,9 @@ pub fn run(
                     Some(
                         match &raw_nats {
                             Some(raw) => raw_nats_run(raw, variant, size, count, n, progress),
+                            None if opts.transport == TransportChoice::Shm => {
+                                raw_shm_run(opts.wait, variant, size, count, n, progress)
+                            }
                             None => raw_channel_run(opts.wait, variant, size, count, n, progress),
                         }
                         .with_context(|| format!("{label} (raw peer)"))?,
@@ -503,6 +506,114 @@ fn raw_channel_run(
                                 sent_ns: harness::now_ns(),
                             };
                             if !send_with(tx, m, wait, RECEIVE_TIMEOUT) {
+                                bail!("a raw receiver stopped taking messages");
+                            }
+                        }
+                    }
+                    Ok(start)
+                })
+            })
+            .collect();
+        let mut start: Option<Instant> = None;
+        let mut failure = None;
+        for h in sending {
+            match h
+                .join()
+                .map_err(|_| anyhow!("a raw sender thread panicked"))?
+            {
+                Ok(t) => start = Some(start.map_or(t, |s: Instant| s.min(t))),
+                Err(e) => failure = Some(e),
+            }
+        }
+        let receipts = receiving
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| anyhow!("a raw receiver thread panicked"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        Ok((start, receipts))
+    })?;
+    Ok(measure(
+        receipts,
+        expected_each,
+        (variant == Variant::Sender).then_some(start).flatten(),
+    ))
+}
+
+// ----- raw peer: shared-memory rings ---------------------------------------------------
+
+/// The raw peer of `shm`: the same pattern through shared-memory rings (one per
+/// receiver, as the transport has), each message its send time and the payload.
+fn raw_shm_run(
+    wait: WaitStrategy,
+    variant: Variant,
+    size: usize,
+    count: u64,
+    n: usize,
+    progress: &dyn Progress,
+) -> anyhow::Result<Measured> {
+    use glidepath::backend::shm::raw::RawRing;
+    let dir = std::path::Path::new(glidepath::backend::shm::DEFAULT_SHM_DIR);
+    let shares = variant.shares(count, n);
+    let payload = harness::payload(size);
+    let expected_each: u64 = match variant {
+        Variant::Sender => count,
+        Variant::Receiver => shares.iter().sum(),
+    };
+    let names: Vec<String> = (0..variant.receivers(n))
+        .map(|i| format!("tput-{}-{size}-{n}-{i}", std::process::id()))
+        .collect();
+    let rings = names
+        .iter()
+        .map(|name| RawRing::create(dir, name, 8 << 20))
+        .collect::<std::io::Result<Vec<_>>>()?;
+    let spin = harness::spin_of(wait);
+    let go = Barrier::new(shares.len() + rings.len());
+    let (start, receipts) = thread::scope(|s| -> anyhow::Result<_> {
+        let receiving: Vec<_> = rings
+            .iter()
+            .enumerate()
+            .map(|(i, ring)| {
+                let go = &go;
+                s.spawn(move || {
+                    go.wait();
+                    let mut receipt = Receipt::default();
+                    let mut m = Vec::with_capacity(size + 8);
+                    while receipt.received < expected_each {
+                        if !ring.recv(&mut m, spin, RECEIVE_TIMEOUT) {
+                            break;
+                        }
+                        let sent = u64::from_le_bytes(m[..8].try_into().unwrap_or_default());
+                        if receipt.count(Some(sent), expected_each) && i == 0 {
+                            progress.set(receipt.received, expected_each);
+                        }
+                    }
+                    receipt
+                })
+            })
+            .collect();
+        let sending: Vec<_> = shares
+            .iter()
+            .map(|&share| {
+                let (go, payload, names) = (&go, &payload, &names);
+                s.spawn(move || -> anyhow::Result<Instant> {
+                    let targets = names
+                        .iter()
+                        .map(|name| RawRing::open(dir, name))
+                        .collect::<std::io::Result<Vec<_>>>()?;
+                    let mut m = Vec::with_capacity(size + 8);
+                    go.wait();
+                    let start = Instant::now();
+                    for _ in 0..share {
+                        for ring in &targets {
+                            m.clear();
+                            m.extend_from_slice(&harness::now_ns().to_le_bytes());
+                            m.extend_from_slice(payload);
+                            if !ring.send(&m) {
                                 bail!("a raw receiver stopped taking messages");
                             }
                         }

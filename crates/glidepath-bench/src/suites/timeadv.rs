@@ -79,6 +79,9 @@ pub fn run(
                 steps,
             ),
             TransportChoice::Inproc => raw_channel_run(opts.wait, n, steps, progress),
+            TransportChoice::Shm => Err(anyhow::anyhow!(
+                "no raw shared-memory peer for timeadv yet; run without --raw"
+            )),
         };
         Some(raw.with_context(|| format!("{label} (raw peer)"))?)
     } else {

@@ -51,6 +51,8 @@ pub struct ShmEndpoint {
     subscriptions: Mutex<()>,
     closed: AtomicBool,
     reader: Mutex<Option<JoinHandle<()>>>,
+    /// Shared with the reader thread; dropped on close so the inbox disconnects.
+    consumer: Mutex<Option<Arc<Consumer>>>,
     receivers_given_up: AtomicU64,
 }
 
@@ -83,11 +85,19 @@ impl ShmEndpoint {
             best_effort_dropped: AtomicU64::new(0),
             malformed: AtomicU64::new(0),
         });
+        let consumer = Arc::new(Consumer {
+            ring: ring.clone(),
+            shared: shared.clone(),
+            inbox: inbox_tx,
+            replies: replies_tx,
+            lock: Mutex::new(()),
+            pumps: AtomicU64::new(0),
+        });
         let reader = {
-            let (ring, shared, spin) = (ring.clone(), shared.clone(), system.options.spin);
+            let (consumer, spin) = (consumer.clone(), system.options.spin);
             std::thread::Builder::new()
                 .name(format!("shm-reader-{}", slot.index))
-                .spawn(move || read(&ring, &shared, &inbox_tx, &replies_tx, spin))
+                .spawn(move || consumer.read(spin))
                 .map_err(|e| TransportError::Io {
                     what: "the shared-memory reader thread",
                     reason: e.to_string(),
@@ -110,6 +120,7 @@ impl ShmEndpoint {
             subscriptions: Mutex::new(()),
             closed: AtomicBool::new(false),
             reader: Mutex::new(Some(reader)),
+            consumer: Mutex::new(Some(consumer)),
             receivers_given_up: AtomicU64::new(0),
         })
     }
@@ -283,7 +294,14 @@ impl Endpoint for ShmEndpoint {
         if let Some(reader) = self.reader.lock().take() {
             let _ = reader.join();
         }
+        self.consumer.lock().take();
         let _ = std::fs::remove_file(self.system.ring_path(self.slot));
+    }
+
+    fn pump(&self) {
+        if let Some(consumer) = self.consumer.lock().as_ref() {
+            consumer.pump();
+        }
     }
 
     fn stats(&self) -> EndpointStats {
@@ -303,56 +321,111 @@ impl Drop for ShmEndpoint {
     }
 }
 
-/// The reader thread: records from the ring into the inbox (envelopes) or to the
-/// waiting request (replies), until the endpoint closes.
-fn read(
-    ring: &Ring,
-    shared: &Shared,
-    inbox: &Sender<Envelope>,
-    replies: &Sender<(u64, Result<Vec<u8>, String>)>,
-    spin: Duration,
-) {
-    let mut since_release = 0u32;
-    while !shared.stop.load(Ordering::Acquire) {
-        let Some(record) = ring.front() else {
+/// Takes records off the endpoint's ring: the reader thread, or a caller's thread
+/// that spins ([`Endpoint::pump`]). One at a time (the `lock`), so records reach the
+/// inbox in ring order whoever takes them.
+struct Consumer {
+    ring: Arc<Ring>,
+    shared: Arc<Shared>,
+    inbox: Sender<Envelope>,
+    replies: Sender<(u64, Result<Vec<u8>, String>)>,
+    lock: Mutex<()>,
+    /// Pump calls so far: while they keep coming, the reader thread leaves the ring
+    /// to the spinning caller.
+    pumps: AtomicU64,
+}
+
+/// What one pass over the ring did.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Took {
+    Nothing,
+    Some,
+    /// A reliable envelope waits for room in the inbox.
+    Held,
+}
+
+/// Records taken in one pass at most, so a flood cannot keep a pump call forever.
+const PASS_RECORDS: usize = 1024;
+
+impl Consumer {
+    /// One pass: records from the ring into the inbox (envelopes) or to the waiting
+    /// request (replies). The caller holds `lock`.
+    fn pass(&self) -> Took {
+        let ring = &self.ring;
+        let mut took = Took::Nothing;
+        for _ in 0..PASS_RECORDS {
+            let Some(record) = ring.front() else { break };
+            match record.kind {
+                KIND_ENVELOPE => {
+                    if !deliver(record.bytes, &self.shared, &self.inbox) {
+                        took = Took::Held;
+                        break;
+                    }
+                }
+                KIND_REPLY if record.bytes.len() >= 9 => {
+                    let id = u64::from_le_bytes(record.bytes[..8].try_into().unwrap());
+                    let body = record.bytes[9..].to_vec();
+                    let reply = if record.bytes[8] == 0 {
+                        Ok(body)
+                    } else {
+                        Err(String::from_utf8_lossy(&body).into_owned())
+                    };
+                    let _ = self.replies.send((id, reply));
+                }
+                _ => {
+                    self.shared.malformed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            ring.consume(record);
+            took = Took::Some;
+        }
+        if took != Took::Nothing {
             ring.release_room();
-            since_release = 0;
-            ring.wait(spin, Duration::from_millis(100));
-            continue;
-        };
-        match record.kind {
-            KIND_ENVELOPE => {
-                if !deliver(record.bytes, shared, inbox) {
-                    // A reliable envelope and a full inbox: hold it (and, as the ring
-                    // fills, its senders) until the federate takes some.
-                    ring.release_room();
+        }
+        took
+    }
+
+    /// The reader thread, until the endpoint closes.
+    fn read(&self, spin: Duration) {
+        let mut pumps_seen = self.pumps.load(Ordering::Relaxed);
+        while !self.shared.stop.load(Ordering::Acquire) {
+            let took = self.pass_locked();
+            match took {
+                Took::Some => continue,
+                // Hold it (and, as the ring fills, its senders) until the federate
+                // takes some of the inbox.
+                Took::Held => {
                     std::thread::sleep(Duration::from_micros(200));
                     continue;
                 }
+                Took::Nothing => {}
             }
-            KIND_REPLY if record.bytes.len() >= 9 => {
-                let id = u64::from_le_bytes(record.bytes[..8].try_into().unwrap());
-                let body = record.bytes[9..].to_vec();
-                let reply = if record.bytes[8] == 0 {
-                    Ok(body)
-                } else {
-                    Err(String::from_utf8_lossy(&body).into_owned())
-                };
-                let _ = replies.send((id, reply));
+            let pumps = self.pumps.load(Ordering::Relaxed);
+            if pumps != pumps_seen {
+                // A caller spins on the ring: stay out of its way (and off the CPU)
+                // without asking senders to wake us; look again shortly, and take
+                // over once it stopped.
+                pumps_seen = pumps;
+                std::thread::sleep(Duration::from_micros(100));
+                continue;
             }
-            _ => {
-                shared.malformed.fetch_add(1, Ordering::Relaxed);
-            }
+            self.ring.wait(spin, Duration::from_millis(100));
         }
-        ring.consume(record);
-        since_release += 1;
-        if since_release >= 256 {
-            ring.release_room();
-            since_release = 0;
+    }
+
+    fn pass_locked(&self) -> Took {
+        let _one = self.lock.lock();
+        self.pass()
+    }
+
+    /// A spinning caller's pass, unless another consumer is at it.
+    fn pump(&self) {
+        self.pumps.fetch_add(1, Ordering::Relaxed);
+        if let Some(_one) = self.lock.try_lock() {
+            self.pass();
         }
     }
 }
-
 /// Decodes one envelope record into the inbox; false when it must wait (reliable, and
 /// the inbox is full).
 fn deliver(bytes: &[u8], shared: &Shared, inbox: &Sender<Envelope>) -> bool {

@@ -66,6 +66,7 @@
 
 mod endpoint;
 mod host;
+pub mod raw;
 mod registry;
 mod ring;
 mod sys;
