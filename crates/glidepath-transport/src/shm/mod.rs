@@ -318,6 +318,7 @@ impl ShmTransport {
             Err(e) => return Err(io_error("cannot lock", &lock_path, e)),
         };
         remove_stale_files(&dir, name);
+        sweep_dead_systems(&dir);
         let registry_path = System::path(&dir, name, "registry");
         let registry = Registry::create(&registry_path)
             .map_err(|e| io_error("cannot create", &registry_path, e))?;
@@ -382,6 +383,29 @@ impl Transport for ShmTransport {
 
     fn name(&self) -> &'static str {
         "shm"
+    }
+}
+
+/// Removes the files of every system in `dir` whose host died (its lock is free),
+/// holding that lock meanwhile so no new host of the name starts half-way. A killed
+/// program with a system of its own name (benchmarks and tests use their process id)
+/// would otherwise leave its rings in memory for good. The empty lock files stay.
+fn sweep_dead_systems(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(name) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix("glidepath-"))
+            .and_then(|f| f.strip_suffix(".lock"))
+        else {
+            continue;
+        };
+        if let Ok(Some(_held)) = sys::lock_exclusive(&entry.path()) {
+            remove_stale_files(dir, name);
+        }
     }
 }
 

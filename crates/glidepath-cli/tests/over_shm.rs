@@ -1,0 +1,154 @@
+//! The `shm` transport from the command line: `glidepath server --transport shm`
+//! hosts a shared-memory system and federates in three other processes of this host
+//! run the demo through it; a second host is refused, a bad name is named, and a
+//! federate with no host says what to start.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::Command;
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use support::{glidepath, Running};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn system(test: &str) -> String {
+    format!("cli-{test}-{}", std::process::id())
+}
+
+/// Starts `glidepath server --transport shm --shm-name NAME` and waits for `ready`.
+fn shm_server(name: &str) -> Running {
+    let mut child = glidepath(&["server", "--transport", "shm", "--shm-name", name])
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let line = rx
+        .recv_timeout(TIMEOUT)
+        .expect("glidepath server --transport shm did not get ready");
+    assert!(
+        line.ends_with("; ready") && line.contains(&format!("system `{name}`")),
+        "{line}"
+    );
+    Running(child)
+}
+
+/// Runs a command to completion; returns (success, stdout, stderr).
+fn run(mut command: Command) -> (bool, String, String) {
+    let output = command.output().unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn demo(name: &str, extra: &[&str]) -> Command {
+    let mut args = vec![
+        "demo",
+        "--transport",
+        "shm",
+        "--steps",
+        "40",
+        "--federation",
+        "spread",
+    ];
+    args.extend_from_slice(extra);
+    let mut c = glidepath(&args);
+    c.env("GLIDEPATH_SHM_NAME", name);
+    c
+}
+
+#[test]
+fn a_federation_of_three_processes_runs_through_shared_memory() {
+    let name = system("three");
+    let _server = shm_server(&name);
+    let spawn = |extra: &'static [&'static str]| {
+        let command = demo(&name, extra);
+        thread::spawn(move || run(command))
+    };
+    let monitor = spawn(&["--role", "monitor", "--federates", "2"]);
+    let first = spawn(&["--role", "aircraft", "--federates", "1", "--index", "1"]);
+    let second = spawn(&[
+        "--role",
+        "aircraft",
+        "--federates",
+        "1",
+        "--index",
+        "2",
+        "--process-model",
+        "immediate",
+    ]);
+    let (ok, out, err) = monitor.join().unwrap();
+    assert!(ok, "monitor stdout:\n{out}\nstderr:\n{err}");
+    for line in [
+        "monitor discovered 2 aircraft: GP101, GP102",
+        "delivered in time-stamp order: 80 of 82",
+        "grants: 40, final logical time 40",
+        "resigned after 2 removals",
+    ] {
+        assert!(
+            out.lines().any(|l| l == line),
+            "missing `{line}` in monitor's:\n{out}"
+        );
+    }
+    for (aircraft, index) in [(first, 1), (second, 2)] {
+        let (ok, out, err) = aircraft.join().unwrap();
+        assert!(ok, "aircraft {index} stdout:\n{out}\nstderr:\n{err}");
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(&format!("aircraft-{index} as federate#"))
+                    && l.ends_with(": 40 grants, final logical time 40, resigned")),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn a_second_host_a_bad_name_and_a_missing_host_are_refused_clearly() {
+    let name = system("refusals");
+    {
+        let _server = shm_server(&name);
+        let (ok, _, err) = run(glidepath(&[
+            "server",
+            "--transport",
+            "shm",
+            "--shm-name",
+            &name,
+        ]));
+        assert!(!ok);
+        assert!(
+            err.contains("another executive server already answers"),
+            "{err}"
+        );
+    }
+    let (ok, _, err) = run(glidepath(&[
+        "server",
+        "--transport",
+        "shm",
+        "--shm-name",
+        "../etc",
+    ]));
+    assert!(!ok);
+    assert!(
+        err.contains("--shm-name") && err.contains("letters, digits"),
+        "{err}"
+    );
+    // The server above was killed: nobody hosts the system any more.
+    let (ok, _, err) = run(demo(&name, &["--federates", "1"]));
+    assert!(!ok);
+    assert!(
+        err.contains(&format!(
+            "glidepath server --transport shm --shm-name {name}"
+        )),
+        "{err}"
+    );
+}
