@@ -230,7 +230,8 @@ fn demo_rejects_an_unknown_transport() {
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("unknown transport `carrier-pigeon`; this build knows: inproc, nats"),
+        stderr(&o)
+            .contains("unknown transport `carrier-pigeon`; this build knows: inproc, nats, shm"),
         "{}",
         stderr(&o)
     );

@@ -710,6 +710,31 @@ mod tests {
         );
     }
 
+    #[cfg(all(feature = "transport-shm", target_os = "linux"))]
+    #[test]
+    fn shm_is_known_and_its_name_and_ring_size_are_checked() {
+        assert_eq!("shm".parse::<TransportKind>(), Ok(TransportKind::Shm));
+        let mut c = RtiConfig::default();
+        assert_eq!(
+            (c.shm_name.as_str(), c.shm_ring_bytes),
+            ("glidepath", 8 << 20)
+        );
+        c.set("--shm-name", "lab_2").unwrap();
+        c.set(SHM_RING_BYTES_ENV, "1048576").unwrap();
+        assert_eq!((c.shm_name.as_str(), c.shm_ring_bytes), ("lab_2", 1 << 20));
+        for (setting, bad, says) in [
+            ("--shm-name", "../x", "letters, digits"),
+            ("--shm-name", "", "letters, digits"),
+            ("--shm-ring-bytes", "100000", "power of two"),
+            ("--shm-ring-bytes", "1024", "power of two"),
+            ("--shm-ring-bytes", "lots", "invalid digit"),
+        ] {
+            let e = c.set(setting, bad).unwrap_err().to_string();
+            assert!(e.contains(setting) && e.contains(says), "{e}");
+        }
+        assert_eq!(c.shm_name, "lab_2", "a refused value changes nothing");
+    }
+
     #[cfg(feature = "transport-nats")]
     #[test]
     fn nats_is_known_with_a_default_url() {
