@@ -87,29 +87,10 @@ fn a_federation_of_three_processes_runs_through_shared_memory() {
         "--process-model",
         "immediate",
     ]);
-    let (ok, out, err) = monitor.join().unwrap();
-    assert!(ok, "monitor stdout:\n{out}\nstderr:\n{err}");
-    for line in [
-        "monitor discovered 2 aircraft: GP101, GP102",
-        "delivered in time-stamp order: 80 of 82",
-        "grants: 40, final logical time 40",
-        "resigned after 2 removals",
-    ] {
-        assert!(
-            out.lines().any(|l| l == line),
-            "missing `{line}` in monitor's:\n{out}"
-        );
-    }
-    for (aircraft, index) in [(first, 1), (second, 2)] {
-        let (ok, out, err) = aircraft.join().unwrap();
-        assert!(ok, "aircraft {index} stdout:\n{out}\nstderr:\n{err}");
-        assert!(
-            out.lines()
-                .any(|l| l.starts_with(&format!("aircraft-{index} as federate#"))
-                    && l.ends_with(": 40 grants, final logical time 40, resigned")),
-            "{out}"
-        );
-    }
+    support::check_spread_demo(
+        monitor.join().unwrap(),
+        [first.join().unwrap(), second.join().unwrap()],
+    );
 }
 
 #[test]

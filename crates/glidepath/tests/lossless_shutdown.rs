@@ -8,13 +8,53 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::*;
-use glidepath::{Bytes, Callback, ResignAction, Rti};
+use glidepath::{Bytes, Callback, Federate, ResignAction, Rti};
 
 const UPDATES: u64 = 1_000_000;
 
-/// Runs the million-update shutdown on `rti` (whose federation `name` uses the test
-/// FOM); returns how long it took.
-fn publish_a_million_then_resign(rti: &Rti, name: &str) -> Duration {
+/// Publishes the million updates from `sender` and resigns right after the last one.
+fn send_a_million_then_resign(sender: Federate) {
+    let n = Names::of(&sender);
+    sender
+        .publish_object_class_attributes(n.vehicle, &[n.label])
+        .unwrap();
+    let instance = sender.register_object_instance(n.vehicle).unwrap();
+    for i in 1..=UPDATES {
+        sender
+            .update_attribute_values(
+                instance,
+                [(n.label, Bytes::copy_from_slice(&i.to_be_bytes()))],
+                Bytes::new(),
+            )
+            .unwrap();
+    }
+    // Immediately: the drain on resign is what is under test.
+    sender.resign(ResignAction::DeleteObjects).unwrap();
+}
+
+/// Receives until the sender's instance is removed: exactly the million, in order.
+fn receive_the_million(receiver: &Federate) {
+    let mut expected = 1u64;
+    let mut discovered = false;
+    loop {
+        match next(receiver) {
+            Callback::DiscoverObjectInstance { .. } => discovered = true,
+            Callback::ReflectAttributeValues { values, .. } => {
+                let got = u64::from_be_bytes(values[0].1[..].try_into().unwrap());
+                assert_eq!(got, expected, "update lost, duplicated or reordered");
+                expected += 1;
+            }
+            Callback::RemoveObjectInstance { .. } => break,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(discovered);
+    assert_eq!(expected - 1, UPDATES, "updates received before the removal");
+    assert_eq!(receiver.stats().out_of_order, 0);
+}
+
+/// Creates federation `name` and joins the receiver, subscribed.
+fn receiver_of(rti: &Rti, name: &str) -> Federate {
     rti.create_federation_execution_with_fom(name, vehicles_fom())
         .unwrap();
     let receiver = join(rti, name, "receiver");
@@ -22,46 +62,21 @@ fn publish_a_million_then_resign(rti: &Rti, name: &str) -> Duration {
     receiver
         .subscribe_object_class_attributes(n.vehicle, &[n.label])
         .unwrap();
+    receiver
+}
+
+/// Runs the million-update shutdown on `rti` (whose federation `name` uses the test
+/// FOM); returns how long it took.
+fn publish_a_million_then_resign(rti: &Rti, name: &str) -> Duration {
+    let receiver = receiver_of(rti, name);
     let sender = join(rti, name, "sender");
-    sender
-        .publish_object_class_attributes(n.vehicle, &[n.label])
-        .unwrap();
     let started = Instant::now();
     thread::scope(|s| {
-        s.spawn(|| {
-            let instance = sender.register_object_instance(n.vehicle).unwrap();
-            for i in 1..=UPDATES {
-                sender
-                    .update_attribute_values(
-                        instance,
-                        [(n.label, Bytes::copy_from_slice(&i.to_be_bytes()))],
-                        Bytes::new(),
-                    )
-                    .unwrap();
-            }
-            // Immediately: the drain on resign is what is under test.
-            sender.resign(ResignAction::DeleteObjects).unwrap();
-        });
-        let mut expected = 1u64;
-        let mut discovered = false;
-        loop {
-            match next(&receiver) {
-                Callback::DiscoverObjectInstance { .. } => discovered = true,
-                Callback::ReflectAttributeValues { values, .. } => {
-                    let got = u64::from_be_bytes(values[0].1[..].try_into().unwrap());
-                    assert_eq!(got, expected, "update lost, duplicated or reordered");
-                    expected += 1;
-                }
-                Callback::RemoveObjectInstance { .. } => break,
-                other => panic!("unexpected {other:?}"),
-            }
-        }
-        assert!(discovered);
-        assert_eq!(expected - 1, UPDATES, "updates received before the removal");
+        s.spawn(|| send_a_million_then_resign(sender));
+        receive_the_million(&receiver);
     });
     let took = started.elapsed();
     assert_eq!(receiver.transport_stats().lost_envelopes, 0);
-    assert_eq!(receiver.stats().out_of_order, 0);
     receiver.resign(ResignAction::DeleteObjects).unwrap();
     rti.destroy_federation_execution(name).unwrap();
     eprintln!("{}: {UPDATES} updates in {took:?}", rti.transport_name());
@@ -120,35 +135,14 @@ fn a_million_updates_from_another_process_then_resign_lose_nothing_over_shm() {
     const FEDERATION: &str = "shutdown-shm-processes";
     if let Ok(system) = std::env::var(SENDER_ENV) {
         let rti = Rti::shm_with(&system, glidepath::backend::ShmOptions::default()).unwrap();
-        let sender = join(&rti, FEDERATION, "sender");
-        let n = Names::of(&sender);
-        sender
-            .publish_object_class_attributes(n.vehicle, &[n.label])
-            .unwrap();
-        let instance = sender.register_object_instance(n.vehicle).unwrap();
-        for i in 1..=UPDATES {
-            sender
-                .update_attribute_values(
-                    instance,
-                    [(n.label, Bytes::copy_from_slice(&i.to_be_bytes()))],
-                    Bytes::new(),
-                )
-                .unwrap();
-        }
-        sender.resign(ResignAction::DeleteObjects).unwrap();
+        send_a_million_then_resign(join(&rti, FEDERATION, "sender"));
         return;
     }
     let system = format!("shutdown-proc-{}", std::process::id());
     let host = glidepath::ShmTransport::host(&system, glidepath::backend::ShmOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let rti = Rti::with_transport(std::sync::Arc::new(host));
-    rti.create_federation_execution_with_fom(FEDERATION, vehicles_fom())
-        .unwrap();
-    let receiver = join(&rti, FEDERATION, "receiver");
-    let n = Names::of(&receiver);
-    receiver
-        .subscribe_object_class_attributes(n.vehicle, &[n.label])
-        .unwrap();
+    let receiver = receiver_of(&rti, FEDERATION);
     let started = Instant::now();
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
@@ -160,25 +154,11 @@ fn a_million_updates_from_another_process_then_resign_lose_nothing_over_shm() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut expected = 1u64;
-    loop {
-        match next(&receiver) {
-            Callback::DiscoverObjectInstance { .. } => {}
-            Callback::ReflectAttributeValues { values, .. } => {
-                let got = u64::from_be_bytes(values[0].1[..].try_into().unwrap());
-                assert_eq!(got, expected, "update lost, duplicated or reordered");
-                expected += 1;
-            }
-            Callback::RemoveObjectInstance { .. } => break,
-            other => panic!("unexpected {other:?}"),
-        }
-    }
-    assert_eq!(expected - 1, UPDATES, "updates received before the removal");
+    receive_the_million(&receiver);
     assert!(
         child.wait().unwrap().success(),
         "the sending process failed"
     );
-    assert_eq!(receiver.stats().out_of_order, 0);
     receiver.resign(ResignAction::DeleteObjects).unwrap();
     rti.destroy_federation_execution(FEDERATION).unwrap();
     eprintln!(

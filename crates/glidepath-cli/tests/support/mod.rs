@@ -96,3 +96,36 @@ impl Drop for FailoverServer {
         let _ = self.child.wait();
     }
 }
+
+/// What `glidepath demo --federation spread --steps 40` printed in its three
+/// processes (success, stdout, stderr): the monitor with `--federates 2`, then the
+/// aircraft with `--index 1` and `--index 2`. Checks the federation ran whole.
+pub fn check_spread_demo(monitor: (bool, String, String), aircraft: [(bool, String, String); 2]) {
+    let (ok, out, err) = monitor;
+    assert!(ok, "monitor stdout:\n{out}\nstderr:\n{err}");
+    for line in [
+        "monitor discovered 2 aircraft: GP101, GP102",
+        "delivered in time-stamp order: 80 of 82",
+        "grants: 40, final logical time 40",
+        "resigned after 2 removals",
+    ] {
+        assert!(
+            out.lines().any(|l| l == line),
+            "missing `{line}` in monitor's:\n{out}"
+        );
+    }
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("reflections at monitor: ") && l.matches(" 41").count() == 2),
+        "{out}"
+    );
+    for (index, (ok, out, err)) in (1..).zip(aircraft) {
+        assert!(ok, "aircraft {index} stdout:\n{out}\nstderr:\n{err}");
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(&format!("aircraft-{index} as federate#"))
+                    && l.ends_with(": 40 grants, final logical time 40, resigned")),
+            "{out}"
+        );
+    }
+}
