@@ -91,6 +91,15 @@ pub struct BenchOptions {
     pub background_load: bool,
     /// Lookahead for the time-advance suite. Default 1, the thesis's setting.
     pub lookahead: f64,
+    /// The latency suite's ponger runs in a process of its own (this program again),
+    /// as the peers' figures are measured (nats and shm).
+    pub processes: bool,
+    /// For `shm`: join this system instead of hosting one of the run's own (how a
+    /// child process of `processes` finds its parent's).
+    pub shm_name: Option<String>,
+    /// Run as the latency suite's ponger in this federation (the child process of
+    /// `processes`), instead of measuring.
+    pub ponger_of: Option<String>,
 }
 
 impl Default for BenchOptions {
@@ -112,6 +121,9 @@ impl Default for BenchOptions {
             compute_us: 0,
             background_load: false,
             lookahead: 1.0,
+            processes: false,
+            shm_name: None,
+            ponger_of: None,
         }
     }
 }
@@ -254,6 +266,8 @@ impl Progress for NoProgress {
 /// process hosts it, and a source of fresh federation names.
 pub struct Bench {
     rti: Rti,
+    /// The shared-memory system's name, on `shm`.
+    shm_system: Option<String>,
     /// The executive we started because none answered on the NATS server; dropped
     /// (stopped) after the RTI.
     executive: Option<glidepath::ExecutiveServer>,
@@ -286,14 +300,23 @@ impl Bench {
             TransportChoice::Inproc | TransportChoice::Shm => None,
             TransportChoice::Nats => ensure_executive(&opts.rti_config())?,
         };
+        let mut shm_system = None;
         let rti = if opts.transport == TransportChoice::Shm {
-            // A system of this run's own, hosted here. Spinning federates take
-            // envelopes off their rings themselves (`Endpoint::pump`).
+            // A system of this run's own, hosted here, unless told to join one.
+            // Spinning federates take envelopes off their rings themselves
+            // (`Endpoint::pump`).
             let options = glidepath::backend::ShmOptions::default();
-            let name = format!("bench-{}", std::process::id());
-            let host = glidepath::ShmTransport::host(&name, options)
-                .with_context(|| format!("hosting the shared-memory system {name}"))?;
-            Rti::with_transport(std::sync::Arc::new(host))
+            let transport = match &opts.shm_name {
+                Some(name) => glidepath::ShmTransport::connect(name, options)
+                    .with_context(|| format!("joining the shared-memory system {name}"))?,
+                None => {
+                    let name = format!("bench-{}", std::process::id());
+                    glidepath::ShmTransport::host(&name, options)
+                        .with_context(|| format!("hosting the shared-memory system {name}"))?
+                }
+            };
+            shm_system = Some(transport.system_name().to_string());
+            Rti::with_transport(std::sync::Arc::new(transport))
         } else {
             Rti::from_config(&opts.rti_config()).with_context(|| {
                 format!(
@@ -312,6 +335,7 @@ impl Bench {
         );
         Ok(Bench {
             rti,
+            shm_system,
             executive,
             fom,
             opts: opts.clone(),
@@ -323,6 +347,11 @@ impl Bench {
     /// The RTI every federate of this run joins through.
     pub fn rti(&self) -> &Rti {
         &self.rti
+    }
+
+    /// The shared-memory system this run uses, on `shm`.
+    pub fn shm_system(&self) -> Option<&str> {
+        self.shm_system.as_deref()
     }
 
     /// The options the setup was started with.

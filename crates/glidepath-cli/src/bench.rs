@@ -90,6 +90,17 @@ pub struct BenchArgs {
     /// Add a federate flooding best-effort traffic during the measurement (latency).
     #[arg(long)]
     background_load: bool,
+    /// Run the ponger as a process of its own, as other RTIs' figures are measured
+    /// (latency; nats or shm).
+    #[arg(long)]
+    processes: bool,
+    /// The shared-memory system to join instead of hosting one (shm).
+    #[arg(long, value_name = "NAME", hide = true)]
+    shm_name: Option<String>,
+    /// Be the latency suite's ponger in this federation (how `--processes` runs its
+    /// child).
+    #[arg(long, value_name = "FEDERATION", hide = true)]
+    ponger_of: Option<String>,
     /// Lookahead of the time-advance suite [default: 1].
     #[arg(long, value_name = "TIME")]
     lookahead: Option<String>,
@@ -276,6 +287,12 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
     }
     o.raw = args.raw;
     o.background_load = args.background_load;
+    o.processes = args.processes;
+    o.shm_name = args.shm_name.clone();
+    o.ponger_of = args.ponger_of.clone();
+    if o.processes && o.transport == TransportChoice::Inproc {
+        bail!("--processes needs --transport nats or shm: inproc cannot cross a process boundary");
+    }
     if !glidepath_bench::suites::SUITES.contains(&args.suite.as_str()) {
         bail!(
             "unknown suite `{}`; the suites are: {}",

@@ -222,6 +222,75 @@ fn latency_runs_over_nats_next_to_raw_nats() {
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["transport"], "nats");
     assert_eq!(results[0]["size_bytes"], 200);
+    // The ponger in a process of its own, through the same NATS server.
+    let results = run_suite(
+        "latency-nats-processes",
+        &[
+            "latency",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &url,
+            "--processes",
+            "--size",
+            "200",
+            "--count",
+            "200",
+        ],
+    );
+    assert_eq!(results[0]["variant"], "round-trip/2, 2 processes");
+    assert_eq!(results[0]["received"], 200);
+}
+
+/// Shared memory, the ponger in a process of its own (`--processes`), next to the raw
+/// rings; and the throughput suite on shm next to them too.
+#[test]
+fn latency_and_throughput_run_over_shm_with_the_ponger_in_its_own_process() {
+    let results = run_suite(
+        "latency-shm-processes",
+        &[
+            "latency",
+            "--transport",
+            "shm",
+            "--processes",
+            "--size",
+            "64,1K",
+            "--count",
+            "200",
+        ],
+    );
+    assert_eq!(results.len(), 2);
+    for r in &results {
+        assert_eq!(r["transport"], "shm");
+        assert_eq!(r["variant"], "round-trip/2, 2 processes");
+        assert_eq!(r["received"], 200);
+    }
+    let results = run_suite(
+        "throughput-shm",
+        &[
+            "throughput",
+            "--transport",
+            "shm",
+            "--size",
+            "100",
+            "--count",
+            "20000",
+        ],
+    );
+    assert!(results.iter().all(|r| r["transport"] == "shm"));
+}
+
+#[test]
+fn processes_need_a_transport_that_crosses_them() {
+    let (ok, _, err) = run(&["bench", "latency", "--processes"]);
+    assert!(!ok);
+    assert!(
+        err.contains("--processes needs --transport nats or shm"),
+        "{err}"
+    );
+    let (ok, _, err) = run(&["bench", "fanout", "--transport", "shm", "--raw"]);
+    assert!(!ok);
+    assert!(err.contains("no raw shared-memory peer"), "{err}");
 }
 
 #[test]

@@ -81,12 +81,14 @@ impl From<PyResignAction> for ResignAction {
 }
 
 /// A run-time infrastructure over one transport: `"inproc"` (every federate in this
-/// process) or `"nats"` (federates in many processes through a NATS server).
+/// process), `"nats"` (federates in many processes through a NATS server) or `"shm"`
+/// (federates in processes of one host through shared memory, hosted by
+/// `Rti.host_shm_system` or `glidepath server --transport shm`).
 ///
 /// `Rti()` is the in-process RTI. Keyword arguments override settings; names are
 /// the command-line flags' (`transport`, `nats_url`, `compression`,
 /// `compress_min_bytes`, `key_file`, `bundle_bytes`, `bundle_time_us`,
-/// `persistence`, `reliable_window`). `Rti.from_env()` starts from the
+/// `persistence`, `reliable_window`, `shm_name`, `shm_ring_bytes`). `Rti.from_env()` starts from the
 /// `GLIDEPATH_*` environment variables instead of the defaults.
 #[pyclass(module = "glidepath", name = "Rti")]
 pub struct PyRti {
@@ -109,6 +111,8 @@ fn config_with(mut config: RtiConfig, settings: Vec<(String, String)>) -> PyResu
         "bundle-time-us",
         "persistence",
         "reliable-window",
+        "shm-name",
+        "shm-ring-bytes",
     ];
     for arg in &args {
         let name = arg[2..].split('=').next().unwrap_or_default();
@@ -257,16 +261,50 @@ impl PyRti {
             .allow_threads(|| glidepath::ensure_executive(config))
             .map_err(|e| errors::ConnectionFailed::new_err(e.to_string()))?;
         Ok(server.map(|s| PyExecutiveServer {
-            server: Mutex::new(Some(s)),
+            server: Mutex::new(Some(Box::new(s))),
         }))
+    }
+
+    /// Hosts the shared-memory system `name` (its files `/dev/shm/glidepath-NAME.*`)
+    /// in this process, for `Rti(transport="shm", shm_name=name)` here and in other
+    /// processes of this host. Returns the `ExecutiveServer` to keep: the system ends
+    /// when it is closed or garbage-collected. Fails when another live process hosts
+    /// the name.
+    #[staticmethod]
+    #[pyo3(signature = (name = "glidepath", ring_bytes = None))]
+    fn host_shm_system(
+        py: Python<'_>,
+        name: &str,
+        ring_bytes: Option<u64>,
+    ) -> PyResult<PyExecutiveServer> {
+        let mut settings = vec![("shm_name".to_string(), name.to_string())];
+        if let Some(bytes) = ring_bytes {
+            settings.push(("shm_ring_bytes".to_string(), bytes.to_string()));
+        }
+        let config = config_with(RtiConfig::default(), settings)?;
+        let store = Box::new(glidepath::backend::DirSaveStore::new(&config.save_dir));
+        let host = py
+            .allow_threads(|| {
+                glidepath::ShmTransport::host_with_store(
+                    &config.shm_name,
+                    config.shm_options(),
+                    store,
+                )
+            })
+            .map_err(|e| errors::ConnectionFailed::new_err(e.to_string()))?;
+        Ok(PyExecutiveServer {
+            server: Mutex::new(Some(Box::new(host))),
+        })
     }
 }
 
-/// The executive server hosted by this process for a NATS system (from
-/// `Rti.ensure_executive`).
+/// The executive hosted by this process: for a NATS system (from
+/// `Rti.ensure_executive`) or a shared-memory system (from `Rti.host_shm_system`).
 #[pyclass(module = "glidepath", name = "ExecutiveServer")]
 pub struct PyExecutiveServer {
-    server: Mutex<Option<glidepath::ExecutiveServer>>,
+    /// A `glidepath::ExecutiveServer` or a hosting `glidepath::ShmTransport`: kept,
+    /// and dropped (stopped) on close.
+    server: Mutex<Option<Box<dyn std::any::Any + Send>>>,
 }
 
 #[pymethods]

@@ -83,16 +83,36 @@ pub fn run(
     opts: &BenchOptions,
     progress: &dyn Progress,
 ) -> anyhow::Result<Vec<BenchResult>> {
+    if let Some(federation) = &opts.ponger_of {
+        serve_ponger(bench, federation, opts)?;
+        return Ok(Vec::new());
+    }
     let sizes = opts.sizes_or(DEFAULT_SIZES);
     let count = opts.count_or(DEFAULT_COUNT);
+    if opts.processes && opts.background_load {
+        bail!("latency: --processes and --background-load cannot be combined yet");
+    }
     let federation = bench.new_federation("latency")?;
     let pinger = bench.join(&federation, "pinger")?;
-    let ponger = bench.join(&federation, "ponger")?;
+    let ponger = if opts.processes {
+        None
+    } else {
+        Some(bench.join(&federation, "ponger")?)
+    };
     let classes = Classes::lookup(&pinger)?;
     pinger.publish_interaction_class(classes.ping)?;
     pinger.subscribe_interaction_class(classes.pong)?;
-    ponger.publish_interaction_class(classes.pong)?;
-    ponger.subscribe_interaction_class(classes.ping)?;
+    if let Some(ponger) = &ponger {
+        ponger.publish_interaction_class(classes.pong)?;
+        ponger.subscribe_interaction_class(classes.ping)?;
+    }
+    // Every ping of every size goes to the one ponger process.
+    let remote = if opts.processes {
+        let total = sizes.len() as u64 * (warmup(count) + count);
+        Some(PongerProcess::spawn(bench, opts, &federation, total)?)
+    } else {
+        None
+    };
 
     let raw = match (opts.raw, opts.transport) {
         (true, TransportChoice::Nats) => Some(RawNats::new(&opts.nats_url, &opts.nats_security)?),
@@ -111,7 +131,14 @@ pub fn run(
         };
         let total = warmup(count) + count;
         let measured = ping_pong(
-            &pinger, &ponger, &classes, opts, size, count, next_seq, progress,
+            &pinger,
+            ponger.as_ref(),
+            &classes,
+            opts,
+            size,
+            count,
+            next_seq,
+            progress,
         );
         next_seq += total;
         let federates = if let Some(b) = background {
@@ -121,7 +148,12 @@ pub fn run(
             2
         };
         let measured = measured?;
-        let mut r = opts.result("latency", "round-trip/2");
+        let variant = if opts.processes {
+            "round-trip/2, 2 processes"
+        } else {
+            "round-trip/2"
+        };
+        let mut r = opts.result("latency", variant);
         r.size_bytes = size as u64;
         r.federates = federates;
         r.subscribers = 1;
@@ -151,7 +183,10 @@ pub fn run(
         }
         results.push(r);
     }
-    bench.finish(&federation, vec![pinger, ponger])?;
+    if let Some(remote) = remote {
+        remote.finish()?;
+    }
+    bench.finish(&federation, std::iter::once(pinger).chain(ponger).collect())?;
     Ok(results)
 }
 
@@ -208,10 +243,146 @@ fn seq_of(values: &[(ParameterHandle, Bytes)], param: ParameterHandle) -> Option
     Some(u64::from_le_bytes(v.get(..8)?.try_into().ok()?))
 }
 
+/// The ponger's side: answers `total` pings with pongs carrying the same sequence
+/// number and payload. Stops early, without error, when pings stop coming (the pinger
+/// gave up after a lost reply and reports it).
+fn echo(ponger: &Member, c: &Classes, total: u64, compute_us: u64) -> anyhow::Result<()> {
+    for _ in 0..total {
+        let deadline = Instant::now() + RECEIVE_TIMEOUT;
+        let got = await_callback(ponger, compute_us, deadline, |cb| match cb {
+            Callback::ReceiveInteraction { class, values, .. } if class == c.ping => Some(values),
+            _ => None,
+        });
+        let Some(values) = got else { return Ok(()) };
+        let value_of = |p: ParameterHandle| {
+            values
+                .iter()
+                .find(|(q, _)| *q == p)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        ponger
+            .send_interaction(
+                c.pong,
+                [
+                    (c.pong_seq, value_of(c.ping_seq)),
+                    (c.pong_payload, value_of(c.ping_payload)),
+                ],
+                Bytes::new(),
+            )
+            .context("ponger: sending Pong")?;
+    }
+    Ok(())
+}
+
+/// `--ponger-of FEDERATION`: this process is the ponger of a `--processes` run. Says
+/// `READY` on standard output once it is subscribed, echoes `--count` pings, resigns.
+fn serve_ponger(bench: &Bench, federation: &str, opts: &BenchOptions) -> anyhow::Result<()> {
+    use std::io::Write;
+    let ponger = bench.join(federation, "ponger")?;
+    let c = Classes::lookup(&ponger)?;
+    ponger.publish_interaction_class(c.pong)?;
+    ponger.subscribe_interaction_class(c.ping)?;
+    println!("READY");
+    std::io::stdout().flush()?;
+    echo(&ponger, &c, opts.count, opts.compute_us)?;
+    ponger
+        .federate
+        .resign(glidepath::ResignAction::DeleteObjects)
+        .context("resigning the ponger")
+}
+
+/// The ponger of `--processes`: this program again, as `glidepath bench latency
+/// --ponger-of FEDERATION`, joined to this run's federation on the same transport.
+struct PongerProcess {
+    child: std::process::Child,
+}
+
+impl PongerProcess {
+    fn spawn(
+        bench: &Bench,
+        opts: &BenchOptions,
+        federation: &str,
+        total: u64,
+    ) -> anyhow::Result<PongerProcess> {
+        use std::io::BufRead;
+        let wait = match opts.wait {
+            WaitStrategy::SpinPark { spin } => format!("spin-park:{}", spin.as_micros()),
+            other => other.name().to_string(),
+        };
+        let mut command = std::process::Command::new(std::env::current_exe()?);
+        command.args(["bench", "latency", "--transport", opts.transport.name()]);
+        command.args(["--ponger-of", federation, "--count", &total.to_string()]);
+        command.args([
+            "--wait",
+            &wait,
+            "--process-model",
+            opts.process_model_name(),
+        ]);
+        command.args(["--compute-us", &opts.compute_us.to_string()]);
+        match opts.transport {
+            TransportChoice::Nats => command.args(["--nats-url", &opts.nats_url]),
+            TransportChoice::Shm => command.args([
+                "--shm-name",
+                bench.shm_system().context("an shm run has a system")?,
+            ]),
+            TransportChoice::Inproc => bail!("--processes needs nats or shm"),
+        };
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit());
+        let mut child = command.spawn().context("starting the ponger process")?;
+        let stdout = child.stdout.take().context("the ponger's output")?;
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        thread::spawn(move || {
+            let mut ready = Some(tx);
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if line.trim_end().ends_with("READY") {
+                    if let Some(tx) = ready.take() {
+                        let _ = tx.send(());
+                    }
+                }
+            }
+        });
+        let process = PongerProcess { child };
+        rx.recv_timeout(RECEIVE_TIMEOUT * 3)
+            .map_err(|_| anyhow!("the ponger process did not get ready"))?;
+        Ok(process)
+    }
+
+    /// Waits for the ponger to resign and end.
+    fn finish(mut self) -> anyhow::Result<()> {
+        let deadline = Instant::now() + RECEIVE_TIMEOUT * 2;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                anyhow::ensure!(status.success(), "the ponger process failed: {status}");
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!("the ponger process did not end");
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for PongerProcess {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn ping_pong(
     pinger: &Member,
-    ponger: &Member,
+    ponger: Option<&Member>,
     c: &Classes,
     opts: &BenchOptions,
     size: usize,
@@ -223,37 +394,7 @@ fn ping_pong(
     let total = warmup(count) + count;
     let compute_us = opts.compute_us;
     thread::scope(|s| {
-        let echo = s.spawn(|| -> anyhow::Result<()> {
-            for _ in 0..total {
-                let deadline = Instant::now() + RECEIVE_TIMEOUT;
-                let got = await_callback(ponger, compute_us, deadline, |cb| match cb {
-                    Callback::ReceiveInteraction { class, values, .. } if class == c.ping => {
-                        Some(values)
-                    }
-                    _ => None,
-                });
-                // The pinger stops after a lost reply; the rest is its to report.
-                let Some(values) = got else { return Ok(()) };
-                let seq = values
-                    .iter()
-                    .find(|(p, _)| *p == c.ping_seq)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default();
-                let body = values
-                    .iter()
-                    .find(|(p, _)| *p == c.ping_payload)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default();
-                ponger
-                    .send_interaction(
-                        c.pong,
-                        [(c.pong_seq, seq), (c.pong_payload, body)],
-                        Bytes::new(),
-                    )
-                    .context("ponger: sending Pong")?;
-            }
-            Ok(())
-        });
+        let echo = ponger.map(|ponger| s.spawn(move || echo(ponger, c, total, compute_us)));
         let mut m = Measured {
             one_way_ns: Recorder::new(),
             samples_us: Vec::with_capacity(count as usize),
@@ -315,11 +456,11 @@ fn ping_pong(
         })();
         m.elapsed_s = started_at.map_or(0.0, |t| t.elapsed().as_secs_f64());
         progress.set(m.received, count);
-        let echoed = echo
-            .join()
-            .map_err(|_| anyhow!("the ponger thread panicked"))?;
+        if let Some(echo) = echo {
+            echo.join()
+                .map_err(|_| anyhow!("the ponger thread panicked"))??;
+        }
         pinging?;
-        echoed?;
         Ok(m)
     })
 }

@@ -40,15 +40,16 @@ class MessageInfo:
     publish_time_ns: int
 
 class ExecutiveServer:
-    """The executive hosted by this process for a NATS system."""
+    """The executive hosted by this process, for a NATS or a shared-memory system."""
 
     def close(self) -> None: ...
 
 class Rti:
-    """A run-time infrastructure over one transport ("inproc" or "nats").
+    """A run-time infrastructure over one transport ("inproc", "nats" or "shm").
 
     Keyword settings: transport, nats_url, compression, compress_min_bytes,
-    key_file, bundle_bytes, bundle_time_us, persistence, reliable_window.
+    key_file, bundle_bytes, bundle_time_us, persistence, reliable_window,
+    shm_name, shm_ring_bytes.
     """
 
     def __init__(self, **settings: Any) -> None: ...
@@ -71,6 +72,10 @@ class Rti:
         process_model: ProcessModel = ProcessModel.EVOKED,
     ) -> Federate: ...
     def ensure_executive(self) -> Optional[ExecutiveServer]: ...
+    @staticmethod
+    def host_shm_system(
+        name: str = "glidepath", ring_bytes: Optional[int] = None
+    ) -> ExecutiveServer: ...
 
 class Federate:
     """A federate joined to a federation execution."""
