@@ -160,6 +160,17 @@ pub(crate) struct System {
 }
 
 impl System {
+    fn new(name: &str, options: ShmOptions, registry: Registry, exec: Ring) -> System {
+        System {
+            name: name.to_string(),
+            dir: options.dir.clone(),
+            options,
+            registry,
+            exec,
+            rings: Mutex::new(FastMap::default()),
+        }
+    }
+
     fn path(dir: &Path, name: &str, suffix: &str) -> PathBuf {
         dir.join(format!("glidepath-{name}.{suffix}"))
     }
@@ -325,14 +336,7 @@ impl ShmTransport {
         let exec_path = System::path(&dir, name, "exec");
         let exec = Ring::create(&exec_path, options.ring_bytes)
             .map_err(|e| io_error("cannot create", &exec_path, e))?;
-        let system = Arc::new(System {
-            name: name.to_string(),
-            dir,
-            options,
-            registry,
-            exec,
-            rings: Mutex::new(FastMap::default()),
-        });
+        let system = Arc::new(System::new(name, options, registry, exec));
         let host = host::Host::start(system.clone(), store, lock)?;
         Ok(ShmTransport {
             system,
@@ -353,14 +357,7 @@ impl ShmTransport {
             return Err(no_executive(&dir, name));
         }
         Ok(ShmTransport {
-            system: Arc::new(System {
-                name: name.to_string(),
-                dir,
-                options,
-                registry,
-                exec,
-                rings: Mutex::new(FastMap::default()),
-            }),
+            system: Arc::new(System::new(name, options, registry, exec)),
             _host: None,
         })
     }
