@@ -310,3 +310,58 @@ fn the_next_host_sweeps_systems_whose_hosts_died() {
     );
     let _ = std::fs::remove_file(format!("/dev/shm/glidepath-{dead}.lock"));
 }
+
+/// A memory file system too small for another ring (a container's 64 MiB /dev/shm,
+/// here a 20 MiB tmpfs this test mounts; root, as the netlab tests): opening the
+/// endpoint fails with an error that says so, instead of the process dying of SIGBUS
+/// at its first write past the room, and the system goes on working.
+#[test]
+fn a_full_memory_file_system_is_an_error_not_a_crash() {
+    let dir = std::env::temp_dir().join(format!("glidepath-small-shm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=20m", "tmpfs"])
+        .arg(&dir)
+        .status()
+        .expect("run mount");
+    assert!(mounted.success(), "mounting a tmpfs needs root");
+    let outcome = std::panic::catch_unwind(|| {
+        let options = ShmOptions {
+            dir: dir.clone(),
+            ring_bytes: 4 << 20,
+            ..ShmOptions::default()
+        };
+        // The registry (about 4 MiB) and the executive's ring (4 MiB) fit.
+        let host = ShmTransport::host("small", options).unwrap();
+        let mut opened = vec![
+            host.open_endpoint().expect("a first 4 MiB ring fits"),
+            host.open_endpoint().expect("a second 4 MiB ring fits"),
+        ];
+        let mut refused = None;
+        for _ in 0..4 {
+            match host.open_endpoint() {
+                Ok(e) => opened.push(e),
+                Err(e) => {
+                    refused = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        let refused = refused.expect("20 MiB cannot hold six 4 MiB rings and a registry");
+        assert!(refused.contains("cannot reserve"), "{refused}");
+        // What was opened still works.
+        let fed = create(&opened[0], "small");
+        opened[1].subscribe(fed, TOPIC).unwrap();
+        opened[0].publish(fed, TOPIC, data(1, 1)).unwrap();
+        let env = opened[1]
+            .inbox()
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap();
+        assert_eq!(env.seq, 1);
+    });
+    let _ = Command::new("umount").arg(&dir).status();
+    let _ = std::fs::remove_dir(&dir);
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}

@@ -53,6 +53,12 @@
 //!   the sender, and counted either way in the receiver's
 //!   [`EndpointStats::best_effort_dropped`].
 //!
+//! # Memory
+//!
+//! A ring takes its memory when it is created (`posix_fallocate`): a memory file
+//! system without room for it refuses the endpoint with an error, where a sparse file
+//! would let the process die of SIGBUS at its first write past the room.
+//!
 //! # Crashes
 //!
 //! A process that dies holding a ring's or the registry's mutex leaves it to the next

@@ -39,6 +39,21 @@ impl Mapping {
             .create_new(true)
             .open(path)?;
         file.set_len(len as u64)?;
+        // Take the memory now: a memory file system that is too small (a container's
+        // 64 MiB /dev/shm) then refuses here, with an error, instead of killing the
+        // process with SIGBUS at the first write past its room.
+        // SAFETY: reserving space in a file we own.
+        let r = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
+        if r != 0 {
+            let _ = std::fs::remove_file(path);
+            return Err(io::Error::new(
+                io::Error::from_raw_os_error(r).kind(),
+                format!(
+                    "cannot reserve {len} bytes: {} (is the memory file system full? a smaller --shm-ring-bytes needs less)",
+                    io::Error::from_raw_os_error(r)
+                ),
+            ));
+        }
         Mapping::map(file, len)
     }
 
