@@ -63,9 +63,11 @@ pub const REQUEST_TIMEOUT_MS_ENV: &str = "GLIDEPATH_REQUEST_TIMEOUT_MS";
 pub const STREAM_REPLICAS_ENV: &str = "GLIDEPATH_STREAM_REPLICAS";
 
 /// The environment variable for [`RtiConfig::shm_name`] (flag `--shm-name`).
+#[cfg(all(feature = "transport-shm", target_os = "linux"))]
 pub const SHM_NAME_ENV: &str = "GLIDEPATH_SHM_NAME";
 
 /// The environment variable for [`RtiConfig::shm_ring_bytes`] (flag `--shm-ring-bytes`).
+#[cfg(all(feature = "transport-shm", target_os = "linux"))]
 pub const SHM_RING_BYTES_ENV: &str = "GLIDEPATH_SHM_RING_BYTES";
 
 /// The environment variable for [`RtiConfig::save_dir`] (flag `--save-dir`).
@@ -374,7 +376,9 @@ const SETTINGS: &[(&str, &str)] = &[
     ("--bundle-bytes", BUNDLE_BYTES_ENV),
     ("--bundle-time-us", BUNDLE_TIME_US_ENV),
     ("--save-dir", SAVE_DIR_ENV),
+    #[cfg(all(feature = "transport-shm", target_os = "linux"))]
     ("--shm-name", SHM_NAME_ENV),
+    #[cfg(all(feature = "transport-shm", target_os = "linux"))]
     ("--shm-ring-bytes", SHM_RING_BYTES_ENV),
     #[cfg(feature = "transport-nats")]
     ("--persistence", PERSISTENCE_ENV),
@@ -406,6 +410,20 @@ where
             value: value.to_string(),
             reason: e.to_string(),
         })
+}
+
+/// A refusal of the shm transport's own checks, as a refusal of `setting`.
+#[cfg(all(feature = "transport-shm", target_os = "linux"))]
+fn shm_check(
+    setting: &'static str,
+    value: &str,
+    checked: Result<(), glidepath_transport::TransportError>,
+) -> Result<(), ConfigError> {
+    checked.map_err(|e| ConfigError::InvalidValue {
+        setting,
+        value: value.to_string(),
+        reason: e.to_string(),
+    })
 }
 
 /// Reads a federation key from a file holding 64 hex digits; `setting` names the
@@ -502,30 +520,19 @@ impl RtiConfig {
                 self.stream_replicas = n;
             }
             "--key-file" => self.chain.key = Some(read_key_file(setting, value)?),
+            #[cfg(all(feature = "transport-shm", target_os = "linux"))]
             "--shm-name" => {
-                let name_ok = !value.is_empty()
-                    && value.len() <= 64
-                    && value
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-                if !name_ok {
-                    return Err(ConfigError::InvalidValue {
-                        setting,
-                        value: value.to_string(),
-                        reason: "use 1 to 64 letters, digits, `_` or `-`".into(),
-                    });
-                }
+                shm_check(setting, value, glidepath_transport::shm::check_name(value))?;
                 self.shm_name = value.to_string();
             }
+            #[cfg(all(feature = "transport-shm", target_os = "linux"))]
             "--shm-ring-bytes" => {
                 let n: usize = number(setting, value)?;
-                if !n.is_power_of_two() || n < 1 << 16 {
-                    return Err(ConfigError::InvalidValue {
-                        setting,
-                        value: value.to_string(),
-                        reason: "use a power of two of at least 65536".into(),
-                    });
-                }
+                shm_check(
+                    setting,
+                    value,
+                    glidepath_transport::shm::check_ring_bytes(n),
+                )?;
                 self.shm_ring_bytes = n;
             }
             "--save-dir" => self.save_dir = value.into(),
@@ -624,205 +631,4 @@ impl RtiConfig {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[cfg(feature = "transport-nats")]
-    #[test]
-    fn persistence_comes_from_a_flag_and_says_what_is_wrong() {
-        let mut config = RtiConfig::default();
-        assert_eq!(
-            config.persistence,
-            glidepath_transport::nats::Persistence::None
-        );
-        config.apply_args(["--persistence", "jetstream"]).unwrap();
-        assert_eq!(config.persistence.name(), "jetstream");
-        let e = config.apply_args(["--persistence=disk"]).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                ConfigError::InvalidValue {
-                    setting: "--persistence",
-                    ..
-                }
-            ),
-            "{e:?}"
-        );
-    }
-
-    #[test]
-    fn to_args_round_trips_through_apply_args() {
-        let mut config = RtiConfig::default();
-        config
-            .apply_args([
-                "--transport=nats",
-                "--nats-url",
-                "nats://127.0.0.1:4999",
-                "--compression",
-                "zstd:7",
-                "--compress-min-bytes",
-                "64",
-                "--bundle-bytes",
-                "16384",
-                "--bundle-time-us",
-                "250",
-            ])
-            .unwrap();
-        #[cfg(feature = "transport-nats")]
-        config
-            .apply_args(["--persistence", "jetstream", "--reliable-window", "0"])
-            .unwrap();
-        let mut copy = RtiConfig::default();
-        copy.apply_args(config.to_args()).unwrap();
-        assert_eq!(copy, config);
-        assert!(!config.to_args().iter().any(|a| a == "--key-file"));
-    }
-
-    #[test]
-    fn transport_names_parse_case_insensitively() {
-        assert_eq!("inproc".parse::<TransportKind>(), Ok(TransportKind::Inproc));
-        assert_eq!(
-            " InProc ".parse::<TransportKind>(),
-            Ok(TransportKind::Inproc)
-        );
-        assert_eq!(TransportKind::Inproc.to_string(), "inproc");
-        assert_eq!(RtiConfig::default().transport, TransportKind::Inproc);
-    }
-
-    #[test]
-    fn unknown_transport_names_list_the_known_ones() {
-        let e = "zmq".parse::<TransportKind>().unwrap_err();
-        let known = TransportKind::ALL
-            .iter()
-            .map(|k| k.name())
-            .collect::<Vec<_>>()
-            .join(", ");
-        assert_eq!(
-            e,
-            ConfigError::UnknownTransport {
-                name: "zmq".into(),
-                known: known.clone()
-            }
-        );
-        assert_eq!(
-            e.to_string(),
-            format!("unknown transport `zmq`; this build knows: {known}")
-        );
-    }
-
-    #[cfg(all(feature = "transport-shm", target_os = "linux"))]
-    #[test]
-    fn shm_is_known_and_its_name_and_ring_size_are_checked() {
-        assert_eq!("shm".parse::<TransportKind>(), Ok(TransportKind::Shm));
-        let mut c = RtiConfig::default();
-        assert_eq!(
-            (c.shm_name.as_str(), c.shm_ring_bytes),
-            ("glidepath", 8 << 20)
-        );
-        c.set("--shm-name", "lab_2").unwrap();
-        c.set(SHM_RING_BYTES_ENV, "1048576").unwrap();
-        assert_eq!((c.shm_name.as_str(), c.shm_ring_bytes), ("lab_2", 1 << 20));
-        for (setting, bad, says) in [
-            ("--shm-name", "../x", "letters, digits"),
-            ("--shm-name", "", "letters, digits"),
-            ("--shm-ring-bytes", "100000", "power of two"),
-            ("--shm-ring-bytes", "1024", "power of two"),
-            ("--shm-ring-bytes", "lots", "invalid digit"),
-        ] {
-            let e = c.set(setting, bad).unwrap_err().to_string();
-            assert!(e.contains(setting) && e.contains(says), "{e}");
-        }
-        assert_eq!(c.shm_name, "lab_2", "a refused value changes nothing");
-    }
-
-    #[cfg(feature = "transport-nats")]
-    #[test]
-    fn nats_is_known_with_a_default_url() {
-        assert_eq!(" NATS".parse::<TransportKind>(), Ok(TransportKind::Nats));
-        assert_eq!(TransportKind::Nats.to_string(), "nats");
-        assert_eq!(RtiConfig::default().nats_url, "nats://127.0.0.1:4222");
-    }
-
-    #[test]
-    fn chain_and_bundle_flags_parse_and_bad_values_name_the_flag() {
-        let mut config = RtiConfig::default();
-        config
-            .apply_args([
-                "--compression",
-                "zstd:5",
-                "--bundle-bytes=16384",
-                "--bundle-time-us",
-                "250",
-                "--compress-min-bytes",
-                "64",
-            ])
-            .unwrap();
-        assert_eq!(config.chain.compression, Compression::Zstd { level: 5 });
-        assert_eq!(config.chain.compress_bytes_min, 64);
-        assert_eq!(
-            config.bundle,
-            BundleConfig {
-                bundle_bytes_max: 16384,
-                bundle_time_ns_max: 250_000
-            }
-        );
-        let e = config.apply_args(["--compression", "gzip"]).unwrap_err();
-        assert!(
-            e.to_string().contains("--compression") && e.to_string().contains("gzip"),
-            "{e}"
-        );
-        let e = config.apply_args(["--bundle-bytes", "lots"]).unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("invalid value `lots` for --bundle-bytes"),
-            "{e}"
-        );
-        let e = config
-            .apply_args(["--key-file", "/nonexistent/key"])
-            .unwrap_err();
-        assert!(
-            e.to_string().contains("--key-file") && e.to_string().contains("/nonexistent/key"),
-            "{e}"
-        );
-        let dir = std::env::temp_dir().join(format!("glidepath-key-test-{}", std::process::id()));
-        std::fs::write(&dir, "00".repeat(31)).unwrap();
-        let e = config
-            .apply_args(["--key-file", dir.to_str().unwrap()])
-            .unwrap_err();
-        assert!(e.to_string().contains("64 hex digits"), "{e}");
-        std::fs::write(&dir, format!("{}\n", "ab".repeat(32))).unwrap();
-        config
-            .apply_args(["--key-file", dir.to_str().unwrap()])
-            .unwrap();
-        assert_eq!(
-            config.chain.key,
-            Some(FederationKey::from_bytes([0xab; 32]))
-        );
-        let _ = std::fs::remove_file(&dir);
-    }
-
-    #[test]
-    fn arguments_override_and_others_are_ignored() {
-        let mut config = RtiConfig::default();
-        config
-            .apply_args([
-                "--steps",
-                "3",
-                "--nats-url",
-                "nats://h:1",
-                "--transport=inproc",
-                "x",
-            ])
-            .unwrap();
-        assert_eq!(config.nats_url, "nats://h:1");
-        assert_eq!(config.transport, TransportKind::Inproc);
-        assert_eq!(
-            config.apply_args(["--transport"]),
-            Err(ConfigError::MissingValue("--transport"))
-        );
-        assert!(matches!(
-            config.apply_args(["--transport", "pigeon"]),
-            Err(ConfigError::UnknownTransport { .. })
-        ));
-    }
-}
+mod tests;

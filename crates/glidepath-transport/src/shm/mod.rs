@@ -273,14 +273,18 @@ pub fn check_name(name: &str) -> Result<(), TransportError> {
     }
 }
 
-fn check_options(options: &ShmOptions) -> Result<(), TransportError> {
-    if !options.ring_bytes.is_power_of_two() || options.ring_bytes < 64 << 10 {
+/// Checks a ring size: a power of two of at least 64 KiB.
+pub fn check_ring_bytes(bytes: usize) -> Result<(), TransportError> {
+    if !bytes.is_power_of_two() || bytes < 64 << 10 {
         return Err(TransportError::InvalidConfiguration(format!(
-            "shm ring size {} bytes: use a power of two of at least 65536",
-            options.ring_bytes
+            "shm ring size {bytes} bytes: use a power of two of at least 65536"
         )));
     }
     Ok(())
+}
+
+fn check_options(options: &ShmOptions) -> Result<(), TransportError> {
+    check_ring_bytes(options.ring_bytes)
 }
 
 /// The shared-memory transport: endpoints in this process of one system (see the
