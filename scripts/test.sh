@@ -83,6 +83,10 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
 fi
 
 cargo --version
+# No incremental compilation caches: this command builds everything once, and the
+# caches would double the target directory's size on disk (set CARGO_INCREMENTAL=1
+# to keep them when running it again and again).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 # Every test of every crate, doc tests included. The simulator runs
 # GLIDEPATH_SIM_SEEDS seeds (default 1000) of random federations.
 cargo test --workspace --locked
