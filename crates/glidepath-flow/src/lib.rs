@@ -23,7 +23,10 @@
 //! waits in a reorder buffer, and the receiver asks for the missing range (a NACK,
 //! repeated every [`NACK_RETRY`] while the gap stays open). A gap nobody fills for
 //! [`GAP_GIVEUP`] (the sender is gone, or no longer keeps it), or one that holds more
-//! than two windows back, is counted as lost ([`Sink::lost`]) and skipped. Receivers
+//! than two windows back, is counted as lost ([`Sink::lost`]) and skipped. The
+//! give-up clock stands still while the receiver is busy ([`Receiver::set_busy`]):
+//! a reader that has stopped reading because its inbox is full cannot see the
+//! retransmission queued behind what it has not read yet. Receivers
 //! acknowledge at the latest every [`ACK_INTERVAL`] and tell quiet senders they are
 //! alive every [`KEEPALIVE`]. When a receiver's acknowledgement has not moved for the
 //! retransmission timeout, a sender sends it again, unasked, its first
@@ -238,6 +241,34 @@ mod tests {
         assert_eq!(log.lost, vec![(1, 2, 4, GiveUp::Timeout)]);
         assert_eq!(log.delivered, vec![(1, 1), (1, 5)]);
         assert_eq!(receiver.pending_len(1), 0);
+    }
+
+    #[test]
+    fn a_busy_receiver_does_not_give_up_a_gap_it_cannot_read_the_repair_of() {
+        let c = config(8);
+        let mut receiver = Receiver::<u8, u64>::new(7, c);
+        let mut log = Log::default();
+        receiver.handle_envelope(0, arrival(1, false), 1, &mut log);
+        receiver.handle_envelope(0, arrival(3, false), 3, &mut log);
+        // The inbox fills: the reader stops reading for three give-up delays.
+        receiver.set_busy(true);
+        let step = c.gap_giveup_ns / 10;
+        let mut now = 0;
+        while now < 3 * c.gap_giveup_ns {
+            now += step;
+            receiver.handle_timeout(now, &mut log);
+        }
+        assert!(log.lost.is_empty(), "{:?}", log.lost);
+        // It reads again: the repair was waiting behind the rest.
+        receiver.set_busy(false);
+        receiver.handle_envelope(now, arrival(2, true), 2, &mut log);
+        assert_eq!(log.delivered, vec![(1, 1), (1, 2), (1, 3)]);
+        // A gap it can read the repair of, and which stays open, is given up.
+        receiver.handle_envelope(now, arrival(5, false), 5, &mut log);
+        receiver.handle_timeout(now + c.gap_giveup_ns - 1, &mut log);
+        assert!(log.lost.is_empty());
+        receiver.handle_timeout(now + c.gap_giveup_ns, &mut log);
+        assert_eq!(log.lost, vec![(1, 4, 4, GiveUp::Timeout)]);
     }
 
     #[test]

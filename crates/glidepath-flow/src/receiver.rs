@@ -59,7 +59,8 @@ struct Inbound<T> {
     nacked_ns: Option<u64>,
     /// The highest `seq` a NACK has asked for.
     nacked_upto: u64,
-    /// When the open gap last saw progress (it opened, or a retransmission arrived).
+    /// When the open gap last saw progress (it opened, a retransmission arrived, or
+    /// the reader was busy and not reading).
     gap_progress_ns: u64,
 }
 
@@ -279,6 +280,11 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
         });
         let (token, busy) = (self.token, self.busy);
         for (sender, inbound) in self.senders.iter_mut() {
+            if busy && !inbound.pending.is_empty() {
+                // A reader that has stopped reading cannot see the repair that waits
+                // in its queue: the give-up clock stands still meanwhile.
+                inbound.gap_progress_ns = now_ns;
+            }
             if !inbound.pending.is_empty()
                 && now_ns.saturating_sub(inbound.gap_progress_ns) >= config.gap_giveup_ns
             {
