@@ -39,7 +39,10 @@
 //! acknowledgement.
 //!
 //! The first envelope a receiver gets from a sender starts that sender's stream for
-//! it (it may have subscribed late): what came before is not asked for.
+//! it (it may have subscribed late): what came before is not asked for. A receiver
+//! drops its state for a sender quiet for [`SENDER_QUIET`] but remembers where the
+//! stream stood (for the [`QUIET_SENDERS_MAX`] most recent): when that sender speaks
+//! again, a hole right after the silence is asked for, not skipped uncounted.
 //!
 //! Maps are ordered (`BTreeMap`), so the same inputs give the same outputs in the same
 //! order: the simulator relies on it to replay a seed.
@@ -49,7 +52,7 @@ mod sender;
 
 use std::time::Duration;
 
-pub use receiver::{Admission, Arrival, GiveUp, Receiver, Sink};
+pub use receiver::{Admission, Arrival, GiveUp, Receiver, Sink, QUIET_SENDERS_MAX};
 pub use sender::{GivenUp, Retransmission, Sender};
 
 /// How long a receiver may stay silent, while data waits for it, before a sender
@@ -169,6 +172,16 @@ mod tests {
         }
     }
 
+    #[derive(Default)]
+    struct Log32(usize);
+
+    impl Sink<u32, u64> for Log32 {
+        fn deliver(&mut self, _: u32, _: u64, _: u64) {
+            self.0 += 1;
+        }
+        fn lost(&mut self, _: u32, _: u64, _: u64, _: GiveUp) {}
+    }
+
     fn config(envelopes: usize) -> FlowConfig {
         FlowConfig::new(Window {
             envelopes,
@@ -269,6 +282,62 @@ mod tests {
         assert!(log.lost.is_empty());
         receiver.handle_timeout(now + c.gap_giveup_ns, &mut log);
         assert_eq!(log.lost, vec![(1, 4, 4, GiveUp::Timeout)]);
+    }
+
+    #[test]
+    fn a_sender_heard_again_after_a_long_silence_resumes_where_it_stood() {
+        let c = config(8);
+        let mut receiver = Receiver::<u8, u64>::new(7, c);
+        let mut log = Log::default();
+        for seq in 1..=5 {
+            receiver.handle_envelope(0, arrival(seq, false), seq, &mut log);
+        }
+        // Quiet long enough for the receiver to drop its state for the sender.
+        receiver.handle_timeout(0, &mut log);
+        let later = c.sender_quiet_ns + 1;
+        receiver.handle_timeout(later, &mut log);
+        assert_eq!(receiver.delivered(1), None);
+        while receiver.poll_control().is_some() {}
+        // The first envelope after the silence is lost: the next one is held, and
+        // the hole is asked for instead of skipped.
+        receiver.handle_envelope(later, arrival(7, false), 7, &mut log);
+        assert_eq!(receiver.delivered(1), Some(5));
+        let nack = std::iter::from_fn(|| receiver.poll_control())
+            .find(|(_, c)| matches!(c, Control::Nack { .. }));
+        assert_eq!(
+            nack,
+            Some((
+                1,
+                Control::Nack {
+                    token: 7,
+                    first: 6,
+                    last: 6
+                }
+            ))
+        );
+        receiver.handle_envelope(later + 1, arrival(6, true), 6, &mut log);
+        assert_eq!(log.delivered, (1..=7).map(|s| (1, s)).collect::<Vec<_>>());
+        assert!(log.lost.is_empty());
+    }
+
+    #[test]
+    fn quiet_senders_are_remembered_up_to_a_bound() {
+        let c = config(8);
+        let mut receiver = Receiver::<u32, u64>::new(7, c);
+        let mut log = Log32::default();
+        let n = QUIET_SENDERS_MAX as u32 + 10;
+        for sender in 0..n {
+            let a = Arrival {
+                sender,
+                seq: 1,
+                bytes: 10,
+                retransmitted: false,
+            };
+            receiver.handle_envelope(u64::from(sender), a, 1, &mut log);
+        }
+        receiver.handle_timeout(u64::from(n), &mut log);
+        receiver.handle_timeout(c.sender_quiet_ns + u64::from(n), &mut log);
+        assert_eq!(receiver.quiet_len(), QUIET_SENDERS_MAX);
     }
 
     #[test]

@@ -65,6 +65,21 @@ struct Inbound<T> {
 }
 
 impl<T> Inbound<T> {
+    fn new(delivered: u64, acked: u64, now_ns: u64) -> Inbound<T> {
+        Inbound {
+            delivered,
+            pending: BTreeMap::new(),
+            acked,
+            bytes_since_ack: 0,
+            acked_ns: now_ns,
+            heard_ns: now_ns,
+            touched: false,
+            nacked_ns: None,
+            nacked_upto: 0,
+            gap_progress_ns: now_ns,
+        }
+    }
+
     /// The acknowledgement of everything delivered so far, recorded as sent at `now_ns`.
     fn ack(&mut self, token: u64, busy: bool, now_ns: u64) -> Control {
         self.acked = self.delivered;
@@ -127,11 +142,21 @@ impl<T> Inbound<T> {
     }
 }
 
+/// How many quiet senders a receiver remembers the position of (see
+/// [`Receiver::handle_timeout`]): a `seq` and a time each, the oldest forgotten first.
+pub const QUIET_SENDERS_MAX: usize = 4096;
+
 /// One reader's view of every sender it hears from, keyed by `K`, holding items `T`.
 pub struct Receiver<K, T> {
     token: u64,
     config: FlowConfig,
     senders: BTreeMap<K, Inbound<T>>,
+    /// Senders quiet for [`FlowConfig::sender_quiet_ns`], whose state was dropped:
+    /// up to which `seq` they were delivered, and when they were dropped. Their next
+    /// envelope resumes the stream there (a hole before it is asked for) instead of
+    /// starting it afresh, which would skip, uncounted, an envelope lost right after
+    /// the silence.
+    quiet: BTreeMap<K, (u64, u64)>,
     outbox: VecDeque<(K, Control)>,
     busy: bool,
 }
@@ -143,6 +168,7 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
             token,
             config,
             senders: BTreeMap::new(),
+            quiet: BTreeMap::new(),
             outbox: VecDeque::new(),
             busy: false,
         }
@@ -177,6 +203,12 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
         let token = self.token;
         let inbound = match self.senders.entry(sender) {
             std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) if self.quiet.contains_key(&sender) => {
+                // A sender heard from again after a long silence: its stream goes on
+                // from where it stood.
+                let (delivered, _) = self.quiet.remove(&sender).unwrap_or_default();
+                v.insert(Inbound::new(delivered, delivered, now_ns))
+            }
             std::collections::btree_map::Entry::Vacant(v) => {
                 // The first we hear of this sender: the stream starts here for us.
                 self.outbox.push_back((
@@ -187,18 +219,7 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
                         busy: false,
                     },
                 ));
-                v.insert(Inbound {
-                    delivered: seq.saturating_sub(1),
-                    pending: BTreeMap::new(),
-                    acked: seq,
-                    bytes_since_ack: 0,
-                    acked_ns: now_ns,
-                    heard_ns: now_ns,
-                    touched: false,
-                    nacked_ns: None,
-                    nacked_upto: 0,
-                    gap_progress_ns: now_ns,
-                })
+                v.insert(Inbound::new(seq.saturating_sub(1), seq, now_ns))
             }
         };
         inbound.touched = true;
@@ -274,10 +295,24 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
                 inbound.heard_ns = now_ns;
             }
         }
-        self.senders.retain(|_, inbound| {
-            now_ns.saturating_sub(inbound.heard_ns) < config.sender_quiet_ns
-                || !inbound.pending.is_empty()
+        let quiet = &mut self.quiet;
+        self.senders.retain(|sender, inbound| {
+            let keep = now_ns.saturating_sub(inbound.heard_ns) < config.sender_quiet_ns
+                || !inbound.pending.is_empty();
+            if !keep {
+                quiet.insert(*sender, (inbound.delivered, now_ns));
+            }
+            keep
         });
+        if self.quiet.len() > QUIET_SENDERS_MAX {
+            let mut by_age: Vec<(u64, K)> =
+                self.quiet.iter().map(|(k, (_, at))| (*at, *k)).collect();
+            by_age.sort_unstable();
+            let excess = self.quiet.len() - QUIET_SENDERS_MAX;
+            for (_, k) in by_age.into_iter().take(excess) {
+                self.quiet.remove(&k);
+            }
+        }
         let (token, busy) = (self.token, self.busy);
         for (sender, inbound) in self.senders.iter_mut() {
             if busy && !inbound.pending.is_empty() {
@@ -334,6 +369,12 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
     /// How many envelopes of `sender` wait behind a gap.
     pub fn pending_len(&self, sender: K) -> usize {
         self.senders.get(&sender).map_or(0, |i| i.pending.len())
+    }
+
+    /// How many quiet senders' positions are remembered (at most
+    /// [`QUIET_SENDERS_MAX`]).
+    pub fn quiet_len(&self) -> usize {
+        self.quiet.len()
     }
 
     /// How many envelopes wait behind gaps, over every sender.
