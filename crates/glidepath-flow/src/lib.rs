@@ -39,7 +39,14 @@
 //! acknowledgement.
 //!
 //! The first envelope a receiver gets from a sender starts that sender's stream for
-//! it (it may have subscribed late): what came before is not asked for. A receiver
+//! it (it may have subscribed late): what came before is not asked for. A sender that
+//! learns of a receiver late (its first acknowledgements were lost) may have dropped
+//! what that receiver still lacks; it says so ([`Retransmission::gone`]), and so it
+//! does for any range asked for that it no longer keeps. The receiver does not skip
+//! at once (some of it may still be on its way): a hole there is given up after the
+//! usual delay, and a tail with nothing after it, which no later envelope would
+//! reveal, after the same delay without any of it arriving
+//! ([`Receiver::handle_gone`], counted as [`GiveUp::Gone`]). A receiver
 //! drops its state for a sender quiet for [`SENDER_QUIET`] but remembers where the
 //! stream stood (for the [`QUIET_SENDERS_MAX`] most recent): when that sender speaks
 //! again, a hole right after the silence is asked for, not skipped uncounted.
@@ -341,6 +348,117 @@ mod tests {
     }
 
     #[test]
+    fn a_receiver_the_sender_learns_late_is_told_what_it_can_no_longer_get() {
+        // Receiver 1 is known and takes everything; receiver 2's first word arrives
+        // when 1..=6 are trimmed (a partition cut its acknowledgements).
+        let c = config(64);
+        let mut sender = Sender::<u64>::new(c);
+        let mut late = Receiver::<u8, u64>::new(2, c);
+        let mut log = Log::default();
+        sender.handle_control(
+            0,
+            Control::Ack {
+                token: 1,
+                seq: 0,
+                busy: false,
+            },
+        );
+        for seq in 1..=8 {
+            sender.keep(seq, seq, 10, 0);
+        }
+        for seq in 1..=2 {
+            late.handle_envelope(0, arrival(seq, false), seq, &mut log);
+        }
+        sender.handle_control(
+            1,
+            Control::Ack {
+                token: 1,
+                seq: 6,
+                busy: false,
+            },
+        );
+        assert_eq!(sender.kept_len(), 2);
+        sender.handle_control(
+            2,
+            Control::Ack {
+                token: 2,
+                seq: 2,
+                busy: false,
+            },
+        );
+        let told = sender
+            .poll_retransmission()
+            .expect("a notice to the late receiver");
+        assert_eq!(
+            (told.token, told.gone, told.items.len()),
+            (2, Some((3, 6)), 0)
+        );
+        // 3..=8 never reached it, and nothing more is published: without the notice
+        // it would not know it lacks anything.
+        late.handle_gone(3, 1, 3, 6);
+        late.handle_timeout(3 + c.gap_giveup_ns - 1, &mut log);
+        assert!(
+            log.lost.is_empty(),
+            "a tail is not given up before the delay"
+        );
+        late.handle_timeout(3 + c.gap_giveup_ns, &mut log);
+        assert_eq!(log.lost, vec![(1, 3, 6, GiveUp::Gone)]);
+        assert_eq!(late.delivered(1), Some(6));
+        // What the sender still keeps, it still sends (its timer, on the ack).
+        let mut now = 3 + c.gap_giveup_ns;
+        while let Some((_, control)) = late.poll_control() {
+            sender.handle_control(now, control);
+        }
+        while late.delivered(1) != Some(8) {
+            now += c.retx_after_ns;
+            sender.handle_timeout(now);
+            while let Some(r) = sender.poll_retransmission() {
+                // (The notice may come again until the receiver's next ack.)
+                assert!(r.gone.is_none_or(|(_, last)| last <= 6), "{:?}", r.gone);
+                for (seq, item) in r.items {
+                    late.handle_envelope(now, arrival(seq, true), item, &mut log);
+                }
+            }
+            late.handle_timeout(now, &mut log);
+            while let Some((_, control)) = late.poll_control() {
+                sender.handle_control(now, control);
+            }
+            assert!(
+                now < 100 * c.retx_after_ns,
+                "not repaired: {:?}",
+                late.delivered(1)
+            );
+        }
+        assert_eq!(log.lost.len(), 1);
+    }
+
+    #[test]
+    fn a_gone_tail_is_given_up_after_the_delay_unless_it_arrives() {
+        let c = config(64);
+        let mut receiver = Receiver::<u8, u64>::new(2, c);
+        let mut log = Log::default();
+        receiver.handle_envelope(0, arrival(1, false), 1, &mut log);
+        // 2..=5 are gone at the sender; 2 and 3 were still on their way.
+        receiver.handle_gone(0, 1, 2, 5);
+        receiver.handle_envelope(1, arrival(2, false), 2, &mut log);
+        receiver.handle_envelope(c.gap_giveup_ns / 2, arrival(3, false), 3, &mut log);
+        receiver.handle_timeout(c.gap_giveup_ns, &mut log);
+        assert!(log.lost.is_empty());
+        // While busy, the delay does not run.
+        receiver.set_busy(true);
+        receiver.handle_timeout(3 * c.gap_giveup_ns, &mut log);
+        assert!(log.lost.is_empty());
+        receiver.set_busy(false);
+        receiver.handle_timeout(4 * c.gap_giveup_ns, &mut log);
+        assert_eq!(log.lost, vec![(1, 4, 5, GiveUp::Gone)]);
+        assert_eq!(receiver.delivered(1), Some(5));
+        // A repeated notice changes nothing.
+        receiver.handle_gone(5 * c.gap_giveup_ns, 1, 2, 5);
+        receiver.handle_timeout(7 * c.gap_giveup_ns, &mut log);
+        assert_eq!(log.lost.len(), 1);
+    }
+
+    #[test]
     fn the_window_stops_a_sender_until_the_slowest_receiver_acknowledges() {
         let mut sender = Sender::<u64>::new(config(4));
         sender.handle_control(
@@ -402,7 +520,8 @@ mod tests {
             sender.poll_retransmission(),
             Some(Retransmission {
                 token: 3,
-                items: vec![(1, 1), (2, 2)]
+                items: vec![(1, 1), (2, 2)],
+                gone: None,
             })
         );
     }

@@ -32,6 +32,8 @@ pub enum GiveUp {
     Timeout,
     /// More was held behind it than any sender's window allows.
     Overflow,
+    /// Its sender said it no longer keeps it ([`Receiver::handle_gone`]).
+    Gone,
 }
 
 /// Where a [`Receiver`] puts what it delivers, in order, and the holes it gives up.
@@ -59,6 +61,8 @@ struct Inbound<T> {
     nacked_ns: Option<u64>,
     /// The highest `seq` a NACK has asked for.
     nacked_upto: u64,
+    /// Up to which `seq` the sender said it no longer keeps what we lack.
+    gone_upto: u64,
     /// When the open gap last saw progress (it opened, a retransmission arrived, or
     /// the reader was busy and not reading).
     gap_progress_ns: u64,
@@ -76,6 +80,7 @@ impl<T> Inbound<T> {
             touched: false,
             nacked_ns: None,
             nacked_upto: 0,
+            gone_upto: 0,
             gap_progress_ns: now_ns,
         }
     }
@@ -225,6 +230,7 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
         inbound.touched = true;
         if seq == inbound.delivered + 1 && inbound.pending.is_empty() {
             inbound.delivered = seq;
+            inbound.gap_progress_ns = now_ns;
             inbound.bytes_since_ack += bytes;
             sink.deliver(sender, seq, item);
             self.ack_if_due(sender, now_ns);
@@ -237,11 +243,11 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
             inbound.gap_progress_ns = now_ns;
         }
         if seq != inbound.delivered + 1 {
+            inbound.pending.insert(seq, (item, bytes));
             // A new hole ends just below this envelope: ask for it at once (holes
             // asked for already are repeated by the timer).
             let new_hole = seq - 1 > inbound.nacked_upto.max(inbound.delivered)
                 && !inbound.pending.contains_key(&(seq - 1));
-            inbound.pending.insert(seq, (item, bytes));
             if new_hole {
                 let first = inbound.nacked_upto.max(inbound.delivered) + 1;
                 inbound.nacked_ns = Some(now_ns);
@@ -315,7 +321,7 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
         }
         let (token, busy) = (self.token, self.busy);
         for (sender, inbound) in self.senders.iter_mut() {
-            if busy && !inbound.pending.is_empty() {
+            if busy && (!inbound.pending.is_empty() || inbound.delivered < inbound.gone_upto) {
                 // A reader that has stopped reading cannot see the repair that waits
                 // in its queue: the give-up clock stands still meanwhile.
                 inbound.gap_progress_ns = now_ns;
@@ -323,7 +329,28 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
             if !inbound.pending.is_empty()
                 && now_ns.saturating_sub(inbound.gap_progress_ns) >= config.gap_giveup_ns
             {
-                inbound.skip_gap(*sender, GiveUp::Timeout, now_ns, sink);
+                // Counted as gone when the sender said it no longer keeps the hole.
+                let hole_end = inbound.pending.keys().next().map_or(0, |k| k - 1);
+                let why = if hole_end <= inbound.gone_upto {
+                    GiveUp::Gone
+                } else {
+                    GiveUp::Timeout
+                };
+                inbound.skip_gap(*sender, why, now_ns, sink);
+            }
+            if !busy
+                && inbound.pending.is_empty()
+                && inbound.delivered < inbound.gone_upto
+                && now_ns.saturating_sub(inbound.gap_progress_ns) >= config.gap_giveup_ns
+            {
+                // A tail the sender no longer keeps, and nothing of it came since.
+                sink.lost(
+                    *sender,
+                    inbound.delivered + 1,
+                    inbound.gone_upto,
+                    GiveUp::Gone,
+                );
+                inbound.delivered = inbound.gone_upto;
             }
             if !inbound.pending.is_empty()
                 && inbound
@@ -344,6 +371,25 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
                 self.outbox
                     .push_back((*sender, inbound.ack(token, busy, now_ns)));
             }
+        }
+    }
+
+    /// Takes a sender's word that it no longer keeps `first..=last` (every receiver
+    /// it knew of had them). Some may still be on their way, so nothing is skipped
+    /// at once: a hole there is given up after the give-up delay as any other (and
+    /// counted as [`GiveUp::Gone`]); what is new is the tail with nothing held after
+    /// it, which no later envelope would reveal, given up after the same delay
+    /// without any of it arriving.
+    pub fn handle_gone(&mut self, now_ns: u64, sender: K, first: u64, last: u64) {
+        let Some(inbound) = self.senders.get_mut(&sender) else {
+            return;
+        };
+        if first > last || last <= inbound.delivered.max(inbound.gone_upto) {
+            return;
+        }
+        inbound.gone_upto = last;
+        if inbound.pending.is_empty() {
+            inbound.gap_progress_ns = now_ns;
         }
     }
 

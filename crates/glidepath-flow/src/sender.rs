@@ -66,11 +66,16 @@ impl Peer {
     }
 }
 
-/// Envelopes to send again to one receiver, in `seq` order.
+/// Envelopes to send again to one receiver, in `seq` order, and what it asked for
+/// that is no longer kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Retransmission<T> {
     pub token: u64,
     pub items: Vec<(u64, T)>,
+    /// `first..=last`, published but no longer kept (every receiver known then had
+    /// it): the receiver counts what it lacks of it as lost
+    /// ([`crate::Receiver::handle_gone`]) instead of waiting for it.
+    pub gone: Option<(u64, u64)>,
 }
 
 /// A receiver a sender stopped waiting for, because it stayed silent too long.
@@ -160,6 +165,17 @@ impl<T: Clone> Sender<T> {
         match control {
             Control::Ack { token, seq, busy } => {
                 let config = self.config;
+                if !self.peers.contains_key(&token) {
+                    // A receiver we did not know (it started late, or was given up):
+                    // what it still lacks and we no longer keep, it will never get.
+                    if let Some(gone) = self.gone_of(seq + 1, self.last_seq) {
+                        self.retransmissions.push_back(Retransmission {
+                            token,
+                            items: Vec::new(),
+                            gone: Some(gone),
+                        });
+                    }
+                }
                 let peer = self
                     .peers
                     .entry(token)
@@ -244,13 +260,15 @@ impl<T: Clone> Sender<T> {
             }
         }
         for (token, first) in due {
-            let mut items = self.take_range(first, first);
-            if last > first {
+            let gone = self.gone_of(first, last);
+            let from = gone.map_or(first, |(_, l)| l + 1);
+            let mut items = self.take_range(from, from);
+            if last > from {
                 items.extend(self.take_range(last, last));
             }
-            if !items.is_empty() {
+            if !items.is_empty() || gone.is_some() {
                 self.retransmissions
-                    .push_back(Retransmission { token, items });
+                    .push_back(Retransmission { token, items, gone });
             }
         }
         gone
@@ -317,13 +335,22 @@ impl<T: Clone> Sender<T> {
         }
     }
 
-    /// Queues up to a batch of kept envelopes from `first` to `last` for `token`.
+    /// Queues up to a batch of kept envelopes from `first` to `last` for `token`,
+    /// and what of that range is no longer kept.
     fn queue_range(&mut self, token: u64, first: u64, last: u64) {
+        let gone = self.gone_of(first, last);
         let items = self.take_range(first, last);
-        if !items.is_empty() {
+        if !items.is_empty() || gone.is_some() {
             self.retransmissions
-                .push_back(Retransmission { token, items });
+                .push_back(Retransmission { token, items, gone });
         }
+    }
+
+    /// The part of `first..=last` that was published and is no longer kept.
+    fn gone_of(&self, first: u64, last: u64) -> Option<(u64, u64)> {
+        let oldest_kept = self.kept.front().map_or(self.last_seq + 1, |k| k.seq);
+        let last = last.min(self.last_seq).min(oldest_kept - 1);
+        (first >= 1 && first <= last).then_some((first, last))
     }
 
     /// Up to a batch of kept envelopes from `first` to `last`, marked as sent again.

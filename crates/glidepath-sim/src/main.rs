@@ -416,7 +416,7 @@ fn flow_main(args: &Args) -> ExitCode {
     println!(
         "flow: {} seeds passed ({}..{}), {} events, {} messages published, {} delivered, {} packets; \
          faults injected: {} losses, {} duplicates, {} reorders, {} partitions ({} packets cut), {} crashes; \
-         {} retransmitted, {} duplicates dropped, {} lost in {} holes given up ({} by overflow), \
+         {} retransmitted, {} duplicates dropped, {} lost in {} holes given up ({} by overflow, {} at the sender's word, {} such words), \
          {} before first contact, {} crash tails, {} receivers given up, {} credit waits; \
          loss {} duplicate {} reorder {}; {:.1} s on {} jobs",
         passed.load(Ordering::Relaxed),
@@ -437,6 +437,8 @@ fn flow_main(args: &Args) -> ExitCode {
         t.lost,
         t.holes,
         t.overflows,
+        t.gone,
+        t.gone_notices,
         t.before_first_contact,
         t.crash_tails,
         t.receivers_given_up,

@@ -190,6 +190,10 @@ pub struct EndpointStats {
     /// Receivers this endpoint stopped waiting for because they stayed silent while
     /// data waited for them (a crashed process, a cut network).
     pub receivers_given_up: u64,
+    /// Notices this endpoint sent receivers that lacked envelopes it no longer kept
+    /// (every receiver it knew of had them; the receiver learnt of it late): the
+    /// receiver counts them lost instead of waiting (NATS reliable delivery).
+    pub gone_notices: u64,
     /// With JetStream persistence: times this endpoint restarted a stream consumer
     /// that had gone silent while messages waited in the stream (restarts after a
     /// reconnection are not counted).

@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use glidepath_core::{Envelope, ExecReply, ExecRequest};
-use glidepath_transport::nats::subject::{topic_subject, EXEC_SUBJECT};
+use glidepath_core::{Envelope, ExecReply, ExecRequest, FederateHandle};
+use glidepath_transport::nats::subject::{flow_subject, retx_subject, topic_subject, EXEC_SUBJECT};
 use glidepath_transport::nats::{NatsServerProcess, NatsTestbed};
 use glidepath_transport::{Endpoint, NatsEndpoint, NatsTransport};
 
@@ -60,6 +60,64 @@ fn corrupted_and_missing_envelopes_are_counted_not_delivered() {
     let sender = transport.open_endpoint().unwrap();
     sender.publish(fed, TOPIC, data(6, 1)).unwrap();
     expect(&receiver, 6, 1);
+}
+
+#[test]
+fn a_senders_notice_of_what_it_no_longer_keeps_ends_the_wait_for_a_lost_tail() {
+    let bed = testbed();
+    let transport = NatsTransport::connect(&bed.url()).unwrap();
+    let receiver = transport.open_endpoint().unwrap();
+    let fed = create(&receiver, "gone");
+    receiver.subscribe(fed, TOPIC).unwrap();
+    // The test plays sender 5, and learns the receiver's token from its first
+    // acknowledgement.
+    let raw = Raw::connect(&bed.url());
+    let mut controls = raw.subscribe_subject(flow_subject(fed, FederateHandle(5)));
+    let subject = topic_subject(fed, TOPIC);
+    raw.publish(
+        subject.clone(),
+        glidepath_wire::encode_envelope(&data(5, 1)),
+    );
+    expect(&receiver, 5, 1);
+    let ack = raw.next(&mut controls, TIMEOUT);
+    assert_eq!(ack.payload[0], 1, "an acknowledgement");
+    let token = u64::from_le_bytes(ack.payload[2..10].try_into().unwrap());
+    let retx = retx_subject(fed, token);
+    let notice = |first: u64, last: u64| {
+        let mut b = 5u32.to_le_bytes().to_vec();
+        b.extend(first.to_le_bytes());
+        b.extend(last.to_le_bytes());
+        Bytes::from(b)
+    };
+    // A malformed notice (too short; a backwards range) is counted and ignored.
+    raw.publish_with_header(
+        retx.clone(),
+        ("Glidepath-Gone", "1"),
+        Bytes::from_static(b"short"),
+    );
+    raw.publish_with_header(retx.clone(), ("Glidepath-Gone", "1"), notice(3, 2));
+    // 2 and 3 were published and lost, and the sender no longer keeps them; nothing
+    // later was published, so only the notice shows the receiver what it lacks.
+    raw.publish_with_header(retx, ("Glidepath-Gone", "1"), notice(2, 3));
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while receiver.stats().lost_envelopes < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}",
+            receiver.stats()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stats = receiver.stats();
+    assert_eq!(
+        (stats.lost_envelopes, stats.malformed_envelopes),
+        (2, 2),
+        "{stats:?}"
+    );
+    // The stream goes on after the skipped tail.
+    raw.publish(subject, glidepath_wire::encode_envelope(&data(5, 4)));
+    expect(&receiver, 5, 4);
+    assert_eq!(receiver.stats().lost_envelopes, 2);
 }
 
 #[test]

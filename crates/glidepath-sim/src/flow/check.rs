@@ -89,8 +89,10 @@ impl Sink<usize, u64> for Checker<'_> {
         t.lost += last + 1 - first;
         self.out.lost += last + 1 - first;
         self.out.holes += 1;
-        if why == GiveUp::Overflow {
-            self.out.overflows += 1;
+        match why {
+            GiveUp::Overflow => self.out.overflows += 1,
+            GiveUp::Gone => self.out.gone += 1,
+            GiveUp::Timeout => {}
         }
     }
 }

@@ -115,6 +115,10 @@ pub struct FlowOutcome {
     pub holes: u64,
     /// Holes given up because more than two windows waited behind them.
     pub overflows: u64,
+    /// Holes counted at a sender's word that it no longer keeps them.
+    pub gone: u64,
+    /// Such words sent by senders.
+    pub gone_notices: u64,
     /// Copies receivers recognised as duplicates and dropped.
     pub duplicates_dropped: u64,
     /// Envelopes before a receiver's first contact with a sender (the stream starts
@@ -150,6 +154,8 @@ impl FlowOutcome {
         self.lost += o.lost;
         self.holes += o.holes;
         self.overflows += o.overflows;
+        self.gone += o.gone;
+        self.gone_notices += o.gone_notices;
         self.duplicates_dropped += o.duplicates_dropped;
         self.before_first_contact += o.before_first_contact;
         self.crash_tails += o.crash_tails;
@@ -249,6 +255,12 @@ enum Traced {
         to: usize,
         first: u64,
         count: usize,
+    },
+    Gone {
+        sender: usize,
+        to: usize,
+        first: u64,
+        last: u64,
     },
     GaveUp {
         sender: usize,

@@ -32,6 +32,13 @@ pub(crate) enum Event {
         bytes: usize,
         retransmitted: bool,
     },
+    /// A sender's notice that it no longer keeps `first..=last` reaches a receiver.
+    Gone {
+        from: usize,
+        to: usize,
+        first: u64,
+        last: u64,
+    },
     /// A control message reaches a sender.
     Control {
         from: usize,

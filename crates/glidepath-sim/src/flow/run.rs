@@ -220,6 +220,16 @@ impl FlowSim {
                 self.out.pending_max = self.out.pending_max.max(rec.protocol.pending_len(from));
                 self.send_controls(to);
             }
+            Event::Gone {
+                from,
+                to,
+                first,
+                last,
+            } => {
+                self.receivers[to]
+                    .protocol
+                    .handle_gone(self.now, from, first, last);
+            }
             Event::Control { from, to, control } => {
                 let _ = from;
                 if self.senders[to].crashed {
@@ -310,12 +320,34 @@ impl FlowSim {
     fn retransmit(&mut self, s: usize) {
         while let Some(retx) = self.senders[s].protocol.poll_retransmission() {
             let r = self.receiver_of(retx.token);
-            self.trace(Traced::Retransmit {
-                sender: s,
-                to: r,
-                first: retx.items[0].0,
-                count: retx.items.len(),
-            });
+            if let Some((first, last)) = retx.gone {
+                self.trace(Traced::Gone {
+                    sender: s,
+                    to: r,
+                    first,
+                    last,
+                });
+                self.out.gone_notices += 1;
+                self.net.send(
+                    &mut self.rng,
+                    self.now,
+                    (s, r),
+                    Event::Gone {
+                        from: s,
+                        to: r,
+                        first,
+                        last,
+                    },
+                );
+            }
+            if let Some(&(first, _)) = retx.items.first() {
+                self.trace(Traced::Retransmit {
+                    sender: s,
+                    to: r,
+                    first,
+                    count: retx.items.len(),
+                });
+            }
             for (seq, (item, bytes)) in retx.items {
                 self.out.retransmitted += 1;
                 self.net.send(

@@ -436,6 +436,10 @@ impl Endpoint for NatsEndpoint {
                 .flow
                 .as_ref()
                 .map_or(0, |f| f.peers_given_up.load(Ordering::Relaxed)),
+            gone_notices: self
+                .flow
+                .as_ref()
+                .map_or(0, |f| f.gone_notices.load(Ordering::Relaxed)),
             stream_consumer_restarts: self.counters.consumer_restarts.load(Ordering::Relaxed),
             wire_in_messages: self.client.statistics().in_messages.load(Ordering::Relaxed),
             wire_in_bytes: self.client.statistics().in_bytes.load(Ordering::Relaxed),

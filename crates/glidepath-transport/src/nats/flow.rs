@@ -33,8 +33,12 @@
 //! envelope after a gap waits in a reorder buffer and the receiver asks the sender
 //! for the missing range (a NACK, repeated every [`NACK_RETRY`] while nothing
 //! arrives). The sender republishes what it still keeps on the receiver's own
-//! retransmission subject. A gap that nobody fills for [`GAP_GIVEUP`] (the sender is
-//! gone, or never kept it) is counted as lost and skipped. Receivers acknowledge what
+//! retransmission subject, and says so (a notice with [`GONE_HEADER`]) for what it no
+//! longer keeps: a receiver it learnt of late (its first acknowledgements were cut)
+//! may lack envelopes every receiver known then had, and a lost tail with nothing
+//! after it would show it no gap. A gap that nobody fills for [`GAP_GIVEUP`] of
+//! reading (the sender is gone, or no longer keeps it) is counted as lost and
+//! skipped, and so is a tail the sender says it no longer keeps. Receivers acknowledge what
 //! they have moved into their inbox, at the latest every [`ACK_INTERVAL`], and keep
 //! quiet senders informed every [`KEEPALIVE`]. When a receiver's inbox holds
 //! [`RELIABLE_BACKLOG_MAX`] envelopes it stops reading (and so stops acknowledging)
@@ -86,7 +90,7 @@ use async_nats::{Client, HeaderMap, Message};
 use bytes::{BufMut, Bytes, BytesMut};
 use futures::StreamExt;
 use glidepath_core::{Envelope, FederateHandle, FederationId, Topic};
-use glidepath_flow::{Control, FlowConfig, GiveUp, GivenUp, Sink};
+use glidepath_flow::{Control, FlowConfig, GiveUp, GivenUp, Retransmission, Sink};
 use parking_lot::{Condvar, Mutex};
 use tokio::sync::oneshot;
 
@@ -110,6 +114,10 @@ pub const RELIABLE_BACKLOG_MAX: usize = 2 * crate::BEST_EFFORT_BACKLOG_MAX;
 
 /// The header of a retransmission naming the subject the envelope was first sent on.
 pub const TOPIC_HEADER: &str = "Glidepath-Topic";
+/// The header that marks a message on a retransmission subject as a sender's notice
+/// that it no longer keeps a range (`docs/wire-format.md`); its value is `1`.
+pub const GONE_HEADER: &str = "Glidepath-Gone";
+const GONE_LEN: usize = 20;
 
 const ACK: u8 = 1;
 const NACK: u8 = 2;
@@ -169,6 +177,27 @@ fn decode_control(b: &[u8]) -> Option<Control> {
     }
 }
 
+/// A sender's notice that it no longer keeps `first..=last`, as sent (through the
+/// chain, so that with a key only a federation member can tell a receiver to skip).
+fn encode_gone(sender: FederateHandle, first: u64, last: u64) -> Bytes {
+    let mut b = BytesMut::with_capacity(GONE_LEN);
+    b.put_u32_le(sender.0);
+    b.put_u64_le(first);
+    b.put_u64_le(last);
+    b.freeze()
+}
+
+/// A notice as received; `None` for anything malformed.
+pub(crate) fn decode_gone(b: &[u8]) -> Option<(FederateHandle, u64, u64)> {
+    if b.len() != GONE_LEN {
+        return None;
+    }
+    let u = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+    let sender = u32::from_le_bytes(b[0..4].try_into().expect("4 bytes"));
+    let (first, last) = (u(4), u(12));
+    (first >= 1 && first <= last).then_some((FederateHandle(sender), first, last))
+}
+
 /// What one sender keeps for one federation: the protocol's state, and the task
 /// reading its control messages.
 struct Outbound {
@@ -176,8 +205,12 @@ struct Outbound {
     stop: Option<oneshot::Sender<()>>,
 }
 
-/// Retransmissions to send once the lock is released.
-type Resend = Vec<(FederationId, u64, Vec<(u64, (Topic, Bytes))>)>;
+/// Retransmissions (and notices of what is no longer kept) to send once the lock is
+/// released, with the federation and sender they come from.
+type Resend = Vec<(
+    (FederationId, FederateHandle),
+    Retransmission<(Topic, Bytes)>,
+)>;
 
 /// The sending side of one endpoint: what it keeps, its receivers, its counters.
 pub(crate) struct Flow {
@@ -195,6 +228,7 @@ pub(crate) struct Flow {
     pub(crate) unacked_max: AtomicU64,
     pub(crate) retransmitted: AtomicU64,
     pub(crate) peers_given_up: AtomicU64,
+    pub(crate) gone_notices: AtomicU64,
     pub(crate) credit_waits: AtomicU64,
     /// Acknowledgements and NACKs that could not be opened or decoded (dropped).
     pub(crate) malformed_controls: AtomicU64,
@@ -220,6 +254,7 @@ impl Flow {
             unacked_max: AtomicU64::new(0),
             retransmitted: AtomicU64::new(0),
             peers_given_up: AtomicU64::new(0),
+            gone_notices: AtomicU64::new(0),
             credit_waits: AtomicU64::new(0),
             malformed_controls: AtomicU64::new(0),
         })
@@ -332,7 +367,7 @@ impl Flow {
             };
             out.protocol.handle_control(now, control);
             while let Some(r) = out.protocol.poll_retransmission() {
-                resend.push((key.0, r.token, r.items));
+                resend.push((key, r));
             }
         }
         self.credit.notify_all();
@@ -374,7 +409,7 @@ impl Flow {
                 let gone = out.protocol.handle_timeout(now);
                 self.gave_up(*key, &gone);
                 while let Some(r) = out.protocol.poll_retransmission() {
-                    resend.push((key.0, r.token, r.items));
+                    resend.push((*key, r));
                 }
             }
         }
@@ -382,9 +417,12 @@ impl Flow {
     }
 
     async fn resend(&self, resend: Resend) {
-        for (federation, token, batch) in resend {
-            let subject = retx_subject(federation, token);
-            for (_, (topic, body)) in batch {
+        for ((federation, sender), r) in resend {
+            let subject = retx_subject(federation, r.token);
+            if let Some((first, last)) = r.gone {
+                self.send_gone(subject.clone(), sender, first, last).await;
+            }
+            for (_, (topic, body)) in r.items {
                 let payload = match self.codec.seal(Some(topic), body) {
                     Ok(p) => p,
                     Err(e) => {
@@ -403,6 +441,27 @@ impl Flow {
                     self.retransmitted.fetch_add(1, Ordering::Relaxed);
                 }
             }
+        }
+    }
+
+    /// Tells one receiver that this sender no longer keeps `first..=last`.
+    async fn send_gone(&self, subject: String, sender: FederateHandle, first: u64, last: u64) {
+        let payload = match self.codec.seal(None, encode_gone(sender, first, last)) {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot seal a notice of envelopes no longer kept");
+                return;
+            }
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert(GONE_HEADER, "1");
+        if self
+            .client
+            .publish_with_headers(subject, headers, payload)
+            .await
+            .is_ok()
+        {
+            self.gone_notices.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -530,6 +589,32 @@ impl Receiver {
         self.protocol.handle_timeout(now, &mut sink);
     }
 
+    /// Takes a message on the retransmission subject that carries
+    /// [`GONE_HEADER`]: a sender's notice that it no longer keeps a range. Returns
+    /// false when it cannot be opened or decoded (the caller counts it malformed).
+    pub(crate) fn gone(&mut self, message: &Message) -> bool {
+        let Some((sender, first, last)) = self
+            .codec
+            .open(&message.payload)
+            .ok()
+            .and_then(|body| decode_gone(&body))
+        else {
+            return false;
+        };
+        self.protocol
+            .handle_gone(since(self.origin), sender, first, last);
+        true
+    }
+
+    /// Whether a message on the retransmission subject is a notice of what a sender
+    /// no longer keeps.
+    pub(crate) fn is_gone_notice(message: &Message) -> bool {
+        message
+            .headers
+            .as_ref()
+            .is_some_and(|h| h.get(GONE_HEADER).is_some())
+    }
+
     /// Says goodbye to every sender heard from: they stop waiting for us.
     pub(crate) fn goodbye(&mut self) {
         self.protocol.goodbye();
@@ -581,6 +666,13 @@ mod tests {
         }
         assert_eq!(decode_control(b""), None);
         assert_eq!(decode_control(&[9u8; CONTROL_LEN]), None);
+        // A notice of what a sender no longer keeps.
+        let n = encode_gone(FederateHandle(9), 2, 7);
+        assert_eq!(n.len(), GONE_LEN);
+        assert_eq!(decode_gone(&n), Some((FederateHandle(9), 2, 7)));
+        assert_eq!(decode_gone(&encode_gone(FederateHandle(9), 7, 2)), None);
+        assert_eq!(decode_gone(&encode_gone(FederateHandle(9), 0, 2)), None);
+        assert_eq!(decode_gone(&n[..GONE_LEN - 1]), None);
         // A NACK for an empty or backwards range is refused.
         assert_eq!(
             decode_control(&encode_control(Control::Nack {

@@ -23,6 +23,15 @@ impl Reader {
     /// Takes one message from the federation's wildcard or from this endpoint's
     /// retransmission subject.
     pub(super) fn handle(&mut self, message: Message, via: Via) {
+        if via == Via::Retransmission && flow::Receiver::is_gone_notice(&message) {
+            if let Some(receiver) = &mut self.receiver {
+                if !receiver.gone(&message) {
+                    let total = self.counters.malformed.fetch_add(1, Ordering::Relaxed) + 1;
+                    warn_throttled!(subject = %message.subject, total, "dropped a notice of envelopes no longer kept that failed authentication or decoding");
+                }
+            }
+            return;
+        }
         let topic = match &self.receiver {
             Some(receiver) if via == Via::Retransmission => receiver.retransmitted_topic(&message),
             _ => parse_topic(self.federation, &message.subject),

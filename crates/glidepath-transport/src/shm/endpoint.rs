@@ -310,6 +310,7 @@ impl Endpoint for ShmEndpoint {
                 + self.ring.shed(),
             malformed_envelopes: self.shared.malformed.load(Ordering::Relaxed),
             receivers_given_up: self.receivers_given_up.load(Ordering::Relaxed),
+            gone_notices: 0,
             ..EndpointStats::default()
         }
     }

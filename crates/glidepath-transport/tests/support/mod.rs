@@ -101,6 +101,28 @@ impl Raw {
         });
     }
 
+    /// Publishes with one header and flushes.
+    pub fn publish_with_header(&self, subject: String, header: (&str, &str), payload: Bytes) {
+        self.runtime.block_on(async {
+            let mut headers = async_nats::HeaderMap::new();
+            headers.insert(header.0, header.1);
+            self.client
+                .publish_with_headers(subject, headers, payload)
+                .await
+                .unwrap();
+            self.client.flush().await.unwrap();
+        });
+    }
+
+    /// Subscribes one subject; effective when this returns.
+    pub fn subscribe_subject(&self, subject: String) -> async_nats::Subscriber {
+        self.runtime.block_on(async {
+            let s = self.client.subscribe(subject).await.unwrap();
+            self.client.flush().await.unwrap();
+            s
+        })
+    }
+
     /// A request with a static payload.
     pub fn request(&self, subject: &str, payload: &'static [u8]) -> async_nats::Message {
         self.runtime
