@@ -90,6 +90,7 @@ mod mim;
 mod model;
 mod parse;
 mod tree;
+mod values;
 mod xml;
 
 pub use error::{FomError, FomErrorKind};
@@ -102,3 +103,4 @@ pub use parse::{
     ModuleUpdateRate,
 };
 pub use tree::FomTree;
+pub use values::{Value, ValueError};

@@ -39,6 +39,7 @@ hla_exceptions! {
     FederateAlreadyExecutionMember: "The federate is already joined.",
     FederateOwnsAttributes: "The federate still owns object instances; resign with a delete or divest action.",
     SynchronizationPointLabelNotAnnounced: "The synchronization point is not announced to this federate.",
+    EncoderException: "A value could not be encoded or decoded as its FOM data type.",
     ErrorReadingFDD: "A FOM module could not be read, parsed or merged.",
     InconsistentFDD: "The FOM modules given do not match the federation's.",
     ObjectClassNotDefined: "The object class is not defined in the FOM.",

@@ -13,11 +13,15 @@ use glidepath::{
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 use crate::ambassador::deliver;
 use crate::convert::{interval_to_py, time_to_py, values_from_py, with_time, PyTime};
-use crate::errors::{name_error, rti_error, CallNotAllowedFromWithinCallback};
+use crate::errors::{
+    name_error, rti_error, CallNotAllowedFromWithinCallback, EncoderException,
+    InvalidAttributeHandle, InvalidParameterHandle,
+};
+use crate::values;
 use crate::{PyProcessModel, PyResignAction};
 
 /// A federate joined to a federation execution (from `Rti.join`).
@@ -90,6 +94,36 @@ impl Drop for PyFederate {
         if let Some(federate) = self.federate.take() {
             Python::with_gil(|py| py.allow_threads(move || drop(federate)));
         }
+    }
+}
+
+impl PyFederate {
+    /// The FOM data type of an attribute handle.
+    fn attribute_type(&self, attribute: u32) -> PyResult<String> {
+        let fom = self.fed().fom();
+        let a = fom.attribute(AttributeHandle(attribute)).ok_or_else(|| {
+            InvalidAttributeHandle::new_err(format!("no attribute has handle {attribute}"))
+        })?;
+        a.data_type.clone().ok_or_else(|| {
+            EncoderException::new_err(format!(
+                "the attribute `{}` has no data type in the FOM",
+                a.name
+            ))
+        })
+    }
+
+    /// The FOM data type of a parameter handle.
+    fn parameter_type(&self, parameter: u32) -> PyResult<String> {
+        let fom = self.fed().fom();
+        let p = fom.parameter(ParameterHandle(parameter)).ok_or_else(|| {
+            InvalidParameterHandle::new_err(format!("no parameter has handle {parameter}"))
+        })?;
+        p.data_type.clone().ok_or_else(|| {
+            EncoderException::new_err(format!(
+                "the parameter `{}` has no data type in the FOM",
+                p.name
+            ))
+        })
     }
 }
 
@@ -224,6 +258,39 @@ impl PyFederate {
     fn get_object_instance_name(&self, instance: u64) -> Option<String> {
         self.fed()
             .object_instance_name(ObjectInstanceHandle(instance))
+    }
+
+    // ----- typed values: the FOM's data types --------------------------------------------
+
+    /// `value` (a bool, int, float, str, bytes, list or dict) in the HLA encoding of
+    /// the FOM data type named `data_type`, e.g. `encode("HLAfloat64BE", 1.5)`.
+    fn encode(&self, data_type: &str, value: &Bound<'_, PyAny>) -> PyResult<Py<PyBytes>> {
+        let bytes = values::encode(self.fed().fom(), data_type, value)?;
+        Ok(PyBytes::new(value.py(), &bytes).unbind())
+    }
+    /// The value that `data` encodes as the FOM data type named `data_type`.
+    fn decode(&self, py: Python<'_>, data_type: &str, data: &[u8]) -> PyResult<PyObject> {
+        values::decode(py, self.fed().fom(), data_type, data)
+    }
+    /// `value` in the encoding of attribute `attribute`'s data type.
+    fn encode_attribute(&self, attribute: u32, value: &Bound<'_, PyAny>) -> PyResult<Py<PyBytes>> {
+        let data_type = self.attribute_type(attribute)?;
+        self.encode(&data_type, value)
+    }
+    /// The value that `data` encodes as attribute `attribute`'s data type.
+    fn decode_attribute(&self, py: Python<'_>, attribute: u32, data: &[u8]) -> PyResult<PyObject> {
+        let data_type = self.attribute_type(attribute)?;
+        self.decode(py, &data_type, data)
+    }
+    /// `value` in the encoding of parameter `parameter`'s data type.
+    fn encode_parameter(&self, parameter: u32, value: &Bound<'_, PyAny>) -> PyResult<Py<PyBytes>> {
+        let data_type = self.parameter_type(parameter)?;
+        self.encode(&data_type, value)
+    }
+    /// The value that `data` encodes as parameter `parameter`'s data type.
+    fn decode_parameter(&self, py: Python<'_>, parameter: u32, data: &[u8]) -> PyResult<PyObject> {
+        let data_type = self.parameter_type(parameter)?;
+        self.decode(py, &data_type, data)
     }
 
     // ----- federation management ------------------------------------------------------

@@ -20,6 +20,7 @@ mod convert;
 mod errors;
 mod federate;
 mod rust_peer;
+mod values;
 
 use ambassador::ImmediateAmbassador;
 use errors::{config_error, rti_error};

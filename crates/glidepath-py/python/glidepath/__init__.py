@@ -4,8 +4,12 @@ Create an :class:`Rti` (in-process by default, or over NATS), create or join a
 federation execution with a :class:`FederateAmbassador` subclass that receives the
 callbacks, and call the HLA services on the :class:`Federate` it returns. Handles are
 ``int``; attribute and parameter values are ``dict[int, bytes]``; logical times are
-``float`` (HLAfloat64Time) or ``int`` (HLAinteger64Time). Errors are the HLA
-exceptions, all subclasses of :class:`RTIexception`.
+``float`` (HLAfloat64Time) or ``int`` (HLAinteger64Time). :meth:`Federate.encode`
+and :meth:`Federate.decode` (and their ``_attribute``/``_parameter`` forms) turn
+Python values into the HLA encodings of the FOM's data types and back: ``float`` for
+``HLAfloat64BE``, ``str`` for ``HLAunicodeString``, ``dict`` for a fixed record,
+``list`` for an array. Errors are the HLA exceptions, all subclasses of
+:class:`RTIexception`.
 
 Next to the RTI, :class:`Bus` is the group-communication bus of the formation-flying
 testbed: :class:`BusMessage` values in the paper's XML on dot-delimited subjects,
