@@ -46,11 +46,38 @@ pub enum Target {
     BusBinary,
     /// A bus frame as it travels (service level, sender, sequence, message).
     BusFrame,
+    /// An attribute or parameter value decoded as its FOM data type
+    /// (`Fom::decode_value`): the first byte picks one of [`TYPED_VALUE_TYPES`].
+    TypedValue,
+}
+
+/// The data types the typed-value target decodes as: the air-traffic FOM's record
+/// and enumeration, and the MIM's strings, lists and numbers.
+pub const TYPED_VALUE_TYPES: [&str; 8] = [
+    "TrackMetadata",
+    "FlightRules",
+    "HLAunicodeString",
+    "HLAASCIIstring",
+    "HLAmoduleDesignatorList",
+    "HLAhandleList",
+    "HLAboolean",
+    "HLAfloat32LE",
+];
+
+/// The air-traffic FOM, merged once.
+fn air_traffic_fom() -> &'static glidepath_fom::Fom {
+    static FOM: std::sync::OnceLock<glidepath_fom::Fom> = std::sync::OnceLock::new();
+    FOM.get_or_init(|| {
+        let xml = include_str!("../../../foms/air-traffic.xml");
+        let module = glidepath_fom::FomModule::parse_str("air-traffic.xml", xml)
+            .expect("the repository's FOM parses");
+        glidepath_fom::Fom::merge(&[module]).expect("the repository's FOM merges")
+    })
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 9] = [
+    pub const ALL: [Target; 10] = [
         Target::Envelope,
         Target::Bundle,
         Target::ChainFrame,
@@ -60,6 +87,7 @@ impl Target {
         Target::BusXml,
         Target::BusBinary,
         Target::BusFrame,
+        Target::TypedValue,
     ];
 
     /// Its name on the command line and under `corpus/`.
@@ -74,6 +102,7 @@ impl Target {
             Target::BusXml => "bus-xml",
             Target::BusBinary => "bus-binary",
             Target::BusFrame => "bus-frame",
+            Target::TypedValue => "typed-value",
         }
     }
 
@@ -152,6 +181,7 @@ impl Target {
             Target::BusFrame => {
                 let _ = glidepath_bus::frame::decode(&Bytes::copy_from_slice(input));
             }
+            Target::TypedValue => typed_value(input),
         }
     }
 
@@ -232,6 +262,36 @@ impl Target {
                 );
                 frames
             }
+            Target::TypedValue => {
+                use glidepath_fom::Value;
+                let text = |s: &str| Value::Text(s.into());
+                let values = [
+                    Value::Record(vec![
+                        ("src".into(), text("tg")),
+                        ("ver".into(), Value::Int(3)),
+                        ("run".into(), text("run-7")),
+                        ("tpub".into(), Value::Int(1_700_000_000_000_000)),
+                    ]),
+                    text("VFR"),
+                    text("Zürich ✈"),
+                    text("KLM123"),
+                    Value::List(vec![text("a.xml"), text("bb.xml"), text("")]),
+                    Value::List(vec![Value::Bytes(vec![0, 0, 0, 9]), Value::Bytes(vec![1])]),
+                    Value::Bool(true),
+                    Value::Float(-1.25),
+                ];
+                let fom = air_traffic_fom();
+                TYPED_VALUE_TYPES
+                    .iter()
+                    .zip(values)
+                    .enumerate()
+                    .map(|(i, (t, v))| {
+                        let mut input = vec![i as u8];
+                        input.extend(fom.encode_value(t, &v).expect("a sample encodes"));
+                        input
+                    })
+                    .collect()
+            }
             Target::FomXml | Target::LayoutToml => Vec::new(),
         }
     }
@@ -245,6 +305,32 @@ fn envelope(input: &[u8]) {
             &glidepath_wire::encode_envelope(&e)[..],
             input,
             "accepted a non-canonical encoding"
+        );
+    }
+}
+
+/// The typed-value property: decoding never panics, and what decodes encodes again
+/// to bytes that decode to the same value (floats of 32 bits aside, the same bytes).
+fn typed_value(input: &[u8]) {
+    let Some((&pick, data)) = input.split_first() else {
+        return;
+    };
+    let data_type = TYPED_VALUE_TYPES[pick as usize % TYPED_VALUE_TYPES.len()];
+    let fom = air_traffic_fom();
+    if let Ok(value) = fom.decode_value(data_type, data) {
+        let again = fom
+            .encode_value(data_type, &value)
+            .unwrap_or_else(|e| panic!("a decoded {data_type} fails to encode: {e}"));
+        if data_type != "HLAfloat32LE" {
+            assert_eq!(again, data, "{data_type} changed on a round trip");
+        }
+        let value_again = fom
+            .decode_value(data_type, &again)
+            .unwrap_or_else(|e| panic!("a re-encoded {data_type} fails to decode: {e}"));
+        assert_eq!(
+            fom.encode_value(data_type, &value_again).ok(),
+            Some(again),
+            "{data_type} is not stable on a second round trip"
         );
     }
 }
