@@ -133,3 +133,25 @@ fn a_second_host_a_bad_name_and_a_missing_host_are_refused_clearly() {
         "{err}"
     );
 }
+
+#[test]
+fn a_signalled_server_removes_its_files() {
+    let name = system("signal");
+    let files = || -> Vec<String> {
+        std::fs::read_dir("/dev/shm")
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|f| f.starts_with(&format!("glidepath-{name}.")))
+            .collect()
+    };
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        let mut server = shm_server(&name);
+        assert!(!files().is_empty(), "the system has files while hosted");
+        // SAFETY: kill(2) on our own child's pid.
+        assert_eq!(unsafe { libc::kill(server.0.id() as i32, signal) }, 0);
+        let status = server.0.wait().unwrap();
+        assert!(status.success(), "signal {signal}: {status:?}");
+        assert_eq!(files(), Vec::<String>::new(), "signal {signal}: files left");
+    }
+}
