@@ -220,8 +220,50 @@ pub(crate) fn read_f64(v: &[u8]) -> Option<f64> {
     Some(f64::from_be_bytes(v.try_into().ok()?))
 }
 
-/// Reads a UTF-8 string parameter.
-pub(crate) fn read_str(v: Option<&Bytes>) -> Result<&str, WireError> {
-    std::str::from_utf8(v.ok_or(WireError("missing parameter"))?)
-        .map_err(|_| WireError("string not UTF-8"))
+/// HLAunicodeString, as the FOM declares every string of the target generator
+/// (IEEE 1516.2: an HLAinteger32BE count of UTF-16 code units, then the units
+/// big-endian), so that any HLA federate reads the callsigns it publishes.
+pub(crate) fn unicode(s: &str) -> Bytes {
+    glidepath::mom::encode_unicode_string(s)
+}
+
+/// Reads HLAunicodeString.
+pub(crate) fn read_unicode(v: Option<&Bytes>) -> Result<String, WireError> {
+    let b = v.ok_or(WireError("missing parameter"))?;
+    let (count, units) = b
+        .split_first_chunk::<4>()
+        .ok_or(WireError("an HLAunicodeString starts with a 4-byte count"))?;
+    let count = i32::from_be_bytes(*count);
+    if count < 0 || units.len() != 2 * count as usize {
+        return Err(WireError(
+            "an HLAunicodeString's count does not match its length",
+        ));
+    }
+    let units: Vec<u16> = units
+        .chunks_exact(2)
+        .map(|u| u16::from_be_bytes([u[0], u[1]]))
+        .collect();
+    String::from_utf16(&units).map_err(|_| WireError("an HLAunicodeString is not UTF-16"))
+}
+
+/// HLAopaqueData: an HLAinteger32BE count of bytes, then the bytes.
+pub(crate) fn opaque(bytes: Vec<u8>) -> Bytes {
+    let count = i32::try_from(bytes.len()).expect("a message under 2 GiB");
+    let mut out = Vec::with_capacity(4 + bytes.len());
+    out.extend_from_slice(&count.to_be_bytes());
+    out.extend(bytes);
+    Bytes::from(out)
+}
+
+/// Reads HLAopaqueData.
+pub(crate) fn read_opaque(v: Option<&Bytes>) -> Result<&[u8], WireError> {
+    let b = v.ok_or(WireError("missing parameter"))?;
+    let (count, bytes) = b
+        .split_first_chunk::<4>()
+        .ok_or(WireError("HLAopaqueData starts with a 4-byte count"))?;
+    let count = i32::from_be_bytes(*count);
+    if count < 0 || bytes.len() != count as usize {
+        return Err(WireError("HLAopaqueData's count does not match its length"));
+    }
+    Ok(bytes)
 }

@@ -9,13 +9,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use glidepath::{
-    Bytes, Callback, Federate, JoinOptions, ObjectInstanceHandle, ProcessModel, ResignAction, Rti,
+    Bytes, Callback, Federate, InteractionClassHandle, JoinOptions, ObjectInstanceHandle,
+    ParameterHandle, ProcessModel, ResignAction, Rti,
 };
 use rayon::prelude::*;
 
 use crate::command::{Command, CommandAck, Refusal};
 use crate::dynamics::{Aircraft, Wind};
-use crate::federation::{int, read_int, read_str, value, Handles, TgError};
+use crate::federation::{
+    int, opaque, read_int, read_opaque, read_unicode, unicode, value, Handles, TgError,
+};
 use crate::model::Model;
 use crate::perf::PerformanceTable;
 use crate::wire::{decode_assignment, decode_command, encode_ack, encode_assignment};
@@ -62,6 +65,8 @@ pub struct NodeReport {
     pub aircraft: usize,
     /// Why it stopped: `TgStop`, or silence.
     pub stopped_by: NodeStop,
+    /// Messages from peers that did not decode, dropped and counted.
+    pub malformed: u64,
 }
 
 /// Why a node stopped.
@@ -91,6 +96,14 @@ struct Node {
     frames: u64,
     /// One buffer per frame holds every state's values; updates carry slices of it.
     buffer: Vec<u8>,
+    /// Messages from peers that did not decode, dropped.
+    malformed: u64,
+}
+
+/// What an interaction changed for the node's loop.
+enum Received {
+    Stop,
+    Assigned,
 }
 
 /// Joins `federation` as a processing node and runs until `TgStop` (or silence).
@@ -140,6 +153,7 @@ pub fn run_node(rti: &Rti, federation: &str, config: NodeConfig) -> Result<NodeR
         wind: Wind::default(),
         frames: 0,
         buffer: Vec::new(),
+        malformed: 0,
     };
     let stopped_by = node.run()?;
     node.fed.resign(ResignAction::DeleteObjects)?;
@@ -147,6 +161,7 @@ pub fn run_node(rti: &Rti, federation: &str, config: NodeConfig) -> Result<NodeR
         frames: node.frames,
         aircraft: node.fleet.len(),
         stopped_by,
+        malformed: node.malformed,
     })
 }
 
@@ -175,57 +190,85 @@ impl Node {
             let Callback::ReceiveInteraction { class, values, .. } = cb else {
                 continue;
             };
-            let h = self.h;
-            if class == h.stop.class {
-                return Ok(NodeStop::Stopped);
-            }
-            if class == h.step.class {
-                let frame = read_int(value(&values, h.step.params[0]))? as u64;
-                let dt = value(&values, h.step.params[1])
-                    .and_then(|v| crate::federation::read_f64(v))
-                    .ok_or(crate::wire::WireError("dtSeconds"))?;
-                self.step(frame, dt)?;
-                continue;
-            }
-            // Everything else is addressed to one node.
-            let node_param = if class == h.assign.class {
-                h.assign.params[0]
-            } else if class == h.node_command.class {
-                h.node_command.params[0]
-            } else if class == h.release.class {
-                h.release.params[0]
-            } else {
-                continue;
-            };
-            if read_str(value(&values, node_param))? != self.config.name {
-                continue;
-            }
-            if class == h.assign.class {
-                let bytes =
-                    value(&values, h.assign.params[1]).ok_or(crate::wire::WireError("aircraft"))?;
-                let (wind, aircraft) = decode_assignment(bytes)?;
-                self.wind = wind;
-                for a in aircraft {
-                    let instance = self.fed.register_object_instance(h.aircraft)?;
-                    self.by_callsign
-                        .insert(a.callsign.clone(), self.fleet.len());
-                    self.fleet.push(Flown {
-                        aircraft: a,
-                        instance,
-                        announced: false,
-                    });
+            match self.on_interaction(class, &values) {
+                Ok(Some(Received::Stop)) => return Ok(NodeStop::Stopped),
+                Ok(Some(Received::Assigned)) => assigned = true,
+                Ok(None) => {}
+                // Nothing a peer sends stops the node: what does not decode is
+                // counted and dropped.
+                Err(TgError::Wire(e)) => {
+                    self.malformed += 1;
+                    if self.malformed == 1 {
+                        eprintln!(
+                            "processing node {}: dropped a message from a peer: {e} (the next ones are counted, not printed)",
+                            self.config.name
+                        );
+                    }
                 }
-                assigned = true;
-            } else if class == h.node_command.class {
-                let frame = read_int(value(&values, h.node_command.params[1]))? as u64;
-                let bytes = value(&values, h.node_command.params[2])
-                    .ok_or(crate::wire::WireError("command"))?;
-                self.pending.push((frame, decode_command(bytes)?));
-            } else if class == h.release.class {
-                let names = read_str(value(&values, h.release.params[1]))?.to_string();
-                self.release(names.lines())?;
+                Err(e) => return Err(e),
             }
         }
+    }
+
+    /// One interaction: a step, a stop, or (addressed to this node) an assignment, a
+    /// command or a release.
+    fn on_interaction(
+        &mut self,
+        class: InteractionClassHandle,
+        values: &[(ParameterHandle, Bytes)],
+    ) -> Result<Option<Received>, TgError> {
+        let h = self.h;
+        if class == h.stop.class {
+            return Ok(Some(Received::Stop));
+        }
+        if class == h.step.class {
+            let frame = read_int(value(values, h.step.params[0]))? as u64;
+            let dt = value(values, h.step.params[1])
+                .and_then(|v| crate::federation::read_f64(v))
+                .ok_or(crate::wire::WireError("dtSeconds"))?;
+            self.step(frame, dt)?;
+            return Ok(None);
+        }
+        // Everything else is addressed to one node.
+        let node_param = if class == h.assign.class {
+            h.assign.params[0]
+        } else if class == h.node_command.class {
+            h.node_command.params[0]
+        } else if class == h.release.class {
+            h.release.params[0]
+        } else {
+            return Ok(None);
+        };
+        if read_unicode(value(values, node_param))? != self.config.name {
+            return Ok(None);
+        }
+        if class == h.assign.class {
+            let (wind, aircraft) =
+                decode_assignment(read_opaque(value(values, h.assign.params[1]))?)?;
+            self.wind = wind;
+            for a in aircraft {
+                let instance = self.fed.register_object_instance(h.aircraft)?;
+                self.by_callsign
+                    .insert(a.callsign.clone(), self.fleet.len());
+                self.fleet.push(Flown {
+                    aircraft: a,
+                    instance,
+                    announced: false,
+                });
+            }
+            return Ok(Some(Received::Assigned));
+        }
+        if class == h.node_command.class {
+            let frame = read_int(value(values, h.node_command.params[1]))? as u64;
+            let bytes = read_opaque(value(values, h.node_command.params[2]))?;
+            self.pending.push((frame, decode_command(bytes)?));
+        } else {
+            let names = std::str::from_utf8(read_opaque(value(values, h.release.params[1]))?)
+                .map_err(|_| crate::wire::WireError("callsigns not UTF-8"))?
+                .to_string();
+            self.release(names.lines())?;
+        }
+        Ok(None)
     }
 
     fn announce(&self) -> Result<(), TgError> {
@@ -233,10 +276,7 @@ impl Node {
         self.fed.send_interaction(
             h.node_ready.class,
             [
-                (
-                    h.node_ready.params[0],
-                    Bytes::from(self.config.name.clone()),
-                ),
+                (h.node_ready.params[0], unicode(&self.config.name)),
                 (h.node_ready.params[1], int(self.config.threads as i64)),
             ],
             Bytes::new(),
@@ -277,7 +317,7 @@ impl Node {
             };
             self.fed.send_interaction(
                 self.h.ack.class,
-                [(self.h.ack.params[0], Bytes::from(encode_ack(&ack)))],
+                [(self.h.ack.params[0], opaque(encode_ack(&ack)))],
                 Bytes::new(),
             )?;
         }
@@ -298,7 +338,7 @@ impl Node {
         self.fed.send_interaction(
             self.h.frame_done.class,
             [
-                (p[0], Bytes::from(self.config.name.clone())),
+                (p[0], unicode(&self.config.name)),
                 (p[1], int(frame as i64)),
                 (p[2], int(self.fleet.len() as i64)),
                 (p[3], int(compute_ns)),
@@ -360,8 +400,8 @@ impl Node {
                     .get(f.aircraft.type_index)
                     .map_or("", |p| p.type_code.as_str());
                 let identity = [
-                    (a.callsign, Bytes::from(f.aircraft.callsign.clone())),
-                    (a.aircraft_type, Bytes::from(type_code.to_string())),
+                    (a.callsign, unicode(&f.aircraft.callsign)),
+                    (a.aircraft_type, unicode(type_code)),
                 ];
                 self.fed.update_attribute_values(
                     f.instance,
@@ -392,8 +432,8 @@ impl Node {
         self.fed.send_interaction(
             h.class,
             [
-                (h.params[0], Bytes::from(self.config.name.clone())),
-                (h.params[1], Bytes::from(encode_assignment(self.wind, &out))),
+                (h.params[0], unicode(&self.config.name)),
+                (h.params[1], opaque(encode_assignment(self.wind, &out))),
             ],
             Bytes::new(),
         )?;

@@ -14,7 +14,10 @@ use glidepath::{
 
 use crate::command::{Command, CommandAck, Instruction, Refusal};
 use crate::dynamics::{Aircraft, PublishedState, Wind};
-use crate::federation::{fom, int, read_f64, read_int, read_str, value, Handles, TgError};
+use crate::federation::{
+    fom, int, opaque, read_f64, read_int, read_opaque, read_unicode, unicode, value, Handles,
+    TgError,
+};
 use crate::model::Model;
 use crate::node::{run_node, NodeConfig, NodeReport};
 use crate::scenario::Scenario;
@@ -116,6 +119,7 @@ pub struct SimulationServer {
     frame_updates: u64,
     compute_ns_max: u64,
     publish_ns_max: u64,
+    malformed: u64,
 }
 
 /// Creates a target-generator federation (both FOM modules) on `rti`.
@@ -201,6 +205,7 @@ impl SimulationServer {
             frame_updates: 0,
             compute_ns_max: 0,
             publish_ns_max: 0,
+            malformed: 0,
         };
         server.wait_for_nodes()?;
         server.assign(&scenario)?;
@@ -216,7 +221,7 @@ impl SimulationServer {
                 .then(|| self.fed.next_callback(deadline - now))
                 .flatten();
             match cb {
-                Some(cb) => self.handle(cb)?,
+                Some(cb) => self.handle_or_count(cb)?,
                 None => {
                     return Err(TgError::NodesMissing {
                         expected: self.config.nodes,
@@ -246,8 +251,8 @@ impl SimulationServer {
                 self.fed.send_interaction(
                     self.h.assign.class,
                     [
-                        (p[0], Bytes::from(name.clone())),
-                        (p[1], Bytes::from(encode_assignment(scenario.wind, batch))),
+                        (p[0], unicode(name)),
+                        (p[1], opaque(encode_assignment(scenario.wind, batch))),
                     ],
                     Bytes::new(),
                 )?;
@@ -350,7 +355,7 @@ impl SimulationServer {
                 .then(|| self.fed.next_callback(until - now))
                 .flatten()
             {
-                Some(cb) => self.handle(cb)?,
+                Some(cb) => self.handle_or_count(cb)?,
                 None if Instant::now() < deadline => {}
                 None => {
                     self.fed.check_transport()?;
@@ -402,8 +407,8 @@ impl SimulationServer {
         self.fed.send_interaction(
             self.h.release.class,
             [
-                (release[0], Bytes::from(name.clone())),
-                (release[1], Bytes::from(names.join("\n"))),
+                (release[0], unicode(&name)),
+                (release[1], opaque(names.join("\n").into_bytes())),
             ],
             Bytes::new(),
         )?;
@@ -440,8 +445,8 @@ impl SimulationServer {
                 self.fed.send_interaction(
                     self.h.assign.class,
                     [
-                        (p[0], Bytes::from(self.nodes[n].clone())),
-                        (p[1], Bytes::from(encode_assignment(self.wind, batch))),
+                        (p[0], unicode(&self.nodes[n])),
+                        (p[1], opaque(encode_assignment(self.wind, batch))),
                     ],
                     Bytes::new(),
                 )?;
@@ -468,7 +473,7 @@ impl SimulationServer {
             };
             self.fed.send_interaction(
                 self.h.ack.class,
-                [(self.h.ack.params[0], Bytes::from(encode_ack(&ack)))],
+                [(self.h.ack.params[0], opaque(encode_ack(&ack)))],
                 Bytes::new(),
             )?;
             self.acks.push(ack);
@@ -479,13 +484,34 @@ impl SimulationServer {
         self.fed.send_interaction(
             self.h.node_command.class,
             [
-                (p[0], Bytes::from(self.nodes[node].clone())),
+                (p[0], unicode(&self.nodes[node])),
                 (p[1], int(self.frame as i64)),
-                (p[2], Bytes::from(encode_command(&command))),
+                (p[2], opaque(encode_command(&command))),
             ],
             Bytes::new(),
         )?;
         Ok(())
+    }
+
+    /// [`Self::handle`], but a message that does not decode is counted
+    /// ([`Self::malformed`]) and logged instead of ending the run: nothing a peer
+    /// sends stops the server.
+    fn handle_or_count(&mut self, cb: Callback) -> Result<(), TgError> {
+        match self.handle(cb) {
+            Err(TgError::Wire(e)) => {
+                self.malformed += 1;
+                if self.malformed == 1 {
+                    eprintln!("simulation server: dropped a message from a peer: {e} (the next ones are counted, not printed)");
+                }
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    /// Messages from peers that did not decode, dropped and counted.
+    pub fn malformed(&self) -> u64 {
+        self.malformed
     }
 
     fn handle(&mut self, cb: Callback) -> Result<(), TgError> {
@@ -509,9 +535,9 @@ impl SimulationServer {
                         let Some((_, name)) = values.iter().find(|(h, _)| *h == a.callsign) else {
                             return Ok(());
                         };
-                        let Some(&i) = std::str::from_utf8(name)
+                        let Some(&i) = read_unicode(Some(name))
                             .ok()
-                            .and_then(|n| self.by_callsign.get(n))
+                            .and_then(|n| self.by_callsign.get(&n))
                         else {
                             return Ok(());
                         };
@@ -554,11 +580,11 @@ impl SimulationServer {
                 let h = self.h;
                 if class == h.frame_done.class {
                     let p = h.frame_done.params;
-                    let node = read_str(value(&values, p[0]))?;
+                    let node = read_unicode(value(&values, p[0]))?;
                     if let Some(k) = self
                         .nodes
                         .iter()
-                        .position(|n| n == node)
+                        .position(|n| *n == node)
                         .filter(|&k| self.alive[k])
                     {
                         self.node_frame[k] = read_int(value(&values, p[1]))? as u64;
@@ -570,9 +596,7 @@ impl SimulationServer {
                             .max(read_int(value(&values, p[4]))? as u64);
                     }
                 } else if class == h.ack.class {
-                    let bytes =
-                        value(&values, h.ack.params[0]).ok_or(crate::wire::WireError("ack"))?;
-                    let ack = decode_ack(bytes)?;
+                    let ack = decode_ack(read_opaque(value(&values, h.ack.params[0]))?)?;
                     if let Some(c) = self.routed.remove(&ack.id) {
                         if ack.outcome.is_ok() {
                             self.applied
@@ -583,11 +607,10 @@ impl SimulationServer {
                     }
                     self.acks.push(ack);
                 } else if class == h.command.class {
-                    let bytes = value(&values, h.command.params[0])
-                        .ok_or(crate::wire::WireError("command"))?;
+                    let bytes = read_opaque(value(&values, h.command.params[0]))?;
                     self.queued.push(decode_command(bytes)?);
                 } else if class == h.node_ready.class {
-                    let node = read_str(value(&values, h.node_ready.params[0]))?.to_string();
+                    let node = read_unicode(value(&values, h.node_ready.params[0]))?;
                     if !self.nodes.contains(&node) && self.nodes.len() < self.config.nodes {
                         self.nodes.push(node);
                         self.node_frame.push(self.frame);
