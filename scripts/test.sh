@@ -92,7 +92,8 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 cargo test --workspace --locked
 
 # The Python package (crates/glidepath-py): a virtual environment of its own under
-# the Cargo target directory, maturin and pytest from PyPI, the extension built in
+# the Cargo target directory, maturin and pytest from PyPI (numpy and pandas for the
+# examples of examples/python/), the extension built in
 # the dev profile (the same dependency builds as the tests above; a release build
 # would add minutes for no test's sake) and installed with `maturin develop`, the
 # Rust peer program of the interoperability tests, then pytest.
@@ -101,7 +102,9 @@ venv="$target_dir/py-venv"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.7,<2" "pytest>=7"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.7,<2" "pytest>=7" \
+    "numpy>=1.23" "pandas>=1.5"
 (cd crates/glidepath-py && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --locked --quiet)
-cargo build --locked -p glidepath-py --bin glidepath-py-peer
-GLIDEPATH_PY_PEER="$target_dir/debug/glidepath-py-peer" "$venv/bin/python" -m pytest -q crates/glidepath-py/tests
+cargo build --locked -p glidepath-py -p glidepath-cli --bin glidepath-py-peer --bin glidepath
+GLIDEPATH_PY_PEER="$target_dir/debug/glidepath-py-peer" GLIDEPATH_BIN="$target_dir/debug/glidepath" \
+    "$venv/bin/python" -m pytest -q crates/glidepath-py/tests

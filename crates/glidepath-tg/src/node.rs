@@ -98,6 +98,8 @@ struct Node {
     buffer: Vec<u8>,
     /// Messages from peers that did not decode, dropped.
     malformed: u64,
+    /// Instances whose identity (callsign, type) a late joiner asked for.
+    reannounce: std::collections::HashSet<ObjectInstanceHandle>,
 }
 
 /// What an interaction changed for the node's loop.
@@ -154,6 +156,7 @@ pub fn run_node(rti: &Rti, federation: &str, config: NodeConfig) -> Result<NodeR
         frames: 0,
         buffer: Vec::new(),
         malformed: 0,
+        reannounce: Default::default(),
     };
     let stopped_by = node.run()?;
     node.fed.resign(ResignAction::DeleteObjects)?;
@@ -187,8 +190,15 @@ impl Node {
                 continue;
             };
             heard = Instant::now();
-            let Callback::ReceiveInteraction { class, values, .. } = cb else {
-                continue;
+            let (class, values) = match cb {
+                Callback::ReceiveInteraction { class, values, .. } => (class, values),
+                // A federate that joined late asks for the states it missed: the
+                // next update of the instance carries its callsign and type again.
+                Callback::ProvideAttributeValueUpdate { instance, .. } => {
+                    self.reannounce.insert(instance);
+                    continue;
+                }
+                _ => continue,
             };
             match self.on_interaction(class, &values) {
                 Ok(Some(Received::Stop)) => return Ok(NodeStop::Stopped),
@@ -392,7 +402,7 @@ impl Node {
                 .iter()
                 .enumerate()
                 .map(|(k, h)| (*h, all.slice(base + k * 8..base + k * 8 + 8)));
-            if f.announced {
+            if f.announced && !self.reannounce.remove(&f.instance) {
                 self.fed
                     .update_attribute_values(f.instance, states, Bytes::new())?;
             } else {
