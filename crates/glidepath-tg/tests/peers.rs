@@ -1,7 +1,8 @@
 //! The target generator as any other HLA federate meets it: the `Aircraft` states it
-//! publishes decode with the FOM's own data types (callsigns as `HLAunicodeString`),
-//! and messages from a peer that do not decode are counted and dropped, never an end
-//! to the run.
+//! publishes decode with the FOM's own data types (callsigns as `HLAunicodeString`), a
+//! federate that joins late gets every callsign by asking for attribute values, and
+//! messages from a peer that do not decode are counted and dropped, never an end to
+//! the run.
 
 use glidepath::fom::Value;
 use glidepath::{Bytes, Callback, JoinOptions, ProcessModel, Rti};
@@ -114,4 +115,49 @@ fn a_peers_garbage_is_counted_and_the_run_goes_on() {
         1,
         "{reports:?}"
     );
+}
+
+#[test]
+fn a_late_joiner_asks_for_and_gets_every_callsign() {
+    let rti = Rti::inproc();
+    let demo = scenario::load("demo", PerformanceTable::builtin()).unwrap();
+    let count = demo.aircraft.len();
+    let layout = LocalLayout::new(2, 1, Model::PointMass);
+    let mut tg = LocalRun::start(&rti, "tg-late", demo, &layout, ServerConfig::new(2)).unwrap();
+    for _ in 0..3 {
+        tg.server.step().unwrap();
+    }
+    // Joined after every aircraft's first update, the one that carries its callsign.
+    let late = rti
+        .join(
+            "tg-late",
+            JoinOptions::named("late", "test").with_process_model(ProcessModel::Evoked),
+        )
+        .unwrap();
+    let aircraft = late.object_class_handle("Aircraft").unwrap();
+    let callsign = late.attribute_handle(aircraft, "callsign").unwrap();
+    late.subscribe_object_class_attributes(aircraft, &[callsign])
+        .unwrap();
+    late.request_class_attribute_value_update(aircraft, &[callsign], Bytes::new())
+        .unwrap();
+    for _ in 0..2 {
+        tg.server.step().unwrap();
+    }
+    let fom = late.fom().clone();
+    let mut names = std::collections::BTreeSet::new();
+    while let Some(cb) = late.next_callback(std::time::Duration::from_millis(200)) {
+        if let Callback::ReflectAttributeValues { values, .. } = cb {
+            for (_, v) in values.iter().filter(|(h, _)| *h == callsign) {
+                match fom.decode_value("HLAunicodeString", v).unwrap() {
+                    Value::Text(name) => {
+                        names.insert(name);
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+    }
+    assert_eq!(names.len(), count, "{names:?}");
+    late.resign(glidepath::ResignAction::DeleteObjects).unwrap();
+    tg.finish().unwrap();
 }
