@@ -99,6 +99,7 @@ impl Fom {
         let mut out = Vec::new();
         let mut walk = Walk {
             fom: self,
+            boundaries: Vec::new(),
             what: "encoding",
             path: String::new(),
             depth: 0,
@@ -112,6 +113,7 @@ impl Fom {
     pub fn decode_value(&self, data_type: &str, bytes: &[u8]) -> Result<Value, ValueError> {
         let mut walk = Walk {
             fom: self,
+            boundaries: Vec::new(),
             what: "decoding",
             path: String::new(),
             depth: 0,
@@ -134,6 +136,7 @@ impl Fom {
     pub fn octet_boundary(&self, data_type: &str) -> Option<usize> {
         let mut walk = Walk {
             fom: self,
+            boundaries: Vec::new(),
             what: "encoding",
             path: String::new(),
             depth: 0,
@@ -144,6 +147,8 @@ impl Fom {
 
 struct Walk<'a> {
     fom: &'a Fom,
+    /// The octet boundaries worked out so far in this walk.
+    boundaries: Vec<(&'a str, usize)>,
     what: &'static str,
     path: String,
     depth: usize,
@@ -232,6 +237,9 @@ impl<'a> Walk<'a> {
     }
 
     fn boundary(&mut self, data_type: &'a str) -> Result<usize, ValueError> {
+        if let Some(&(_, v)) = self.boundaries.iter().find(|(t, _)| *t == data_type) {
+            return Ok(v);
+        }
         self.enter(data_type)?;
         let v = match self.shape(data_type)? {
             Shape::Number { bytes, .. } => bytes,
@@ -253,6 +261,7 @@ impl<'a> Walk<'a> {
             }
         };
         self.depth -= 1;
+        self.boundaries.push((data_type, v));
         Ok(v)
     }
 
@@ -342,40 +351,54 @@ impl<'a> Walk<'a> {
                 return self.encode(representation, &Value::Int(number), out);
             }
             Shape::Array { element, fixed } => {
-                let items: Vec<Value> = match (self.element_is(element), value) {
+                // Text and bytes go straight into the buffer: their elements (one
+                // byte, or one big-endian UTF-16 unit of 2) lie back to back after the
+                // 4-byte count, with no padding between them.
+                let raw: Option<Vec<u8>> = match (self.element_is(element), value) {
                     (Some("ascii"), Value::Text(t)) => {
                         if let Some(c) = t.chars().find(|c| !c.is_ascii()) {
                             return Err(self.error(data_type, format!("`{c}` is not ASCII")));
                         }
-                        t.bytes().map(|b| Value::Int(i64::from(b))).collect()
+                        Some(t.as_bytes().to_vec())
                     }
                     (Some("unicode"), Value::Text(t)) => {
-                        t.encode_utf16().map(|u| Value::Int(i64::from(u))).collect()
+                        Some(t.encode_utf16().flat_map(u16::to_be_bytes).collect())
                     }
-                    (Some("bytes"), Value::Bytes(b)) => {
-                        b.iter().map(|&b| Value::Int(i64::from(b))).collect()
-                    }
-                    (_, Value::List(items)) => items.clone(),
-                    (_, other) => {
+                    (Some("bytes"), Value::Bytes(b)) => Some(b.clone()),
+                    _ => None,
+                };
+                let items: &[Value] = match (&raw, value) {
+                    (Some(_), _) => &[],
+                    (None, Value::List(items)) => items,
+                    (None, other) => {
                         return Err(self.error(
                             data_type,
                             format!("expected a list, got {}", kind_of(other)),
                         ))
                     }
                 };
+                let unit = if self.element_is(element) == Some("unicode") {
+                    2
+                } else {
+                    1
+                };
+                let len = raw.as_ref().map_or(items.len(), |r| r.len() / unit);
                 match fixed {
-                    Some(n) if n != items.len() => {
+                    Some(n) if n != len => {
                         return Err(self.error(
                             data_type,
-                            format!("a fixed array of {n} elements, got {}", items.len()),
+                            format!("a fixed array of {n} elements, got {len}"),
                         ))
                     }
                     Some(_) => {}
                     None => {
-                        let count = i32::try_from(items.len())
+                        let count = i32::try_from(len)
                             .map_err(|_| self.error(data_type, "more than 2^31 elements"))?;
                         put(out, count as u32 as u64, 4, Endian::Big);
                     }
+                }
+                if let Some(raw) = raw {
+                    out.extend_from_slice(&raw);
                 }
                 let path = self.path.len();
                 for (i, item) in items.iter().enumerate() {
@@ -506,6 +529,42 @@ impl<'a> Walk<'a> {
                         ),
                     ));
                 }
+                // Text and bytes are read straight from the buffer (see encode).
+                if let Some(kind) = self.element_is(element) {
+                    let unit = if kind == "unicode" { 2 } else { 1 };
+                    let raw = bytes.get(*at..*at + count * unit).ok_or_else(|| {
+                        self.error(
+                            data_type,
+                            format!(
+                                "{count} elements of {unit} bytes, but only {} bytes left",
+                                bytes.len() - *at
+                            ),
+                        )
+                    })?;
+                    *at += count * unit;
+                    return Ok(match kind {
+                        "ascii" if raw.is_ascii() => {
+                            self.depth -= 1;
+                            Value::Text(String::from_utf8(raw.to_vec()).expect("ASCII"))
+                        }
+                        "ascii" => return Err(self.error(data_type, "not ASCII text")),
+                        "unicode" => {
+                            let units: Vec<u16> = raw
+                                .chunks_exact(2)
+                                .map(|u| u16::from_be_bytes([u[0], u[1]]))
+                                .collect();
+                            let text = String::from_utf16(&units).map_err(|_| {
+                                self.error(data_type, "not UTF-16 text (an unpaired surrogate)")
+                            })?;
+                            self.depth -= 1;
+                            Value::Text(text)
+                        }
+                        _ => {
+                            self.depth -= 1;
+                            Value::Bytes(raw.to_vec())
+                        }
+                    });
+                }
                 let mut items = Vec::with_capacity(count);
                 let path = self.path.len();
                 for i in 0..count {
@@ -513,29 +572,7 @@ impl<'a> Walk<'a> {
                     items.push(self.decode(element, bytes, at)?);
                     self.path.truncate(path);
                 }
-                let ints = || {
-                    items.iter().map(|v| match v {
-                        Value::Int(i) => *i,
-                        _ => 0,
-                    })
-                };
-                match self.element_is(element) {
-                    Some("ascii") => {
-                        let text: Vec<u8> = ints().map(|i| i as u8).collect();
-                        match String::from_utf8(text) {
-                            Ok(t) if t.is_ascii() => Value::Text(t),
-                            _ => return Err(self.error(data_type, "not ASCII text")),
-                        }
-                    }
-                    Some("unicode") => {
-                        let units: Vec<u16> = ints().map(|i| i as u16).collect();
-                        Value::Text(String::from_utf16(&units).map_err(|_| {
-                            self.error(data_type, "not UTF-16 text (an unpaired surrogate)")
-                        })?)
-                    }
-                    Some("bytes") => Value::Bytes(ints().map(|i| i as u8).collect()),
-                    _ => Value::List(items),
-                }
+                Value::List(items)
             }
             Shape::Record { fields } => {
                 let mut out = Vec::with_capacity(fields.len());
