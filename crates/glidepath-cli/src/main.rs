@@ -359,7 +359,7 @@ fn shm_server(config: &RtiConfig) -> anyhow::Result<()> {
     // Blocked before the host's threads start, so that they inherit the mask and the
     // signal reaches the `sigwait` below, which ends the server cleanly: its files
     // are removed (killed by SIGKILL instead, the next host sweeps them).
-    let signals = block_termination_signals()?;
+    let signals = glidepath_netlab::lab::block_termination_signals()?;
     let store = Box::new(glidepath::backend::DirSaveStore::new(&config.save_dir));
     let host =
         glidepath::ShmTransport::host_with_store(&config.shm_name, config.shm_options(), store)
@@ -371,42 +371,13 @@ fn shm_server(config: &RtiConfig) -> anyhow::Result<()> {
     );
     use std::io::Write;
     std::io::stdout().flush()?;
-    let signal = wait_for_signal(&signals);
+    let signal = glidepath_netlab::lab::wait_for_signal(&signals);
     let name = host.system_name().to_string();
     drop(host);
     println!(
         "glidepath server: signal {signal}: stopped; the files of system `{name}` are removed"
     );
     Ok(())
-}
-
-/// Blocks SIGINT, SIGTERM and SIGHUP on this thread (and the threads it starts from
-/// now on); returns the set for [`wait_for_signal`].
-fn block_termination_signals() -> anyhow::Result<libc::sigset_t> {
-    // SAFETY: plain libc calls on a sigset_t this function owns.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            libc::sigaddset(&mut set, s);
-        }
-        let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        if rc != 0 {
-            anyhow::bail!(
-                "blocking the termination signals: {}",
-                std::io::Error::from_raw_os_error(rc)
-            );
-        }
-        Ok(set)
-    }
-}
-
-/// Waits for one of the signals of `set` (blocked by [`block_termination_signals`]).
-fn wait_for_signal(set: &libc::sigset_t) -> i32 {
-    let mut signal = 0;
-    // SAFETY: `set` is initialised; sigwait writes the signal number.
-    unsafe { libc::sigwait(set, &mut signal) };
-    signal
 }
 
 /// The demo's options: flags over the environment over the defaults.

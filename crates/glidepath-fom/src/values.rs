@@ -97,13 +97,7 @@ impl Fom {
     /// The HLA encoding of `value` as data type `data_type` (see the module docs).
     pub fn encode_value(&self, data_type: &str, value: &Value) -> Result<Vec<u8>, ValueError> {
         let mut out = Vec::new();
-        let mut walk = Walk {
-            fom: self,
-            boundaries: Vec::new(),
-            what: "encoding",
-            path: String::new(),
-            depth: 0,
-        };
+        let mut walk = Walk::new(self, "encoding");
         walk.encode(data_type, value, &mut out)?;
         Ok(out)
     }
@@ -111,13 +105,7 @@ impl Fom {
     /// The value that `bytes` encode as data type `data_type`; every byte must be
     /// used.
     pub fn decode_value(&self, data_type: &str, bytes: &[u8]) -> Result<Value, ValueError> {
-        let mut walk = Walk {
-            fom: self,
-            boundaries: Vec::new(),
-            what: "decoding",
-            path: String::new(),
-            depth: 0,
-        };
+        let mut walk = Walk::new(self, "decoding");
         let mut at = 0;
         let value = walk.decode(data_type, bytes, &mut at)?;
         if at != bytes.len() {
@@ -134,13 +122,7 @@ impl Fom {
 
     /// The octet boundary of a data type (see the module docs).
     pub fn octet_boundary(&self, data_type: &str) -> Option<usize> {
-        let mut walk = Walk {
-            fom: self,
-            boundaries: Vec::new(),
-            what: "encoding",
-            path: String::new(),
-            depth: 0,
-        };
+        let mut walk = Walk::new(self, "encoding");
         walk.boundary(data_type).ok()
     }
 }
@@ -155,6 +137,16 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
+    fn new(fom: &'a Fom, what: &'static str) -> Walk<'a> {
+        Walk {
+            fom,
+            boundaries: Vec::new(),
+            what,
+            path: String::new(),
+            depth: 0,
+        }
+    }
+
     fn error(&self, data_type: &str, reason: impl Into<String>) -> ValueError {
         ValueError {
             what: self.what,

@@ -376,25 +376,11 @@ pub fn remove_all() -> anyhow::Result<Vec<String>> {
 /// Call it before starting any other thread, so that every thread inherits the mask
 /// (child processes do not: the standard library resets it).
 pub fn teardown_on_signals() -> anyhow::Result<()> {
-    // SAFETY: plain libc calls on a sigset_t this function owns.
-    let set = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            libc::sigaddset(&mut set, s);
-        }
-        let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        if rc != 0 {
-            bail!("blocking signals: {}", io::Error::from_raw_os_error(rc));
-        }
-        set
-    };
+    let set = block_termination_signals()?;
     std::thread::Builder::new()
         .name("netlab-signals".into())
         .spawn(move || {
-            let mut signal = 0;
-            // SAFETY: `set` is initialised; sigwait writes the signal number.
-            unsafe { libc::sigwait(&set, &mut signal) };
+            let signal = wait_for_signal(&set);
             SIGNALLED.store(signal.max(1), Ordering::SeqCst);
             let names: Vec<String> = LIVE.lock().clone();
             for ns in &names {
@@ -409,6 +395,34 @@ pub fn teardown_on_signals() -> anyhow::Result<()> {
         })
         .context("starting the signal thread")?;
     Ok(())
+}
+
+/// Blocks SIGINT, SIGTERM and SIGHUP on the calling thread (and on the threads it
+/// starts from then on); returns the set for [`wait_for_signal`]. (`glidepath server
+/// --transport shm` uses it too, to remove its files when stopped.)
+pub fn block_termination_signals() -> anyhow::Result<libc::sigset_t> {
+    // SAFETY: plain libc calls on a sigset_t this function owns.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        if rc != 0 {
+            bail!("blocking signals: {}", io::Error::from_raw_os_error(rc));
+        }
+        Ok(set)
+    }
+}
+
+/// Waits for one of the signals of `set` (blocked by [`block_termination_signals`])
+/// and returns it.
+pub fn wait_for_signal(set: &libc::sigset_t) -> i32 {
+    let mut signal = 0;
+    // SAFETY: `set` is initialised; sigwait writes the signal number.
+    unsafe { libc::sigwait(set, &mut signal) };
+    signal
 }
 
 /// Enters namespace `name` on the calling thread only (setns(2) with CLONE_NEWNET):
