@@ -88,6 +88,21 @@ pub struct TgArgs {
     #[cfg(feature = "web")]
     #[arg(long, value_name = "ROLE=TOKEN,...")]
     web_tokens: Option<String>,
+    /// The most snapshots a second the simulation hands the web (each browser asks
+    /// for its own rate within it).
+    #[cfg(feature = "web")]
+    #[arg(long, value_name = "HZ", default_value_t = 30.0, value_parser = web_rate)]
+    web_rate: f64,
+}
+
+/// A snapshot rate: a number of hertz in (0, 1000].
+#[cfg(feature = "web")]
+fn web_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(hz) if hz > 0.0 && hz <= 1000.0 => Ok(hz),
+        Ok(hz) => Err(format!("{hz} Hz is not in (0, 1000]")),
+        Err(_) => Err(format!("`{text}` is not a number of hertz")),
+    }
 }
 
 /// The model a flag names.
@@ -392,6 +407,7 @@ fn start_web(
         return Ok(None);
     };
     let mut config = glidepath_web::WebConfig::new(addr);
+    config.max_rate_hz = args.web_rate;
     let env = std::env::var("GLIDEPATH_WEB_TOKENS").ok();
     if let Some(spec) = args.web_tokens.as_ref().or(env.as_ref()) {
         config.add_tokens(spec)?;

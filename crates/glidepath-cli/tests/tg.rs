@@ -105,6 +105,15 @@ fn a_bad_scenario_is_reported_at_its_line() {
     );
     let o = glidepath(&["tg", "--model", "lookup"], "");
     assert!(text(&o.stderr).contains("--model: `lookup` is not point-mass or stand-in"));
+    for (rate, why) in [
+        ("0", "0 Hz is not in (0, 1000]"),
+        ("fast", "`fast` is not a number of hertz"),
+    ] {
+        let o = glidepath(&["tg", "--web-rate", rate], "");
+        assert!(!o.status.success());
+        let err = text(&o.stderr);
+        assert!(err.contains("--web-rate") && err.contains(why), "{err}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

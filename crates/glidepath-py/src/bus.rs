@@ -405,14 +405,19 @@ impl PyBusSubscription {
     /// `None` when the time ran out.
     #[pyo3(signature = (timeout = None))]
     fn recv(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<PyObject>> {
+        // A bad argument is the caller's mistake, said before anything waits.
+        let timeout = match timeout {
+            Some(t) if !(t.is_finite() && t >= 0.0) => {
+                return Err(PyValueError::new_err(format!(
+                    "timeout must be a finite number of seconds >= 0, not {t}"
+                )))
+            }
+            other => other.map(Duration::from_secs_f64),
+        };
         let received = py.allow_threads(|| {
             self.with(|s| match timeout {
                 None => s.recv().map(Some),
-                Some(t) if t.is_finite() && t >= 0.0 => s.recv_timeout(Duration::from_secs_f64(t)),
-                Some(t) => Err(RustBusError::Transport {
-                    transport: "python",
-                    reason: format!("timeout must be a finite number of seconds >= 0, not {t}"),
-                }),
+                Some(t) => s.recv_timeout(t),
             })
         })?;
         event(py, received.map_err(bus_error)?)

@@ -113,6 +113,10 @@ def test_in_process_patterns_fifo_order_and_membership():
     assert (left.kind, left.member) == ("left", b.member)
     with pytest.raises(glidepath.BusError, match="closed"):
         b_members.recv(timeout=0)
+    # A timeout that is no duration is the caller's mistake: ValueError, before waiting.
+    for bad in (-1.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="timeout must be a finite number of seconds >= 0"):
+            one.recv(timeout=bad)
     assert a.stats() == {"malformed": 0, "lost": 0, "order_violations": 0}
     a.close()
 
