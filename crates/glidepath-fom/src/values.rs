@@ -93,6 +93,39 @@ enum Number {
     Float,
 }
 
+/// Arrays whose elements read as text or bytes, written and read whole: their
+/// elements lie back to back after the 4-byte count, with no padding between them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Run {
+    /// `HLAASCIIchar`: one byte each.
+    Ascii,
+    /// `HLAunicodeChar`: one big-endian UTF-16 code unit of 2 bytes each.
+    Unicode,
+    /// `HLAbyte` or `HLAoctet`: one byte each.
+    Bytes,
+}
+
+impl Run {
+    /// The run an array of `element` reads as, if any.
+    fn of(element: &str) -> Option<Run> {
+        match element {
+            "HLAASCIIchar" => Some(Run::Ascii),
+            "HLAunicodeChar" => Some(Run::Unicode),
+            "HLAbyte" | "HLAoctet" => Some(Run::Bytes),
+            _ => None,
+        }
+    }
+
+    /// Bytes per element.
+    fn unit(self) -> usize {
+        if self == Run::Unicode {
+            2
+        } else {
+            1
+        }
+    }
+}
+
 impl Fom {
     /// The HLA encoding of `value` as data type `data_type` (see the module docs).
     pub fn encode_value(&self, data_type: &str, value: &Value) -> Result<Vec<u8>, ValueError> {
@@ -257,16 +290,6 @@ impl<'a> Walk<'a> {
         Ok(v)
     }
 
-    /// The kind of an array's elements when the array reads as text or bytes.
-    fn element_is(&self, element: &str) -> Option<&'static str> {
-        match element {
-            "HLAASCIIchar" => Some("ascii"),
-            "HLAunicodeChar" => Some("unicode"),
-            "HLAbyte" | "HLAoctet" => Some("bytes"),
-            _ => None,
-        }
-    }
-
     fn encode(
         &mut self,
         data_type: &'a str,
@@ -343,20 +366,19 @@ impl<'a> Walk<'a> {
                 return self.encode(representation, &Value::Int(number), out);
             }
             Shape::Array { element, fixed } => {
-                // Text and bytes go straight into the buffer: their elements (one
-                // byte, or one big-endian UTF-16 unit of 2) lie back to back after the
-                // 4-byte count, with no padding between them.
-                let raw: Option<Vec<u8>> = match (self.element_is(element), value) {
-                    (Some("ascii"), Value::Text(t)) => {
+                // Text and bytes go straight into the buffer (see `Run`).
+                let run = Run::of(element);
+                let raw: Option<Vec<u8>> = match (run, value) {
+                    (Some(Run::Ascii), Value::Text(t)) => {
                         if let Some(c) = t.chars().find(|c| !c.is_ascii()) {
                             return Err(self.error(data_type, format!("`{c}` is not ASCII")));
                         }
                         Some(t.as_bytes().to_vec())
                     }
-                    (Some("unicode"), Value::Text(t)) => {
+                    (Some(Run::Unicode), Value::Text(t)) => {
                         Some(t.encode_utf16().flat_map(u16::to_be_bytes).collect())
                     }
-                    (Some("bytes"), Value::Bytes(b)) => Some(b.clone()),
+                    (Some(Run::Bytes), Value::Bytes(b)) => Some(b.clone()),
                     _ => None,
                 };
                 let items: &[Value] = match (&raw, value) {
@@ -369,12 +391,10 @@ impl<'a> Walk<'a> {
                         ))
                     }
                 };
-                let unit = if self.element_is(element) == Some("unicode") {
-                    2
-                } else {
-                    1
+                let len = match (&raw, run) {
+                    (Some(r), Some(run)) => r.len() / run.unit(),
+                    _ => items.len(),
                 };
-                let len = raw.as_ref().map_or(items.len(), |r| r.len() / unit);
                 match fixed {
                     Some(n) if n != len => {
                         return Err(self.error(
@@ -521,50 +541,46 @@ impl<'a> Walk<'a> {
                         ),
                     ));
                 }
-                // Text and bytes are read straight from the buffer (see encode).
-                if let Some(kind) = self.element_is(element) {
-                    let unit = if kind == "unicode" { 2 } else { 1 };
-                    let raw = bytes.get(*at..*at + count * unit).ok_or_else(|| {
+                // Text and bytes are read straight from the buffer (see `Run`).
+                if let Some(run) = Run::of(element) {
+                    let n = count * run.unit();
+                    let raw = bytes.get(*at..*at + n).ok_or_else(|| {
                         self.error(
                             data_type,
                             format!(
-                                "{count} elements of {unit} bytes, but only {} bytes left",
+                                "{count} elements of {} bytes, but only {} bytes left",
+                                run.unit(),
                                 bytes.len() - *at
                             ),
                         )
                     })?;
-                    *at += count * unit;
-                    return Ok(match kind {
-                        "ascii" if raw.is_ascii() => {
-                            self.depth -= 1;
+                    *at += n;
+                    match run {
+                        Run::Ascii if raw.is_ascii() => {
                             Value::Text(String::from_utf8(raw.to_vec()).expect("ASCII"))
                         }
-                        "ascii" => return Err(self.error(data_type, "not ASCII text")),
-                        "unicode" => {
+                        Run::Ascii => return Err(self.error(data_type, "not ASCII text")),
+                        Run::Unicode => {
                             let units: Vec<u16> = raw
                                 .chunks_exact(2)
                                 .map(|u| u16::from_be_bytes([u[0], u[1]]))
                                 .collect();
-                            let text = String::from_utf16(&units).map_err(|_| {
+                            Value::Text(String::from_utf16(&units).map_err(|_| {
                                 self.error(data_type, "not UTF-16 text (an unpaired surrogate)")
-                            })?;
-                            self.depth -= 1;
-                            Value::Text(text)
+                            })?)
                         }
-                        _ => {
-                            self.depth -= 1;
-                            Value::Bytes(raw.to_vec())
-                        }
-                    });
+                        Run::Bytes => Value::Bytes(raw.to_vec()),
+                    }
+                } else {
+                    let mut items = Vec::with_capacity(count);
+                    let path = self.path.len();
+                    for i in 0..count {
+                        self.path.push_str(&format!("/{i}"));
+                        items.push(self.decode(element, bytes, at)?);
+                        self.path.truncate(path);
+                    }
+                    Value::List(items)
                 }
-                let mut items = Vec::with_capacity(count);
-                let path = self.path.len();
-                for i in 0..count {
-                    self.path.push_str(&format!("/{i}"));
-                    items.push(self.decode(element, bytes, at)?);
-                    self.path.truncate(path);
-                }
-                Value::List(items)
             }
             Shape::Record { fields } => {
                 let mut out = Vec::with_capacity(fields.len());
