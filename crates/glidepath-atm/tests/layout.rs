@@ -430,6 +430,16 @@ fn every_validation_error_names_block_and_property() {
         ("from = \"A\"\n", "", &["link 1", "`from`", "missing"]),
         ("name = \"t\"", "nmae = \"t\"", &["nmae", "unknown field"]),
         (
+            "speed = 2.5",
+            "speed = 2.5\nposition = [1.0]",
+            &["block \"P\"", "`position`", "two finite numbers"],
+        ),
+        (
+            "speed = 2.5",
+            "speed = 2.5\nposition = [-3, 4]",
+            &["block \"P\"", "`position`", ">= 0"],
+        ),
+        (
             "day_start = 2016-03-23T07:00:00Z",
             "day_start = \"soon\"",
             &["`day_start`"],
@@ -460,6 +470,27 @@ fn errors_point_at_the_right_line() {
         matches!(&e, LayoutError::Syntax { line: l, col: 1, block: Some(b), .. } if *l == line && b == "M"),
         "{e:?}"
     );
+}
+
+#[test]
+fn an_error_names_its_line_block_and_property_as_fields_too() {
+    let (e, _) = error_of("speed = 2.5", "speed = 0.0");
+    assert_eq!(e.block(), Some("P"));
+    assert_eq!(e.property(), Some("speed"));
+    let line = GOOD.lines().position(|l| l.starts_with("speed")).unwrap() + 1;
+    assert_eq!(e.line(), Some(line));
+    let (e, _) = error_of("kind = \"monitor\"", "kind = \"monitr\"");
+    assert_eq!((e.block(), e.property()), (Some("M"), Some("kind")));
+    let (e, _) = error_of("from = \"A\"\n", "");
+    assert_eq!((e.block(), e.property()), (None, Some("from")));
+}
+
+#[test]
+fn a_block_keeps_the_editor_position_the_run_ignores() {
+    let text = GOOD.replacen("speed = 2.5", "speed = 2.5\nposition = [120, 40.5]", 1);
+    let layout = parse_layout(&text, "p.toml").unwrap();
+    assert_eq!(layout.block("P").unwrap().position, Some([120.0, 40.5]));
+    assert_eq!(layout.block("A").unwrap().position, None);
 }
 
 #[test]

@@ -3,11 +3,12 @@
 //! run played back into another delivers the same messages.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use glidepath::{RtiConfig, TransportKind};
 use glidepath_atm::layout::{load_layout, parse_layout};
 use glidepath_atm::report::RunReport;
-use glidepath_atm::run::{run, Codec, RunOptions};
+use glidepath_atm::run::{run, Codec, Live, RunOptions};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -108,10 +109,49 @@ fn a_slice_of_the_day_loses_nothing_inproc() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Also checks the live view the portal reads: after the run it agrees with the
+/// report, second by second and block by block.
 #[test]
 fn a_slice_of_the_day_loses_nothing_with_the_binary_codec() {
-    let report = run(&day_layout(), &slice(RtiConfig::default(), Codec::Binary)).unwrap();
+    let live = Arc::new(Live::new());
+    let options = RunOptions {
+        live: Some(live.clone()),
+        ..slice(RtiConfig::default(), Codec::Binary)
+    };
+    let report = run(&day_layout(), &options).unwrap();
     check(&report);
+
+    let seen = live.snapshot(0);
+    assert_eq!(seen.layout, "atm-testbed-day");
+    assert_eq!(seen.run, "test");
+    assert_eq!(seen.state, None, "no state after the run");
+    let states: Vec<&str> = seen.states.iter().map(|s| s.state.as_str()).collect();
+    let reported: Vec<&str> = report
+        .state_durations_s
+        .iter()
+        .map(|(s, _)| s.as_str())
+        .collect();
+    assert_eq!(states, reported);
+    assert_eq!(seen.end, 900);
+    assert_eq!(seen.second, 900);
+    let per_second: Vec<u32> = report.per_second.iter().map(|s| s.messages).collect();
+    assert_eq!(seen.per_second, per_second, "the live seconds are the report's");
+    assert_eq!(seen.received, report.received);
+    assert_eq!(seen.published, report.published);
+    let published: u64 = seen.blocks.values().map(|b| b.published).sum();
+    assert_eq!(published, report.published);
+    let monitor = &seen.blocks["Network Performance"];
+    assert_eq!((monitor.kind.as_str(), monitor.received), ("monitor", report.received));
+    let latency = seen.latency_us.expect("latency measured");
+    assert_eq!(latency.count, report.received);
+    assert!(latency.p50 <= latency.p99 && latency.p99 <= latency.max);
+    let outcome = seen.outcome.expect("an outcome");
+    assert!(outcome.ok, "{}", outcome.message);
+    assert_eq!((outcome.published, outcome.lost), (report.published, 0));
+    // Asking from a later second gives only the rest.
+    let tail = live.snapshot(850);
+    assert_eq!((tail.per_second_from, tail.per_second.len()), (850, 50));
+    assert_eq!(live.snapshot(5000).per_second.len(), 0);
 }
 
 #[test]

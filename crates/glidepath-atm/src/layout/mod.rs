@@ -186,6 +186,9 @@ pub struct Block {
     pub source: Option<TrafficSource>,
     /// The file a recorder writes; `None` for other kinds.
     pub output: Option<PathBuf>,
+    /// Where the layout editor draws the block (`position = [x, y]`, pixels of its
+    /// top-left corner); a run ignores it.
+    pub position: Option<[f64; 2]>,
 }
 
 /// A directed message flow between two blocks (an arrow of Figure 3.1).
@@ -341,6 +344,54 @@ pub enum LayoutError {
         /// Its kind.
         kind: BlockKind,
     },
+}
+
+impl LayoutError {
+    /// The 1-based line at fault (`None` when the file could not be read).
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            LayoutError::Io { .. } => None,
+            LayoutError::Syntax { line, .. }
+            | LayoutError::InvalidLayout { line, .. }
+            | LayoutError::UnknownKind { line, .. }
+            | LayoutError::MissingProperty { line, .. }
+            | LayoutError::InvalidProperty { line, .. }
+            | LayoutError::DuplicateBlock { line, .. }
+            | LayoutError::InvalidLink { line, .. }
+            | LayoutError::Unfed { line, .. } => Some(*line),
+        }
+    }
+
+    /// The block at fault, when the error is about one.
+    pub fn block(&self) -> Option<&str> {
+        match self {
+            LayoutError::Syntax { block, .. } => block.as_deref(),
+            LayoutError::UnknownKind { block, .. }
+            | LayoutError::MissingProperty { block, .. }
+            | LayoutError::InvalidProperty { block, .. }
+            | LayoutError::DuplicateBlock { block, .. }
+            | LayoutError::Unfed { block, .. } => Some(block),
+            LayoutError::Io { .. }
+            | LayoutError::InvalidLayout { .. }
+            | LayoutError::InvalidLink { .. } => None,
+        }
+    }
+
+    /// The property at fault, when the error names one (`kind`, `name`, `links`, a
+    /// link's `from` or `to`, a top-level property).
+    pub fn property(&self) -> Option<&str> {
+        match self {
+            LayoutError::Io { .. } => None,
+            LayoutError::Syntax { property, .. } => property.as_deref(),
+            LayoutError::UnknownKind { .. } => Some("kind"),
+            LayoutError::DuplicateBlock { .. } => Some("name"),
+            LayoutError::Unfed { .. } => Some("links"),
+            LayoutError::InvalidLayout { property, .. }
+            | LayoutError::MissingProperty { property, .. }
+            | LayoutError::InvalidProperty { property, .. }
+            | LayoutError::InvalidLink { property, .. } => Some(property),
+        }
+    }
 }
 
 fn in_property(property: &Option<String>) -> String {

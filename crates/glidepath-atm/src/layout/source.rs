@@ -41,6 +41,7 @@ pub(super) struct RawBlock {
     pub(super) host: Option<Spanned<String>>,
     pub(super) source: Option<Spanned<RawSource>>,
     pub(super) output: Option<Spanned<String>>,
+    pub(super) position: Option<Spanned<Vec<f64>>>,
 }
 
 #[derive(Deserialize)]

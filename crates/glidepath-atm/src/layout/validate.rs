@@ -414,6 +414,23 @@ impl Validator<'_> {
         };
         let flag =
             |v: &Option<Spanned<bool>>, default: bool| v.as_ref().map_or(default, |v| *v.get_ref());
+        let position = match &raw.position {
+            None => None,
+            Some(p) => match p.get_ref().as_slice() {
+                &[x, y] if x.is_finite() && y.is_finite() && x >= 0.0 && y >= 0.0 => Some([x, y]),
+                other => {
+                    return Err(self.invalid(
+                        b,
+                        Some(&p.span()),
+                        "position",
+                        format!(
+                            "must be two finite numbers >= 0, [x, y], got {} number(s) {other:?}",
+                            other.len()
+                        ),
+                    ))
+                }
+            },
+        };
         Ok(Block {
             name: b.name.to_string(),
             kind,
@@ -429,6 +446,7 @@ impl Validator<'_> {
             host: text(&raw.host, "host", "localhost")?,
             source,
             output,
+            position,
         })
     }
 

@@ -46,7 +46,7 @@ pub(super) fn run_block(
     let sndem = Sndem::of(&f).map_err(|e| fail(&e))?;
     let mut component: Box<dyn Component> = match block.kind {
         BlockKind::Traffic | BlockKind::Player => Box::new(TrafficBlock::new(block, ctx, sndem)),
-        BlockKind::Monitor => Box::new(MonitorBlock::new(ctx, sndem)),
+        BlockKind::Monitor => Box::new(MonitorBlock::new(block, ctx, sndem)),
         BlockKind::Recorder => Box::new(RecorderBlock::new(block, ctx, sndem)),
     };
     let abort = &ctx.progress.abort;

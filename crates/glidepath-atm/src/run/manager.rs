@@ -14,8 +14,8 @@ use super::deploy::{deploy_processes, deploy_threads, Deployed, RunEnd};
 use super::flights;
 use super::frame::{frame, with_frame};
 use super::{
-    air_traffic_fom, block_error, run_end, BlockOutcome, Context, Deployment, Progress, RunError,
-    RunOptions, SimulationState, WAIT,
+    air_traffic_fom, block_error, run_end, BlockOutcome, Context, Deployment, Latency, Live,
+    Outcome, Progress, RunError, RunOptions, SimulationState, WAIT,
 };
 use crate::layout::{Block, BlockKind, Layout};
 use crate::report::RunReport;
@@ -42,7 +42,44 @@ fn executive_for(config: &RtiConfig) -> Result<Option<Box<dyn std::any::Any>>, R
 /// Runs `layout` to the end and returns its report (not yet written anywhere). The
 /// run's second 0 and length are [`frame`](super::frame)'s (read from the data when
 /// neither the layout nor the options say).
+///
+/// With [`RunOptions::live`], the run's states, counts and outcome are written there
+/// as it goes (the run monitoring portal reads them).
 pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
+    let live = opts.live.clone().unwrap_or_default();
+    let result = run_with(layout, opts, &live);
+    let (published, received, _) = live.snapshot_counts();
+    match &result {
+        Ok(r) => live.finish(
+            Outcome {
+                ok: true,
+                message: format!(
+                    "completed: {} published, {} received, {} lost in {:.1} s of execution",
+                    r.published, r.received, r.lost, r.execution_s
+                ),
+                published: r.published,
+                received: r.received,
+                lost: r.lost,
+                report: None,
+            },
+            Latency::of(&r.latency_us),
+        ),
+        Err(e) => live.finish(
+            Outcome {
+                ok: false,
+                message: e.to_string(),
+                published,
+                received,
+                lost: 0,
+                report: None,
+            },
+            None,
+        ),
+    }
+    result
+}
+
+fn run_with(layout: &Layout, opts: &RunOptions, live: &Arc<Live>) -> Result<RunReport, RunError> {
     let monitors: Vec<&Block> = layout
         .blocks
         .iter()
@@ -84,7 +121,15 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
         )
         .map_err(|e| RunError::Rti(e.to_string()))?;
 
-    let progress = Arc::new(Progress::default());
+    let progress = live.clone();
+    progress.begin(
+        &layout.name,
+        &opts.run_name,
+        opts.config.transport.name(),
+        opts.deployment.name(),
+        end,
+        layout.blocks.iter().map(|b| (b.name.as_str(), b.kind.name())),
+    );
     let deployed = match &opts.deployment {
         Deployment::Threads => deploy_threads(&rti, &federation, layout, end, opts, &progress),
         Deployment::Processes(launcher) => {
@@ -107,6 +152,7 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
     let mut failure = None;
     for state in SimulationState::ALL {
         let t0 = Instant::now();
+        progress.enter(state);
         let watch = Watch {
             blocks: &mut blocks,
             counters,
@@ -116,6 +162,7 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> Result<RunReport, RunError> {
             break;
         }
         durations.push((state.name().to_string(), t0.elapsed().as_secs_f64()));
+        progress.leave(state, t0.elapsed().as_secs_f64());
     }
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -264,7 +311,7 @@ fn manager_state(
         .register_federation_synchronization_point(state.name(), Bytes::new())
         .map_err(|e| fail(e.to_string()))?;
     let progress = watch.counters;
-    let mut last_move = (Instant::now(), progress.map(Progress::snapshot));
+    let mut last_move = (Instant::now(), progress.map(Progress::snapshot_counts));
     let mut achieved = false;
     let mut last_tick = Instant::now();
     loop {
@@ -272,7 +319,7 @@ fn manager_state(
         if state != SimulationState::Retirement {
             watch.blocks.check_running()?;
         }
-        let now = progress.map(Progress::snapshot);
+        let now = progress.map(Progress::snapshot_counts);
         if now != last_move.1 {
             last_move = (Instant::now(), now);
         } else if last_move.0.elapsed() > WAIT
@@ -287,7 +334,7 @@ fn manager_state(
                 last_tick = Instant::now();
                 match progress {
                     Some(progress) => {
-                        let (published, received, second) = progress.snapshot();
+                        let (published, received, second) = progress.snapshot_counts();
                         let elapsed = bar.elapsed().as_secs_f64().max(1e-9);
                         bar.set_position(second);
                         bar.set_message(format!(

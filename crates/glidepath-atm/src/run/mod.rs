@@ -36,7 +36,7 @@
 //!   `recording.rs`, the recording file format.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,6 +53,7 @@ mod block;
 mod deploy;
 mod flights;
 mod frame;
+mod live;
 mod manager;
 mod monitor;
 mod recorder;
@@ -64,6 +65,7 @@ pub use deploy::run_block_process;
 #[cfg(test)]
 pub(crate) use flights::FLIGHT_GAP_S;
 pub use frame::{frame, RunFrame, MAX_RUN_S};
+pub use live::{BlockCount, Latency, Live, Outcome, Snapshot, StateTime};
 pub use manager::run;
 
 /// The air-traffic FOM module, built in so a run needs no file but its layout.
@@ -214,6 +216,9 @@ pub struct RunOptions {
     pub wait: WaitStrategy,
     /// Whether blocks are threads of this process or processes of their own.
     pub deployment: Deployment,
+    /// A live view of the run for the portal (`glidepath run --web`); one run per
+    /// [`Live`]. `None`: the run keeps its counters to itself.
+    pub live: Option<Arc<Live>>,
 }
 
 /// Where a run's blocks execute (memorandum section 4.3: components are deployed, then
@@ -276,6 +281,7 @@ impl Default for RunOptions {
             progress: false,
             wait: WaitStrategy::default(),
             deployment: Deployment::Threads,
+            live: None,
         }
     }
 }
@@ -335,26 +341,9 @@ impl Sndem {
     }
 }
 
-/// Counters the blocks share with the progress bar, and the manager's stop signal.
-#[derive(Default)]
-struct Progress {
-    published: AtomicU64,
-    received: AtomicU64,
-    monitor_second: AtomicU64,
-    /// Set by the manager when the run failed: blocks stop waiting for the
-    /// federation (block processes are stopped through their standard input).
-    abort: AtomicBool,
-}
-
-impl Progress {
-    fn snapshot(&self) -> (u64, u64, u64) {
-        (
-            self.published.load(Ordering::Relaxed),
-            self.received.load(Ordering::Relaxed),
-            self.monitor_second.load(Ordering::Relaxed),
-        )
-    }
-}
+/// The counters the blocks share with the progress bar and the portal, and the
+/// manager's stop signal ([`Live`]).
+type Progress = Live;
 
 /// Fails a block's wait once the manager has stopped the run ([`run_block`] then
 /// reports [`RunError::Stopped`]).

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use glidepath::stats::Recorder;
 use glidepath::{Callback, Federate, ParameterHandle};
@@ -12,13 +13,16 @@ use glidepath::{Callback, Federate, ParameterHandle};
 use super::block::{advance, enable_time, Component, Linked};
 use super::flights::{Flights, Prehashed};
 use super::{
-    BlockOutcome, Codec, Context, MonitorStats, Progress, SimulationState, Sndem, MONITOR_LOOKAHEAD,
+    BlockOutcome, Codec, Context, Latency, MonitorStats, Progress, SimulationState, Sndem,
+    MONITOR_LOOKAHEAD,
 };
+use crate::layout::Block;
 use crate::report::SecondStats;
 use crate::track::Track;
 
 /// The performance monitor: message lengths, per-second frequencies, latency, counts.
 pub(super) struct MonitorBlock {
+    name: String,
     day_start_ms: i64,
     end: u32,
     codec: Codec,
@@ -47,8 +51,9 @@ pub(super) struct MonitorBlock {
 }
 
 impl MonitorBlock {
-    pub(super) fn new(ctx: &Context, sndem: Sndem) -> MonitorBlock {
+    pub(super) fn new(block: &Block, ctx: &Context, sndem: Sndem) -> MonitorBlock {
         MonitorBlock {
+            name: block.name.clone(),
             day_start_ms: ctx.day_start * 1000,
             end: ctx.end,
             codec: ctx.opts.codec,
@@ -152,11 +157,26 @@ impl Component for MonitorBlock {
                 enable_time(f, abort, MONITOR_LOOKAHEAD, |cb| self.receive(cb))
             }
             SimulationState::Execution => {
+                // The live view's latency is measured anew at most this often.
+                const LATENCY_EVERY: Duration = Duration::from_millis(250);
+                let mut measured = Instant::now();
                 for t in 1..=self.end {
                     advance(f, abort, f64::from(t), &mut |cb| self.receive(cb))?;
                     self.progress
                         .monitor_second
                         .store(u64::from(t), Ordering::Relaxed);
+                    // Granted t: the sources have passed t, so second t - 1 is whole.
+                    let latency = (measured.elapsed() >= LATENCY_EVERY).then(|| {
+                        measured = Instant::now();
+                        Latency::of(&self.latency_us)
+                    });
+                    let closed = (t - 1) as usize;
+                    self.progress.second_closed(
+                        &self.name,
+                        closed,
+                        self.per_second.get(closed).copied().unwrap_or(0),
+                        latency.flatten(),
+                    );
                 }
                 self.close_minute();
                 Ok(())

@@ -5,12 +5,13 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use glidepath::{Callback, Federate};
 
 use super::block::{advance, wait_until, Component, Linked};
 use super::recording::RECORDING_MAGIC;
-use super::{BlockOutcome, Codec, Context, SimulationState, Sndem};
+use super::{BlockOutcome, Codec, Context, Progress, SimulationState, Sndem};
 use crate::layout::Block;
 
 /// Writes every SNDEM message of a run to a file: after the magic, one record per
@@ -26,6 +27,7 @@ pub(super) struct RecorderBlock {
     out: Option<BufWriter<File>>,
     error: Option<String>,
     written: u64,
+    progress: Arc<Progress>,
 }
 
 impl RecorderBlock {
@@ -40,6 +42,7 @@ impl RecorderBlock {
             out: None,
             error: None,
             written: 0,
+            progress: ctx.progress.clone(),
         }
     }
 
@@ -72,7 +75,12 @@ impl RecorderBlock {
             .and_then(|()| out.write_all(&(message.len() as u32).to_le_bytes()))
             .and_then(|()| out.write_all(message));
         match r {
-            Ok(()) => self.written += 1,
+            Ok(()) => {
+                self.written += 1;
+                if self.written % 1024 == 0 {
+                    self.progress.block_received(&self.name, self.written);
+                }
+            }
             Err(e) => self.error = Some(e.to_string()),
         }
     }
@@ -116,7 +124,9 @@ impl Component for RecorderBlock {
                 .map(drop)
             }
             SimulationState::Execution => {
-                advance(f, abort, f64::from(self.end), &mut |cb| self.record(cb))
+                advance(f, abort, f64::from(self.end), &mut |cb| self.record(cb))?;
+                self.progress.block_received(&self.name, self.written);
+                Ok(())
             }
             SimulationState::Archival => {
                 if let Some(e) = self.error.take() {

@@ -2,7 +2,7 @@
 //! day, an ADS-B CSV, or a recording played back, then advances to the next second.
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -302,8 +302,7 @@ impl TrafficBlock {
             }
             self.stats.published += buf.len() as u64;
             self.progress
-                .published
-                .fetch_add(buf.len() as u64, Ordering::Relaxed);
+                .block_published(&self.block.name, buf.len() as u64);
             advance(f, abort, f64::from(t + 1), &mut ignore)?;
         }
         if self.stats.published == 0 && from < to {
