@@ -77,7 +77,7 @@ impl RecorderBlock {
         match r {
             Ok(()) => {
                 self.written += 1;
-                if self.written % 1024 == 0 {
+                if self.written.is_multiple_of(1024) {
                     self.progress.block_received(&self.name, self.written);
                 }
             }
