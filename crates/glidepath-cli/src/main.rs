@@ -9,6 +9,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use glidepath::{Fom, ProcessModel, RtiConfig, TransportKind};
 use nats_args::NatsArgs;
 
+#[cfg(feature = "web")]
+mod atm_web;
 mod bench;
 mod bridge_config;
 mod bus;
@@ -59,6 +61,10 @@ enum Command {
     /// with compression off and on) and write a side-by-side table next to the
     /// memorandum's runs.
     Matrix(run::RunArgs),
+    /// The layout editor in the browser: blocks placed and linked by dragging, checked
+    /// by the layout loader on every change, saved as the TOML `glidepath run` reads.
+    #[cfg(feature = "web")]
+    Edit(atm_web::EditArgs),
     /// Run the distributed target generator: a simulation server and processing nodes
     /// flying a scenario's aircraft (point-mass dynamics) as HLA object updates; a
     /// status line per second, operator controls on standard input.
@@ -328,6 +334,8 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(*args),
         Command::Run(args) => run::run_layout(args),
         Command::Matrix(args) => run::run_matrix(args),
+        #[cfg(feature = "web")]
+        Command::Edit(args) => atm_web::edit(args),
         Command::Tg(args) => tg::run(args),
         Command::Federation { command } => federation::run(command),
         Command::Bus { command } => bus::run(command),

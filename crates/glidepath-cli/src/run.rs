@@ -81,6 +81,17 @@ pub struct RunArgs {
     exit_with_parent: bool,
     #[command(flatten)]
     messaging: MessagingArgs,
+    /// Serve the run monitoring portal here while the run goes on (e.g.
+    /// 127.0.0.1:8090): the state of the seven, per-block counts, messages per
+    /// second, latency and loss, then the report's tables and figures; it stays up
+    /// after the run until Ctrl-C.
+    #[cfg(feature = "web")]
+    #[arg(long, value_name = "ADDR")]
+    web: Option<std::net::SocketAddr>,
+    /// The portal's tokens, `ROLE=TOKEN[,...]` [default: $GLIDEPATH_WEB_TOKENS].
+    #[cfg(feature = "web")]
+    #[arg(long, value_name = "TOKENS", requires = "web")]
+    web_tokens: Option<String>,
 }
 
 fn config_of(args: &mut RunArgs) -> anyhow::Result<RtiConfig> {
@@ -180,6 +191,7 @@ fn run_options(args: &mut RunArgs) -> anyhow::Result<RunOptions> {
             .parse()
             .map_err(|e: String| anyhow::anyhow!("--wait: {e}"))?,
         deployment,
+        live: None,
     })
 }
 
@@ -215,8 +227,45 @@ pub fn run_layout(mut args: RunArgs) -> anyhow::Result<()> {
     );
     opts.day_start = Some(frame.day_start);
     opts.hours = Some(f64::from(frame.end_s) / 3600.0);
-    let report = run(&layout, &opts)?;
+    #[cfg(feature = "web")]
+    let portal = match args.web {
+        Some(addr) => {
+            // Before any thread starts, so that only the wait below takes them.
+            let signals = glidepath_netlab::lab::block_termination_signals()?;
+            let live = Arc::new(glidepath_atm::run::Live::new());
+            opts.live = Some(live.clone());
+            let server = crate::atm_web::start_portal(
+                addr,
+                args.web_tokens.as_ref(),
+                live.clone(),
+                args.layout.clone(),
+            )?;
+            Some((server, live, signals))
+        }
+        None => None,
+    };
+    let result = run(&layout, &opts);
+    #[cfg(feature = "web")]
+    if let Some((_server, live, signals)) = portal {
+        if let Ok(report) = &result {
+            print_and_write(report, &args.report)?;
+            live.report_written(&args.report.display().to_string());
+        }
+        if let Err(e) = &result {
+            eprintln!("glidepath run: {e}");
+        }
+        println!("web: the run has ended; the portal stays up until Ctrl-C");
+        let signal = glidepath_netlab::lab::wait_for_signal(&signals);
+        crate::say(&format!("glidepath run: signal {signal}, stopping the portal"));
+        return check_report(result?);
+    }
+    let report = result?;
     print_and_write(&report, &args.report)?;
+    check_report(report)
+}
+
+/// A run that lost or mangled messages fails.
+fn check_report(report: RunReport) -> anyhow::Result<()> {
     if report.lost > 0 || report.malformed > 0 {
         bail!(
             "{} message(s) lost and {} malformed of {} published",
@@ -261,6 +310,10 @@ fn run_one_block(
 /// `glidepath matrix`: inproc, nats, nats with JetStream, each with compression off
 /// and on (lz4), then one side-by-side table next to the memorandum's runs.
 pub fn run_matrix(mut args: RunArgs) -> anyhow::Result<()> {
+    #[cfg(feature = "web")]
+    if args.web.is_some() {
+        bail!("--web: the portal shows one run (glidepath run LAYOUT --web ADDR), not a matrix");
+    }
     let layout = load_layout(&args.layout)?;
     let base = run_options(&mut args)?;
     let mut reports = Vec::new();

@@ -60,6 +60,15 @@ fn role(
     headers: &HeaderMap,
     query: &HashMap<String, String>,
 ) -> Result<Role, Rejection> {
+    role_of(&state.tokens, headers, query)
+}
+
+/// The role a request's token gives (a viewer without one).
+pub(crate) fn role_of(
+    tokens: &HashMap<String, Role>,
+    headers: &HeaderMap,
+    query: &HashMap<String, String>,
+) -> Result<Role, Rejection> {
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -68,7 +77,7 @@ fn role(
         .or(query.get("token").map(String::as_str));
     match token {
         None | Some("") => Ok(Role::Viewer),
-        Some(t) => state.tokens.get(t).copied().ok_or(Rejection::whole(
+        Some(t) => tokens.get(t).copied().ok_or(Rejection::whole(
             401,
             "unauthorized",
             "the token is not one this server was started with",
@@ -76,7 +85,7 @@ fn role(
     }
 }
 
-fn require(role: Role, allowed: &[Role], what: &str) -> Result<(), Rejection> {
+pub(crate) fn require(role: Role, allowed: &[Role], what: &str) -> Result<(), Rejection> {
     if allowed.contains(&role) {
         return Ok(());
     }
@@ -284,9 +293,15 @@ async fn page(uri: axum::http::Uri) -> Response {
         "/" | "/pilot" | "/controller" | "/control" | "/radar" => "/index.html",
         p => p,
     };
+    asset(path)
+}
+
+/// The embedded front-end's file at `path` (`/index.html`, `/app.js`, ...), or a page
+/// saying how to build the front-end when this binary was built without it.
+pub(crate) fn asset(path: &str) -> Response {
     match assets::ASSETS.iter().find(|(p, _, _)| *p == path) {
         Some((_, mime, bytes)) => ([(header::CONTENT_TYPE, *mime)], *bytes).into_response(),
-        None if path == "/index.html" => (
+        None if path.ends_with(".html") => (
             [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
             "<!doctype html><title>glidepath</title><p>The web front-end was not built into this binary: run <code>bash scripts/build-web.sh</code> (needs node and npm), then rebuild. The API under <code>/api/</code> works without it.</p>",
         )

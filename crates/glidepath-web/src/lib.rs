@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod atm;
 pub mod hub;
 pub mod stream;
 pub mod validate;
@@ -171,7 +172,7 @@ impl Drop for WebServer {
     }
 }
 
-fn random_token() -> String {
+pub(crate) fn random_token() -> String {
     let mut rng = rand::thread_rng();
     (0..20)
         .map(|_| char::from(b"abcdefghijkmnpqrstuvwxyz23456789"[rng.gen_range(0..32)]))
