@@ -10,9 +10,15 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 npm ci --no-audit --no-fund --loglevel=error
 rm -rf dist.new && mkdir -p dist.new
-npx --no-install esbuild src/main.js --bundle --minify --format=esm --target=es2020 \
-    --loader:.json=json --outfile=dist.new/app.js --log-level=warning
-cp index.html style.css dist.new/
+bundle() { # src/$1.js -> dist.new/$2.js
+    npx --no-install esbuild "src/$1.js" --bundle --minify --format=esm --target=es2020 \
+        --loader:.json=json --outfile="dist.new/$2.js" --log-level=warning
+}
+bundle main app       # the radar, pilot and control pages (index.html)
+bundle editor editor  # the layout editor (editor.html)
+bundle portal portal  # the run monitoring portal (portal.html)
+# Every top-level page and style sheet.
+cp ./*.html ./*.css dist.new/
 # Replace the old build only when the new one is whole, and only if it differs,
 # so that cargo does not rebuild the crate for nothing.
 if [ -d dist ] && diff -rq dist dist.new >/dev/null 2>&1; then

@@ -8,72 +8,18 @@
 //! `GLIDEPATH_CHROMIUM` and `GLIDEPATH_CHROMEDRIVER` variables override the paths).
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{ChildStdin, Command, Stdio};
+use std::time::Duration;
 
-use fantoccini::{Client, ClientBuilder, Locator};
+use fantoccini::Locator;
 use serde_json::{json, Value};
+
+mod browser;
+use browser::{chromedriver, click, shoot, text, until, wait_text, Killed, Session};
 
 const PILOT: &str = "pilot-token-browser";
 const OPERATOR: &str = "operator-token-browser";
 const CONTROLLER: &str = "controller-token-browser";
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// chromedriver in a process group of its own: dropping it kills the group, so a
-/// failed test leaves no chromium behind (killing chromedriver alone orphans them).
-struct Driver(Child);
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        // SAFETY: kill(2) on the group this test created; no memory is involved.
-        unsafe {
-            libc::kill(-(self.0.id() as i32), libc::SIGKILL);
-        }
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn chromedriver() -> (Driver, u16) {
-    let program = std::env::var("GLIDEPATH_CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
-    let port = free_port();
-    let child = Command::new(&program)
-        .arg(format!("--port={port}"))
-        .process_group(0)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!("cannot start {program} ({e}): install chromium and chromium-driver (scripts/test.sh does)")
-        });
-    let t0 = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "chromedriver did not listen on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    (Driver(child), port)
-}
 
 /// `glidepath tg --scenario demo --web 127.0.0.1:0`: the child, its stdin (for
 /// `stop`), and the address it serves.
@@ -112,95 +58,14 @@ fn target_generator() -> (Killed, ChildStdin, String) {
     (Killed(child), stdin, addr)
 }
 
-fn screenshots() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/web-screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-async fn text(c: &Client, id: &str) -> String {
-    let v = c
-        .execute(
-            &format!("return document.getElementById('{id}').textContent"),
-            vec![],
-        )
-        .await
-        .unwrap();
-    v.as_str().unwrap_or_default().to_string()
-}
-
-/// Polls `check` every 100 ms for up to `limit`; panics with `what` if it never holds.
-async fn until<F, Fut>(limit: Duration, what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<(), String>>,
-{
-    let t0 = Instant::now();
-    loop {
-        match check().await {
-            Ok(()) => {
-                eprintln!("{what}: {:.1} s", t0.elapsed().as_secs_f64());
-                return;
-            }
-            Err(last) if t0.elapsed() > limit => {
-                panic!("{what} within {limit:?}; last seen: {last}")
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    }
-}
-
-async fn click(c: &Client, what: Locator<'_>) {
-    c.find(what).await.unwrap().click().await.unwrap();
-}
-
-/// Waits up to `limit` for element `id`'s text to pass `check`.
-async fn wait_text(c: &Client, limit: u64, what: &str, id: &str, check: impl Fn(&str) -> bool) {
-    until(Duration::from_secs(limit), what, || async {
-        let t = text(c, id).await;
-        if check(&t) {
-            Ok(())
-        } else {
-            Err(t)
-        }
-    })
-    .await;
-}
-
-async fn shoot(c: &Client, name: &str) {
-    let png = c.screenshot().await.unwrap();
-    assert!(png.len() > 10_000, "{name}: a real picture, not a blank");
-    std::fs::write(screenshots().join(name), png).unwrap();
-}
-
 fn heading_error(a: f64, b: f64) -> f64 {
     let d = (a - b).rem_euclid(360.0);
     d.min(360.0 - d)
 }
 
 async fn browse(driver_port: u16, addr: &str) {
-    let chromium =
-        std::env::var("GLIDEPATH_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    let profile = std::env::temp_dir().join(format!("glidepath-chromium-{}", std::process::id()));
-    let mut caps = serde_json::Map::new();
-    caps.insert(
-        "goog:chromeOptions".into(),
-        json!({
-            "binary": chromium,
-            "args": [
-                "--headless=new", "--no-sandbox", "--disable-gpu",
-                "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-                "--disable-quic", "--no-first-run", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--window-size=1400,900",
-                format!("--user-data-dir={}", profile.display()),
-            ]
-        }),
-    );
-    let c = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-        .capabilities(caps)
-        .connect(&format!("http://127.0.0.1:{driver_port}"))
-        .await
-        .expect("a chromium session");
+    let session = Session::start(driver_port).await;
+    let c = session.client.clone();
 
     // The radar, as a viewer.
     c.goto(&format!("http://{addr}/")).await.unwrap();
@@ -407,8 +272,7 @@ async fn browse(driver_port: u16, addr: &str) {
         .await
         .unwrap();
     eprintln!("page drawing: {stats}");
-    c.close().await.unwrap();
-    let _ = std::fs::remove_dir_all(profile);
+    session.close().await;
 }
 
 #[test]

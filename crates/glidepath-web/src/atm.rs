@@ -207,7 +207,12 @@ async fn run_view(
             );
         }
     };
-    Json(live.snapshot(from)).into_response()
+    // A view is of its moment: never from a cache.
+    (
+        [(header::CACHE_CONTROL, "no-store")],
+        Json(live.snapshot(from)),
+    )
+        .into_response()
 }
 
 /// The report's directory, once the run wrote it.

@@ -37,6 +37,7 @@ struct Detail {
     run: String,
     transport: String,
     deployment: String,
+    day_start: Option<i64>,
     end: u32,
     state: Option<(SimulationState, Instant)>,
     states: Vec<StateTime>,
@@ -130,6 +131,8 @@ pub struct Snapshot {
     pub state_s: f64,
     /// The states done, in order, with their durations.
     pub states: Vec<StateTime>,
+    /// Unix seconds of simulated second 0.
+    pub day_start: Option<i64>,
     /// Simulated seconds the run covers.
     pub end: u32,
     /// The last simulated second the monitor was granted.
@@ -180,6 +183,7 @@ impl Live {
         run: &str,
         transport: &str,
         deployment: &str,
+        day_start: Option<i64>,
         end: u32,
         blocks: impl Iterator<Item = (&'a str, &'static str)>,
     ) {
@@ -189,6 +193,7 @@ impl Live {
         d.run = run.to_string();
         d.transport = transport.to_string();
         d.deployment = deployment.to_string();
+        d.day_start = day_start;
         d.end = end;
         d.blocks = blocks
             .map(|(name, kind)| {
@@ -286,6 +291,7 @@ impl Live {
             state: d.state.map(|(s, _)| s.name().to_string()),
             state_s: d.state.map_or(0.0, |(_, t)| t.elapsed().as_secs_f64()),
             states: d.states.clone(),
+            day_start: d.day_start,
             end: d.end,
             second,
             published,

@@ -127,6 +127,7 @@ fn run_with(layout: &Layout, opts: &RunOptions, live: &Arc<Live>) -> Result<RunR
         &opts.run_name,
         opts.config.transport.name(),
         opts.deployment.name(),
+        opts.day_start,
         end,
         layout.blocks.iter().map(|b| (b.name.as_str(), b.kind.name())),
     );
