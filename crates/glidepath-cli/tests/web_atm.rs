@@ -301,9 +301,11 @@ fn the_portal_shows_a_run_progressing_then_its_report() {
                 let state = class_of(&c, "state-execution").await;
                 let second: u64 = text(&c, "second").await.replace(',', "").parse().unwrap_or(0);
                 seen.set(second);
-                (state == "current" && second > 30 && second < 330)
+                // The wall rate needs two views.
+                let rate: u64 = text(&c, "rate").await.replace(',', "").parse().unwrap_or(0);
+                (state == "current" && second > 30 && second < 330 && rate > 0)
                     .then_some(())
-                    .ok_or(format!("execution {state:?}, second {second}"))
+                    .ok_or(format!("execution {state:?}, second {second}, rate {rate}"))
             },
         )
         .await;
