@@ -430,6 +430,33 @@ fn the_operator_pauses_steps_and_resumes_the_run() {
 }
 
 #[test]
+fn after_the_simulation_ends_commands_and_controls_answer_503_ended() {
+    let mut run = start("demo", 30.0, 1.0);
+    let (status, reply) = post(&run, "/api/control", Some(OPERATOR), br#"{"action":"stop"}"#);
+    assert_eq!(status, 200, "{reply}");
+    common::wait_for(Duration::from_secs(10), || {
+        (get_json(&run, "/api/status")["ended"] == true).then_some(())
+    })
+    .expect("the status says ended within 10 s");
+    run.wait_finished();
+    let command = br#"{"callsign":"UAL101","instruction":"heading","value":90}"#;
+    for (path, token, body) in [
+        ("/api/command", PILOT, &command[..]),
+        ("/api/control", OPERATOR, &br#"{"action":"pause"}"#[..]),
+    ] {
+        let (status, reply) = post(&run, path, Some(token), body);
+        assert_eq!(status, 503, "{path}: {reply}");
+        assert_eq!(reply["error"], "ended", "{path}: {reply}");
+        assert!(reply["reason"].as_str().unwrap().contains("ended"), "{reply}");
+    }
+    // Still checked first: an invalid command is a 400, not a 503.
+    let (status, _) = post(&run, "/api/command", Some(PILOT), br#"{"callsign":"UAL101"}"#);
+    assert_eq!(status, 400);
+    let stats = get_json(&run, "/api/stats");
+    assert_eq!(stats["counters"]["ended"], 2, "{stats}");
+}
+
+#[test]
 fn the_schema_is_published_and_names_every_message() {
     let run = start("demo", 10.0, 1.0);
     let schema = get_json(&run, "/api/schema");

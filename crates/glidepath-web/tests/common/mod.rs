@@ -77,6 +77,16 @@ pub fn start(scenario_name: &str, rate_hz: f64, speed: f64) -> Run {
     }
 }
 
+impl Run {
+    /// Waits for the run's thread to end (after a `stop`), as a finished
+    /// `glidepath tg --web` whose web outlives its simulation.
+    pub fn wait_finished(&mut self) {
+        if let Some(t) = self.thread.take() {
+            t.join().expect("the run ended cleanly");
+        }
+    }
+}
+
 impl Drop for Run {
     fn drop(&mut self) {
         let _ = self.controls.send(Control::Stop);
