@@ -15,7 +15,8 @@ use glidepath::stats::Recorder;
 use parking_lot::Mutex;
 use serde::Serialize;
 
-use super::SimulationState;
+use super::{RunOptions, SimulationState};
+use crate::layout::Layout;
 
 /// A run's live view. Give one to [`super::RunOptions::live`] and read it with
 /// [`Live::snapshot`] from any thread while the run goes on. One run per `Live`.
@@ -177,30 +178,23 @@ impl Live {
     }
 
     /// The run is set up: what it is, and its blocks.
-    pub(super) fn begin<'a>(
-        &self,
-        layout: &str,
-        run: &str,
-        transport: &str,
-        deployment: &str,
-        day_start: Option<i64>,
-        end: u32,
-        blocks: impl Iterator<Item = (&'a str, &'static str)>,
-    ) {
+    pub(super) fn begin(&self, layout: &Layout, opts: &RunOptions, end: u32) {
         let mut d = self.detail.lock();
         d.started = Some(Instant::now());
-        d.layout = layout.to_string();
-        d.run = run.to_string();
-        d.transport = transport.to_string();
-        d.deployment = deployment.to_string();
-        d.day_start = day_start;
+        d.layout = layout.name.clone();
+        d.run = opts.run_name.clone();
+        d.transport = opts.config.transport.name().to_string();
+        d.deployment = opts.deployment.name().to_string();
+        d.day_start = opts.day_start;
         d.end = end;
-        d.blocks = blocks
-            .map(|(name, kind)| {
+        d.blocks = layout
+            .blocks
+            .iter()
+            .map(|b| {
                 (
-                    name.to_string(),
+                    b.name.clone(),
                     BlockCount {
-                        kind: kind.to_string(),
+                        kind: b.kind.name().to_string(),
                         ..BlockCount::default()
                     },
                 )

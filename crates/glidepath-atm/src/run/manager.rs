@@ -122,15 +122,7 @@ fn run_with(layout: &Layout, opts: &RunOptions, live: &Arc<Live>) -> Result<RunR
         .map_err(|e| RunError::Rti(e.to_string()))?;
 
     let progress = live.clone();
-    progress.begin(
-        &layout.name,
-        &opts.run_name,
-        opts.config.transport.name(),
-        opts.deployment.name(),
-        opts.day_start,
-        end,
-        layout.blocks.iter().map(|b| (b.name.as_str(), b.kind.name())),
-    );
+    progress.begin(layout, opts, end);
     let deployed = match &opts.deployment {
         Deployment::Threads => deploy_threads(&rti, &federation, layout, end, opts, &progress),
         Deployment::Processes(launcher) => {
