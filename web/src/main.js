@@ -350,6 +350,7 @@ function onText(text) {
     note(`${m.callsign}: command ${m.id} ${m.outcome} at frame ${m.frame}${m.reason ? ': ' + m.reason : ''}`);
   }
   if (m.type === 'error') note(`stream: ${m.field || ''} ${m.reason}`);
+  if (m.type === 'scenario') scenarioLoaded(m);
   if (m.type === 'clearance') {
     const what = `${m.instruction}${m.value !== undefined ? ' ' + m.value : ''}`;
     note(`clearance ${m.id} to ${m.callsign}: ${what} (from the ${m.from})`);
@@ -505,6 +506,7 @@ async function sendControl(action) {
   const body = { action };
   if (action === 'rate') body.value = Number($('ctl-rate').value);
   if (action === 'speed') body.value = Number($('ctl-speed').value);
+  if (action === 'scenario') body.value = $('ctl-scenario').value;
   const { ok, status, reply } = await post('/api/control', body);
   show($('ctl-result'), ok, ok ? `${action}: sent` : `${status} ${reply.error}: ${reply.field ? reply.field + ': ' : ''}${reply.reason}`);
 }
@@ -527,16 +529,47 @@ function fitToAircraft() {
   scheduleSubscribe();
 }
 
-async function start() {
+// The scenario's aircraft (again after the operator loads another scenario).
+async function loadCatalog() {
   catalog = await (await fetch('/api/scenario')).json();
   $('scenario').textContent = catalog.scenario;
   $('scenario').title = catalog.description;
   const sel = $('cmd-callsign');
+  sel.replaceChildren();
   for (const a of catalog.aircraft.slice(0, 5000)) {
     const o = document.createElement('option');
     o.value = o.textContent = a.callsign;
     sel.append(o);
   }
+}
+
+// The scenarios the operator may switch to (none: the control is hidden).
+async function loadScenarios() {
+  const list = await (await fetch('/api/scenarios')).json();
+  $('ctl-scenario-row').hidden = list.available.length === 0;
+  $('ctl-scenario').replaceChildren(...list.available.map((s) => {
+    const o = document.createElement('option');
+    o.value = o.textContent = s.name;
+    o.title = s.description;
+    o.selected = s.name === list.current;
+    return o;
+  }));
+}
+
+async function scenarioLoaded(m) {
+  planes.clear();
+  selected = null;
+  fitted = false;
+  lastClearance.clear();
+  $('selected').hidden = true;
+  await loadCatalog();
+  note(`scenario ${m.scenario} loaded: ${m.aircraft} aircraft`);
+}
+
+async function start() {
+  await loadCatalog();
+  loadScenarios();
+  const sel = $('cmd-callsign');
   sel.onchange = () => {
     const a = catalog.aircraft.find((x) => x.callsign === sel.value);
     if (a) select(a.index);

@@ -18,7 +18,7 @@ use glidepath_tg::bench::{self, BenchConfig, RateSummary, DASE_TABLES};
 use glidepath_tg::model::Model;
 use glidepath_tg::node::{run_node, NodeConfig};
 use glidepath_tg::perf::PerformanceTable;
-use glidepath_tg::runner::{self, Control, RunOptions, Status};
+use glidepath_tg::runner::{self, Control, RunEnd, RunOptions, Status};
 use glidepath_tg::scenario;
 use glidepath_tg::server::{
     create_federation, LocalLayout, LocalRun, ServerConfig, SimulationServer,
@@ -236,7 +236,13 @@ fn serve(
     };
     let mut lost_reported = 0;
     #[cfg(feature = "web")]
-    let web = start_web(args, &scenario, &table, tx.clone())?;
+    let web = start_web(
+        args,
+        &scenario,
+        &table,
+        tx.clone(),
+        config.transport == TransportKind::Inproc,
+    )?;
     let mut print = move |s: &Status, server: &mut SimulationServer| {
         let lost = server.lost_nodes();
         for node in &lost[lost_reported..] {
@@ -265,8 +271,35 @@ fn serve(
     if config.transport == TransportKind::Inproc {
         let mut layout = LocalLayout::new(args.nodes as usize, threads, model);
         layout.performance = table;
-        let mut tg = LocalRun::start(&rti, &args.federation, scenario, &layout, server_config)?;
-        runner::run(&mut tg.server, &rx, options, &mut observer)?;
+        let mut tg = LocalRun::start(
+            &rti,
+            &args.federation,
+            scenario,
+            &layout,
+            server_config.clone(),
+        )?;
+        // The operator may load another scenario (`load NAME`, or the web's control):
+        // this run ends, the next starts from the named scenario's beginning.
+        while let (_, RunEnd::Load(name)) =
+            runner::run_until(&mut tg.server, &rx, options.clone(), &mut observer)?
+        {
+            let next = match glidepath_tg::scenario::load(&name, &layout.performance) {
+                Ok(next) => next,
+                Err(e) => {
+                    eprintln!("load {name}: {e}; the current scenario goes on");
+                    continue;
+                }
+            };
+            print_final(&tg.server);
+            tg.finish()?;
+            println!(
+                "scenario {}: {} aircraft, from its start",
+                next.name,
+                next.aircraft.len()
+            );
+            observer.load(&next, &layout.performance);
+            tg = LocalRun::start(&rti, &args.federation, next, &layout, server_config.clone())?;
+        }
         observer.finish();
         print_final(&tg.server);
         tg.finish()?;
@@ -362,6 +395,15 @@ struct Observers<P> {
 }
 
 impl<P: runner::Observer> Observers<P> {
+    /// The run goes on with `scenario`.
+    fn load(&mut self, scenario: &glidepath_tg::scenario::Scenario, table: &PerformanceTable) {
+        #[cfg(feature = "web")]
+        if let Some(w) = &mut self.web {
+            w.load(glidepath_web::Catalog::new(scenario, table));
+        }
+        let _ = (scenario, table);
+    }
+
     fn finish(&mut self) {
         #[cfg(feature = "web")]
         if let Some(w) = &mut self.web {
@@ -402,12 +444,21 @@ fn start_web(
     scenario: &glidepath_tg::scenario::Scenario,
     table: &PerformanceTable,
     controls: crossbeam_channel::Sender<Control>,
+    can_load: bool,
 ) -> anyhow::Result<Option<(glidepath_web::WebServer, glidepath_web::TgObserver)>> {
     let Some(addr) = args.web else {
         return Ok(None);
     };
     let mut config = glidepath_web::WebConfig::new(addr);
     config.max_rate_hz = args.web_rate;
+    // The operator may switch to a built-in scenario where this process runs the
+    // nodes itself (over NATS the node processes are started for one scenario).
+    if can_load {
+        config.scenarios = scenario::builtin_names()
+            .into_iter()
+            .map(|(name, description)| (name.to_string(), description))
+            .collect();
+    }
     let env = std::env::var("GLIDEPATH_WEB_TOKENS").ok();
     if let Some(spec) = args.web_tokens.as_ref().or(env.as_ref()) {
         config.add_tokens(spec)?;

@@ -1,7 +1,8 @@
 //! `glidepath tg --web` in a real browser: Debian's headless chromium driven through
 //! chromedriver (WebDriver). The radar loads with nothing from outside this machine
 //! and shows the scenario's aircraft; a pilot's heading command turns an aircraft on
-//! the page; an invalid command shows its error; the operator pauses and resumes.
+//! the page; an invalid command shows its error; the operator pauses and resumes,
+//! then loads another scenario, whose aircraft the radar then shows.
 //! Each page's screenshot is written under `target/web-screenshots/`.
 //!
 //! Needs `chromium` and `chromedriver` (`scripts/test.sh` installs them; the
@@ -267,6 +268,26 @@ async fn browse(driver_port: u16, addr: &str) {
         s == "running"
     })
     .await;
+    // Scenario selection: another built-in scenario, flown from its start.
+    c.find(Locator::Css("#ctl-scenario option[value=\"us-400\"]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    click(&c, Locator::Css("#control button[data-action=scenario]")).await;
+    until(
+        Duration::from_secs(60),
+        "the radar shows us-400's 400 aircraft",
+        || async {
+            let (name, n) = (text(&c, "scenario").await, text(&c, "aircraft-count").await);
+            (name == "us-400" && n == "400")
+                .then_some(())
+                .ok_or(format!("{name}: {n} aircraft"))
+        },
+    )
+    .await;
+    shoot(&c, "control-scenario.png").await;
     let stats: Value = c
         .execute("return window.glidepathStats", vec![])
         .await

@@ -53,6 +53,9 @@ pub enum Control {
     Rate(f64),
     /// Simulated seconds per wall second.
     Speed(f64),
+    /// End this run so that its caller starts the named scenario instead
+    /// ([`run_until`] returns [`RunEnd::Load`]; [`run`] treats it as a stop).
+    Load(String),
     /// A pilot input to one aircraft.
     Command {
         /// The aircraft.
@@ -64,7 +67,8 @@ pub enum Control {
 
 impl Control {
     /// Parses an operator's line: `pause`, `resume`, `step`, `stop`, `rate HZ`,
-    /// `speed FACTOR`, or `CALLSIGN heading|altitude|speed|direct|resume ...`.
+    /// `speed FACTOR`, `load SCENARIO`, or
+    /// `CALLSIGN heading|altitude|speed|direct|resume ...`.
     pub fn parse(line: &str) -> Result<Control, String> {
         let line = line.trim();
         let mut words = line.split_whitespace();
@@ -89,6 +93,12 @@ impl Control {
                 }
                 Control::Speed(s)
             }
+            "load" => Control::Load(
+                words
+                    .next()
+                    .ok_or("`load` needs a scenario's name or file")?
+                    .to_string(),
+            ),
             callsign => Control::Command {
                 callsign: callsign.to_string(),
                 instruction: Instruction::parse(line[callsign.len()..].trim())?,
@@ -138,15 +148,36 @@ pub struct RunOptions {
     pub status_every: Duration,
 }
 
-/// Runs `server` until the time is up or a `Stop` arrives, obeying `controls` and
-/// telling `observer` of every frame and, once per `status_every`, the status.
-/// Returns the last status.
+/// Runs `server` until the time is up or a `Stop` (or a `Load`) arrives, obeying
+/// `controls` and telling `observer` of every frame and, once per `status_every`,
+/// the status. Returns the last status.
 pub fn run(
+    server: &mut SimulationServer,
+    controls: &Receiver<Control>,
+    options: RunOptions,
+    observer: &mut dyn Observer,
+) -> Result<Status, TgError> {
+    run_until(server, controls, options, observer).map(|(status, _)| status)
+}
+
+/// Why a run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunEnd {
+    /// A `Stop` arrived (or the controls were dropped: nobody can resume it).
+    Stopped,
+    /// `RunOptions::seconds` passed.
+    TimeUp,
+    /// A `Load` arrived: the caller starts this scenario next.
+    Load(String),
+}
+
+/// [`run`], also saying why the run ended.
+pub fn run_until(
     server: &mut SimulationServer,
     controls: &Receiver<Control>,
     mut options: RunOptions,
     observer: &mut dyn Observer,
-) -> Result<Status, TgError> {
+) -> Result<(Status, RunEnd), TgError> {
     let start = Instant::now();
     let mut paused = false;
     let mut single_steps = 0u64;
@@ -171,7 +202,12 @@ pub fn run(
                     next_start = Instant::now();
                 }
                 Ok(Control::Step) => single_steps += 1,
-                Ok(Control::Stop) => return Ok(last.unwrap_or_else(|| empty_status(server))),
+                Ok(Control::Stop) => {
+                    return Ok((last.unwrap_or_else(|| empty_status(server)), RunEnd::Stopped))
+                }
+                Ok(Control::Load(name)) => {
+                    return Ok((last.unwrap_or_else(|| empty_status(server)), RunEnd::Load(name)))
+                }
                 Ok(Control::Rate(r)) => {
                     options.rate_hz = r;
                     next_start = Instant::now();
@@ -198,7 +234,7 @@ pub fn run(
             .seconds
             .is_some_and(|s| start.elapsed().as_secs_f64() >= s)
         {
-            return Ok(last.unwrap_or_else(|| empty_status(server)));
+            return Ok((last.unwrap_or_else(|| empty_status(server)), RunEnd::TimeUp));
         }
         let run_frame = !paused || single_steps > 0;
         if run_frame {

@@ -89,6 +89,11 @@ fn control_lines_parse_or_say_what_is_wrong() {
     assert_eq!(Control::parse(" rate 30 ").unwrap(), Control::Rate(30.0));
     assert_eq!(Control::parse("speed 4").unwrap(), Control::Speed(4.0));
     assert_eq!(
+        Control::parse("load us-400").unwrap(),
+        Control::Load("us-400".into())
+    );
+    assert!(Control::parse("load").unwrap_err().contains("scenario"));
+    assert_eq!(
         Control::parse("DAL404 direct KSEA").unwrap(),
         Control::Command {
             callsign: "DAL404".into(),

@@ -38,6 +38,7 @@ pub(crate) fn router(state: AppState) -> Router {
     Router::new()
         .route("/api/schema", get(schema))
         .route("/api/scenario", get(scenario))
+        .route("/api/scenarios", get(scenarios))
         .route("/api/status", get(status))
         .route("/api/stats", get(stats))
         .route("/api/whoami", get(whoami))
@@ -123,9 +124,23 @@ async fn schema() -> Response {
 async fn scenario(State(s): State<AppState>) -> Response {
     (
         [(header::CONTENT_TYPE, "application/json")],
-        s.hub.catalog_json.clone(),
+        s.hub.loaded().json.clone(),
     )
         .into_response()
+}
+
+async fn scenarios(State(s): State<AppState>) -> Response {
+    let available: Vec<Value> = s
+        .hub
+        .scenarios
+        .iter()
+        .map(|(name, description)| json!({ "name": name, "description": description }))
+        .collect();
+    Json(json!({
+        "current": s.hub.loaded().catalog.scenario,
+        "available": available,
+    }))
+    .into_response()
 }
 
 async fn status(State(s): State<AppState>) -> Response {
@@ -266,6 +281,11 @@ async fn control(
         let v = validate::parse(Message::Control, &body_bytes(body).await?)?;
         let value = v["value"].as_f64().unwrap_or_default();
         let c = match v["action"].as_str().unwrap_or_default() {
+            "scenario" => {
+                let name = v["value"].as_str().unwrap_or_default();
+                s.hub.check_scenario(name)?;
+                Control::Load(name.to_string())
+            }
             "pause" => Control::Pause,
             "resume" => Control::Resume,
             "step" => Control::Step,

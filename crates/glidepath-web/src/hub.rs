@@ -205,12 +205,38 @@ pub(crate) struct Submitted {
     pub ack: oneshot::Sender<AckView>,
 }
 
+/// The scenario the web serves now: replaced whole when the operator loads another.
+pub struct Loaded {
+    /// Its catalog.
+    pub catalog: Catalog,
+    pub(crate) json: bytes::Bytes,
+    pub(crate) by_callsign: HashMap<String, usize>,
+}
+
+impl Loaded {
+    fn new(catalog: Catalog) -> Arc<Loaded> {
+        let by_callsign = catalog
+            .aircraft
+            .iter()
+            .map(|a| (a.callsign.clone(), a.index as usize))
+            .collect();
+        let json = serde_json::to_vec(&catalog)
+            .expect("a catalog serialises")
+            .into();
+        Arc::new(Loaded {
+            catalog,
+            json,
+            by_callsign,
+        })
+    }
+}
+
 /// Shared by the web's tasks and the simulation's observer.
 pub struct Hub {
-    /// The scenario.
-    pub catalog: Arc<Catalog>,
-    pub(crate) catalog_json: bytes::Bytes,
-    pub(crate) by_callsign: HashMap<String, usize>,
+    loaded: parking_lot::RwLock<Arc<Loaded>>,
+    /// The scenarios the operator may load (name, description); empty when this run
+    /// cannot change its scenario.
+    pub(crate) scenarios: Vec<(String, String)>,
     pub(crate) snapshot: watch::Sender<Arc<Snapshot>>,
     pub(crate) status: watch::Sender<StatusView>,
     /// JSON text for every client: acknowledgements and statuses.
@@ -231,24 +257,16 @@ impl Hub {
     }
 
     /// A hub for `catalog`'s run, whose controls go to `controls`; the receiver is
-    /// the observer's.
+    /// the observer's. `scenarios`: what the operator may load instead.
     pub(crate) fn new(
         catalog: Catalog,
+        scenarios: Vec<(String, String)>,
         controls: crossbeam_channel::Sender<Control>,
     ) -> (Arc<Hub>, crossbeam_channel::Receiver<Submitted>) {
-        let by_callsign = catalog
-            .aircraft
-            .iter()
-            .map(|a| (a.callsign.clone(), a.index as usize))
-            .collect();
-        let catalog_json = serde_json::to_vec(&catalog)
-            .expect("a catalog serialises")
-            .into();
         let (submitted, incoming) = crossbeam_channel::unbounded();
         let hub = Hub {
-            catalog: Arc::new(catalog),
-            catalog_json,
-            by_callsign,
+            loaded: parking_lot::RwLock::new(Loaded::new(catalog)),
+            scenarios,
             snapshot: watch::channel(Arc::new(Snapshot::default())).0,
             status: watch::channel(StatusView::default()).0,
             events: broadcast::channel(256).0,
@@ -260,20 +278,58 @@ impl Hub {
         (Arc::new(hub), incoming)
     }
 
+    /// The scenario served now.
+    pub fn loaded(&self) -> Arc<Loaded> {
+        self.loaded.read().clone()
+    }
+
+    /// The run now flies `catalog`'s scenario (the caller started it): the pages are
+    /// told to fetch the new catalog, and no frame of the old one is served again.
+    pub fn replace_catalog(&self, catalog: Catalog) {
+        let (name, aircraft) = (catalog.scenario.clone(), catalog.aircraft.len());
+        *self.loaded.write() = Loaded::new(catalog);
+        self.snapshot.send_replace(Arc::new(Snapshot::default()));
+        self.event(
+            "scenario",
+            &serde_json::json!({ "scenario": name, "aircraft": aircraft }),
+        );
+    }
+
+    /// Checks an operator's scenario to load: one this run offers.
+    pub(crate) fn check_scenario(&self, name: &str) -> Result<(), Rejection> {
+        if self.scenarios.is_empty() {
+            return Err(Rejection::whole(
+                409,
+                "cannot_load",
+                "this run cannot change its scenario (glidepath tg --web on the inproc transport can)",
+            ));
+        }
+        if self.scenarios.iter().any(|(n, _)| n == name) {
+            return Ok(());
+        }
+        let names: Vec<&str> = self.scenarios.iter().map(|(n, _)| n.as_str()).collect();
+        Err(Rejection::bad(
+            "unknown_scenario",
+            "/value",
+            format!("no scenario {name:?} (one of: {})", names.join(", ")),
+        ))
+    }
+
     /// Checks what a schema cannot: that the aircraft exists and the value is in its
     /// type's envelope and flight plan.
     pub fn check_command(&self, callsign: &str, i: &Instruction) -> Result<(), Rejection> {
-        let Some(&index) = self.by_callsign.get(callsign) else {
+        let loaded = self.loaded();
+        let Some(&index) = loaded.by_callsign.get(callsign) else {
             return Err(Rejection::bad(
                 "unknown_aircraft",
                 "/callsign",
                 format!(
                     "no aircraft {callsign} in scenario {}",
-                    self.catalog.scenario
+                    loaded.catalog.scenario
                 ),
             ));
         };
-        let a = &self.catalog.aircraft[index];
+        let a = &loaded.catalog.aircraft[index];
         let envelope = |reason: String| Err(Rejection::bad("envelope", "/value", reason));
         match i {
             Instruction::Altitude { ft } if *ft > a.ceiling_ft => envelope(format!(
@@ -460,6 +516,15 @@ impl TgObserver {
         let view = StatusView::from(status);
         self.hub.event("status", &view);
         self.hub.status.send_replace(view);
+    }
+
+    /// The caller now runs `catalog`'s scenario on a new simulation server (after a
+    /// [`Control::Load`]): commands still waiting for the old one are answered with
+    /// `ended`, and the pages fetch the new catalog.
+    pub fn load(&mut self, catalog: Catalog) {
+        self.waiting.clear();
+        self.last_frame = u64::MAX;
+        self.hub.replace_catalog(catalog);
     }
 
     /// Tells the clients the run has ended; commands still waiting are answered

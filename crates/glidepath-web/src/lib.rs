@@ -93,6 +93,10 @@ pub struct WebConfig {
     pub tokens: HashMap<String, Role>,
     /// At most this many snapshots a second are taken from the simulation.
     pub max_rate_hz: f64,
+    /// The scenarios the operator may load (name, description), the run's caller
+    /// starting each one it is asked for ([`glidepath_tg::runner::RunEnd::Load`]);
+    /// empty: the scenario cannot change.
+    pub scenarios: Vec<(String, String)>,
 }
 
 impl WebConfig {
@@ -102,6 +106,7 @@ impl WebConfig {
             addr,
             tokens: HashMap::new(),
             max_rate_hz: 30.0,
+            scenarios: Vec::new(),
         }
     }
 
@@ -204,7 +209,7 @@ pub fn start(
             source,
         })?;
     let addr = listener.local_addr().map_err(WebError::Runtime)?;
-    let (hub, incoming) = Hub::new(catalog, controls);
+    let (hub, incoming) = Hub::new(catalog, config.scenarios.clone(), controls);
     let state = api::AppState {
         hub: hub.clone(),
         tokens: Arc::new(config.tokens.clone()),

@@ -143,11 +143,12 @@ pub(crate) async fn serve(socket: WebSocket, hub: Arc<Hub>) {
             }
         }
     });
+    let loaded = hub.loaded();
     let hello = serde_json::json!({
         "type": "hello",
         "format": 1,
-        "scenario": hub.catalog.scenario,
-        "aircraft": hub.catalog.aircraft.len(),
+        "scenario": loaded.catalog.scenario,
+        "aircraft": loaded.catalog.aircraft.len(),
         "status": *hub.status.borrow(),
     });
     let mut sub = Subscription::default();

@@ -50,7 +50,8 @@ pub struct Rejection {
     #[serde(skip)]
     pub status: u16,
     /// Which rule: `too_large`, `malformed_json`, `schema`, `unauthorized`,
-    /// `forbidden`, `unknown_aircraft`, `envelope`, `unknown_waypoint`, `refused`.
+    /// `forbidden`, `unknown_aircraft`, `envelope`, `unknown_waypoint`, `refused`,
+    /// `unknown_scenario`, `cannot_load`, `ended`.
     pub error: &'static str,
     /// The field at fault as a JSON pointer (`/value`); `""` for the whole message.
     pub field: String,

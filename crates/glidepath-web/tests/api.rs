@@ -317,6 +317,24 @@ fn hostile_cases() -> Vec<Case> {
             "schema",
             "/value",
         ),
+        case(
+            "a scenario as a number",
+            ctl,
+            o,
+            r#"{"action":"scenario","value":3}"#,
+            400,
+            "schema",
+            "/value",
+        ),
+        case(
+            "a scenario there is not",
+            ctl,
+            o,
+            r#"{"action":"scenario","value":"atlantis"}"#,
+            400,
+            "unknown_scenario",
+            "/value",
+        ),
     ]
 }
 
@@ -454,6 +472,32 @@ fn after_the_simulation_ends_commands_and_controls_answer_503_ended() {
     assert_eq!(status, 400);
     let stats = get_json(&run, "/api/stats");
     assert_eq!(stats["counters"]["ended"], 2, "{stats}");
+}
+
+#[test]
+fn the_scenarios_are_listed_and_a_run_that_cannot_change_refuses_409() {
+    let run = start("demo", 30.0, 1.0);
+    let list = get_json(&run, "/api/scenarios");
+    assert_eq!(list["current"], "demo");
+    let names: Vec<&str> = list["available"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"us-400") && names.contains(&"demo"), "{names:?}");
+    drop(run);
+    let fixed = common::start_with("demo", 30.0, 1.0, false);
+    assert_eq!(get_json(&fixed, "/api/scenarios")["available"], json!([]));
+    let (status, reply) = post(
+        &fixed,
+        "/api/control",
+        Some(OPERATOR),
+        br#"{"action":"scenario","value":"us-400"}"#,
+    );
+    assert_eq!(status, 409, "{reply}");
+    assert_eq!(reply["error"], "cannot_load");
+    assert_eq!(get_json(&fixed, "/api/stats")["counters"]["cannot_load"], 1);
 }
 
 #[test]

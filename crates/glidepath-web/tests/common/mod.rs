@@ -36,8 +36,14 @@ impl Run {
     }
 }
 
-/// Starts `scenario` at `rate_hz` frames per second and `speed` × real time.
+/// Starts `scenario` at `rate_hz` frames per second and `speed` × real time; the
+/// operator is offered the built-in scenarios (a load ends this run).
 pub fn start(scenario_name: &str, rate_hz: f64, speed: f64) -> Run {
+    start_with(scenario_name, rate_hz, speed, true)
+}
+
+/// [`start`], offering the built-in scenarios or none.
+pub fn start_with(scenario_name: &str, rate_hz: f64, speed: f64, offer_scenarios: bool) -> Run {
     static N: AtomicU32 = AtomicU32::new(0);
     let table = PerformanceTable::builtin();
     let scenario = scenario::load(scenario_name, table).expect("a built-in scenario");
@@ -49,6 +55,12 @@ pub fn start(scenario_name: &str, rate_hz: f64, speed: f64) -> Run {
             "pilot={PILOT},controller={CONTROLLER},operator={OPERATOR}"
         ))
         .unwrap();
+    if offer_scenarios {
+        config.scenarios = scenario::builtin_names()
+            .into_iter()
+            .map(|(n, d)| (n.to_string(), d))
+            .collect();
+    }
     let (web, mut observer) = glidepath_web::start(config, catalog, controls.clone()).unwrap();
     let federation = format!(
         "web-test-{}-{}",
