@@ -343,7 +343,15 @@ fn serve(
         children.0.push(child);
     }
     let mut server = SimulationServer::start(&rti, &args.federation, scenario, server_config)?;
-    runner::run(&mut server, &rx, options, &mut observer)?;
+    // The node processes were started for this scenario: another cannot be loaded.
+    while let (_, RunEnd::Load(name)) =
+        runner::run_until(&mut server, &rx, options.clone(), &mut observer)?
+    {
+        eprintln!(
+            "load {name}: over NATS the node processes fly the scenario they were started for; \
+             run glidepath tg on the inproc transport to switch scenarios (this one goes on)"
+        );
+    }
     observer.finish();
     print_final(&server);
     let lost: Vec<String> = server.lost_nodes().iter().map(|n| n.to_string()).collect();

@@ -136,6 +136,8 @@ pub(crate) struct Handles {
     pub step: Class<2>,
     /// command
     pub command: Class<1>,
+    /// control (an operator's line)
+    pub control: Class<1>,
     /// node, frame, command
     pub node_command: Class<3>,
     /// ack
@@ -184,6 +186,7 @@ impl Handles {
             handover: class(f, "TgHandover", ["node", "aircraft"])?,
             step: class(f, "TgStep", ["frame", "dtSeconds"])?,
             command: class(f, "TgCommand", ["command"])?,
+            control: class(f, "TgControl", ["control"])?,
             node_command: class(f, "TgNodeCommand", ["node", "frame", "command"])?,
             ack: class(f, "TgCommandAck", ["ack"])?,
             frame_done: class(

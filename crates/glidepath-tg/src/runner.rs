@@ -194,40 +194,42 @@ pub fn run_until(
         server.set_dt_s(options.speed / options.rate_hz);
     }
     loop {
-        loop {
-            match controls.try_recv() {
-                Ok(Control::Pause) => paused = true,
-                Ok(Control::Resume) => {
+        // The operator's controls, then the stations' (TgControl), in arrival order.
+        let mut pending: Vec<Control> = controls.try_iter().collect();
+        pending.extend(server.take_controls());
+        for control in pending {
+            match control {
+                Control::Pause => paused = true,
+                Control::Resume => {
                     paused = false;
                     next_start = Instant::now();
                 }
-                Ok(Control::Step) => single_steps += 1,
-                Ok(Control::Stop) => {
+                Control::Step => single_steps += 1,
+                Control::Stop => {
                     return Ok((last.unwrap_or_else(|| empty_status(server)), RunEnd::Stopped))
                 }
-                Ok(Control::Load(name)) => {
+                Control::Load(name) => {
                     return Ok((last.unwrap_or_else(|| empty_status(server)), RunEnd::Load(name)))
                 }
-                Ok(Control::Rate(r)) => {
+                Control::Rate(r) => {
                     options.rate_hz = r;
                     next_start = Instant::now();
                     if r > 0.0 {
                         server.set_dt_s(options.speed / r);
                     }
                 }
-                Ok(Control::Speed(s)) => {
+                Control::Speed(s) => {
                     options.speed = s;
                     if options.rate_hz > 0.0 {
                         server.set_dt_s(s / options.rate_hz);
                     }
                 }
-                Ok(Control::Command {
+                Control::Command {
                     callsign,
                     instruction,
-                }) => {
+                } => {
                     server.command(&callsign, instruction);
                 }
-                Err(_) => break,
             }
         }
         if options
@@ -261,7 +263,8 @@ pub fn run_until(
                 }
             }
         } else {
-            std::thread::sleep(Duration::from_millis(5));
+            // Paused: still hear the stations (a TgControl may resume the run).
+            server.poll(Duration::from_millis(5))?;
             observer.tick(server, None, sim_time);
         }
         if period_start.elapsed() >= options.status_every {

@@ -20,6 +20,7 @@ use crate::federation::{
 };
 use crate::model::Model;
 use crate::node::{run_node, NodeConfig, NodeReport};
+use crate::runner::Control;
 use crate::scenario::Scenario;
 use crate::wire::{decode_ack, decode_command, encode_ack, encode_assignment, encode_command};
 
@@ -120,6 +121,8 @@ pub struct SimulationServer {
     compute_ns_max: u64,
     publish_ns_max: u64,
     malformed: u64,
+    /// Controls from stations (`TgControl`), for the run to obey.
+    controls: Vec<Control>,
 }
 
 /// Creates a target-generator federation (both FOM modules) on `rti`.
@@ -148,6 +151,7 @@ impl SimulationServer {
             h.frame_done.class,
             h.ack.class,
             h.command.class,
+            h.control.class,
             h.handover.class,
         ] {
             fed.subscribe_interaction_class(c)?;
@@ -206,6 +210,7 @@ impl SimulationServer {
             compute_ns_max: 0,
             publish_ns_max: 0,
             malformed: 0,
+            controls: Vec::new(),
         };
         server.wait_for_nodes()?;
         server.assign(&scenario)?;
@@ -509,6 +514,27 @@ impl SimulationServer {
         }
     }
 
+    /// The controls stations sent (`TgControl`) since the last call, in order.
+    pub fn take_controls(&mut self) -> Vec<Control> {
+        std::mem::take(&mut self.controls)
+    }
+
+    /// Takes what peers sent for up to `wait` without running a frame (a paused run
+    /// still hears its stations and nodes).
+    pub fn poll(&mut self, wait: Duration) -> Result<(), TgError> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(());
+            }
+            match self.fed.next_callback(deadline - now) {
+                Some(cb) => self.handle_or_count(cb)?,
+                None => return Ok(()),
+            }
+        }
+    }
+
     /// Messages from peers that did not decode, dropped and counted.
     pub fn malformed(&self) -> u64 {
         self.malformed
@@ -609,6 +635,15 @@ impl SimulationServer {
                 } else if class == h.command.class {
                     let bytes = read_opaque(value(&values, h.command.params[0]))?;
                     self.queued.push(decode_command(bytes)?);
+                } else if class == h.control.class {
+                    let line = read_unicode(value(&values, h.control.params[0]))?;
+                    match Control::parse(&line) {
+                        Ok(c) => self.controls.push(c),
+                        Err(e) => {
+                            self.malformed += 1;
+                            eprintln!("simulation server: a station's control {line:?}: {e}");
+                        }
+                    }
                 } else if class == h.node_ready.class {
                     let node = read_unicode(value(&values, h.node_ready.params[0]))?;
                     if !self.nodes.contains(&node) && self.nodes.len() < self.config.nodes {

@@ -14,7 +14,9 @@ Python values into the HLA encodings of the FOM's data types and back: ``float``
 Next to the RTI, :class:`Bus` is the group-communication bus of the formation-flying
 testbed: :class:`BusMessage` values in the paper's XML on dot-delimited subjects,
 published with one of Spread's six service levels and received through a
-:class:`BusSubscription`.
+:class:`BusSubscription`. :mod:`glidepath.tg` is a station of a running target
+generator: its aircraft's states, its controls (pause, resume, rate, speed, load a
+scenario) and pilot commands with their acknowledgements.
 """
 
 from glidepath import _glidepath
