@@ -24,7 +24,7 @@ fn station(rti: &Rti, federation: &str) -> (Federate, impl Fn(&str)) {
     f.publish_interaction_class(class).unwrap();
     let sender = f.clone();
     let send = move |line: &str| {
-        let value = Bytes::from(glidepath::mom::encode_unicode_string(line));
+        let value = glidepath::mom::encode_unicode_string(line);
         sender
             .send_interaction(class, [(param, value)], Bytes::new())
             .unwrap();
@@ -103,7 +103,7 @@ fn a_station_pauses_resumes_and_loads_through_the_run() {
     });
     let t0 = Instant::now();
     let mut frames = Frames(0);
-    let (status, end) =
+    let (_, end) =
         runner::run_until(&mut tg.server, &controls, options, &mut frames).unwrap();
     let wall = t0.elapsed().as_secs_f64();
     assert_eq!(end, RunEnd::Load("us-400".into()));

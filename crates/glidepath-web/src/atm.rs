@@ -32,7 +32,7 @@ use glidepath_atm::run::Live;
 use serde_json::{json, Value};
 
 use crate::api::{asset, require, role_of};
-use crate::{random_token, Role, WebError};
+use crate::{random_token, Role, Served, WebError};
 
 /// The largest layout a request may carry.
 pub const MAX_LAYOUT_BYTES: usize = 1 << 20;
@@ -87,16 +87,14 @@ struct AtmState {
 
 /// A running ATM web server. Dropping it stops it.
 pub struct AtmWebServer {
-    addr: SocketAddr,
+    served: Served,
     tokens: HashMap<String, Role>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl AtmWebServer {
     /// The address it listens on.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.served.addr
     }
 
     /// The operator's token (for the editor's Save), when there is one.
@@ -108,35 +106,11 @@ impl AtmWebServer {
     }
 }
 
-impl Drop for AtmWebServer {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_timeout(std::time::Duration::from_secs(2));
-        }
-    }
-}
-
 /// Starts the portal and the editor.
 pub fn start_atm(mut config: AtmWebConfig) -> Result<AtmWebServer, WebError> {
     if config.tokens.is_empty() {
         config.tokens.insert(random_token(), Role::Operator);
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .thread_name("glidepath-atm-web")
-        .enable_all()
-        .build()
-        .map_err(WebError::Runtime)?;
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind(config.addr))
-        .map_err(|source| WebError::Bind {
-            addr: config.addr,
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(WebError::Runtime)?;
     let state = AtmState {
         tokens: Arc::new(config.tokens.clone()),
         live: config.live,
@@ -157,20 +131,10 @@ pub fn start_atm(mut config: AtmWebConfig) -> Result<AtmWebServer, WebError> {
         .route("/api/stats", get(stats))
         .fallback(get(|uri: axum::http::Uri| async move { asset(uri.path()) }))
         .with_state(state);
-    let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
-    runtime.spawn(async move {
-        let served = axum::serve(listener, app).with_graceful_shutdown(async {
-            let _ = stopped.await;
-        });
-        if let Err(e) = served.await {
-            tracing::error!("atm web server: {e}");
-        }
-    });
+    let served = Served::start(config.addr, 1, "glidepath-atm-web", app)?;
     Ok(AtmWebServer {
-        addr,
+        served,
         tokens: config.tokens,
-        shutdown: Some(shutdown),
-        runtime: Some(runtime),
     })
 }
 

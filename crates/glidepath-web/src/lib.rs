@@ -138,19 +138,71 @@ impl WebConfig {
     }
 }
 
-/// A running web server. Dropping it stops it.
-pub struct WebServer {
-    addr: SocketAddr,
-    hub: Arc<Hub>,
-    tokens: HashMap<String, Role>,
+/// A router served on a tokio runtime of its own; dropping it stops both.
+pub(crate) struct Served {
+    pub(crate) addr: SocketAddr,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Served {
+    /// Binds `addr` and serves `app` on `threads` tokio threads named `name`.
+    pub(crate) fn start(
+        addr: SocketAddr,
+        threads: usize,
+        name: &str,
+        app: axum::Router,
+    ) -> Result<Served, WebError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .thread_name(name)
+            .enable_all()
+            .build()
+            .map_err(WebError::Runtime)?;
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind(addr))
+            .map_err(|source| WebError::Bind { addr, source })?;
+        let addr = listener.local_addr().map_err(WebError::Runtime)?;
+        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
+        let name = name.to_string();
+        runtime.spawn(async move {
+            let served = axum::serve(listener, app).with_graceful_shutdown(async {
+                let _ = stopped.await;
+            });
+            if let Err(e) = served.await {
+                tracing::error!("{name}: {e}");
+            }
+        });
+        Ok(Served {
+            addr,
+            shutdown: Some(shutdown),
+            runtime: Some(runtime),
+        })
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_timeout(std::time::Duration::from_secs(2));
+        }
+    }
+}
+
+/// A running web server. Dropping it stops it.
+pub struct WebServer {
+    served: Served,
+    hub: Arc<Hub>,
+    tokens: HashMap<String, Role>,
 }
 
 impl WebServer {
     /// The address it listens on.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.served.addr
     }
 
     /// The hub (counters, latest snapshot).
@@ -163,17 +215,6 @@ impl WebServer {
         let mut v: Vec<(Role, &str)> = self.tokens.iter().map(|(t, r)| (*r, t.as_str())).collect();
         v.sort_by_key(|(r, _)| *r as u8);
         v
-    }
-}
-
-impl Drop for WebServer {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown_timeout(std::time::Duration::from_secs(2));
-        }
     }
 }
 
@@ -196,42 +237,18 @@ pub fn start(
             config.tokens.insert(random_token(), r);
         }
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("glidepath-web")
-        .enable_all()
-        .build()
-        .map_err(WebError::Runtime)?;
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind(config.addr))
-        .map_err(|source| WebError::Bind {
-            addr: config.addr,
-            source,
-        })?;
-    let addr = listener.local_addr().map_err(WebError::Runtime)?;
     let (hub, incoming) = Hub::new(catalog, config.scenarios.clone(), controls);
     let state = api::AppState {
         hub: hub.clone(),
         tokens: Arc::new(config.tokens.clone()),
     };
-    let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
-    let app = api::router(state);
-    runtime.spawn(async move {
-        let served = axum::serve(listener, app).with_graceful_shutdown(async {
-            let _ = stopped.await;
-        });
-        if let Err(e) = served.await {
-            tracing::error!("web server: {e}");
-        }
-    });
+    let served = Served::start(config.addr, 2, "glidepath-web", api::router(state))?;
     let observer = TgObserver::new(hub.clone(), incoming, config.max_rate_hz);
     Ok((
         WebServer {
-            addr,
+            served,
             hub,
             tokens: config.tokens,
-            shutdown: Some(shutdown),
-            runtime: Some(runtime),
         },
         observer,
     ))
