@@ -235,6 +235,7 @@ fn serve(
         status_every: Duration::from_secs(1),
     };
     let mut lost_reported = 0;
+    let mut rebalances_reported = 0;
     #[cfg(feature = "web")]
     let web = start_web(
         args,
@@ -250,6 +251,18 @@ fn serve(
             println!("node {node} lost: its aircraft continue on the other nodes ({now_on} aircraft flown)");
         }
         lost_reported = lost.len();
+        if server.rebalances() > rebalances_reported {
+            rebalances_reported = server.rebalances();
+            let shares: Vec<String> = server
+                .nodes()
+                .iter()
+                .map(|n| {
+                    let flown = server.tracks().iter().filter(|t| t.node == *n).count();
+                    format!("{n} {flown}")
+                })
+                .collect();
+            println!("a node joined: aircraft rebalanced ({})", shares.join(", "));
+        }
         println!(
                         "t {:>6.1} s  frame {:>7}  sim {:>7.1} s  aircraft {:>6}  updates/frame {:>8.1}  rate {:>7.1} Hz  frame {:>7.3} ms (compute {:.3})  misses {}  jitter p50/p99/max {:.3}/{:.3}/{:.3} ms{}",
             s.elapsed_s, s.frame, s.sim_time_s, s.aircraft, s.updates_per_frame, s.rate_hz, s.frame_ms_mean, s.compute_ms_mean,

@@ -22,7 +22,11 @@ use crate::model::Model;
 use crate::node::{run_node, NodeConfig, NodeReport};
 use crate::runner::Control;
 use crate::scenario::Scenario;
-use crate::wire::{decode_ack, decode_command, encode_ack, encode_assignment, encode_command};
+use crate::wire::{
+    decode_ack, decode_assignment, decode_command, encode_ack, encode_assignment, encode_command,
+};
+
+mod rebalance;
 
 /// How the server runs.
 #[derive(Clone, Debug)]
@@ -123,6 +127,12 @@ pub struct SimulationServer {
     malformed: u64,
     /// Controls from stations (`TgControl`), for the run to obey.
     controls: Vec<Control>,
+    /// Nodes that joined after the start, waiting for their share (`rebalance.rs`).
+    joined: Vec<usize>,
+    /// Aircraft handed back by their nodes (`TgHandover`), not yet reassigned.
+    handovers: Vec<(String, Vec<Aircraft>)>,
+    /// Rebalances done.
+    rebalanced: u64,
 }
 
 /// Creates a target-generator federation (both FOM modules) on `rti`.
@@ -211,6 +221,9 @@ impl SimulationServer {
             publish_ns_max: 0,
             malformed: 0,
             controls: Vec::new(),
+            joined: Vec::new(),
+            handovers: Vec::new(),
+            rebalanced: 0,
         };
         server.wait_for_nodes()?;
         server.assign(&scenario)?;
@@ -316,6 +329,9 @@ impl SimulationServer {
         self.frame_updates = 0;
         self.compute_ns_max = 0;
         self.publish_ns_max = 0;
+        if !self.joined.is_empty() {
+            self.rebalance()?;
+        }
         for command in std::mem::take(&mut self.queued) {
             self.route(command)?;
         }
@@ -514,6 +530,11 @@ impl SimulationServer {
         }
     }
 
+    /// How many times nodes that joined were given a share of the aircraft.
+    pub fn rebalances(&self) -> u64 {
+        self.rebalanced
+    }
+
     /// The controls stations sent (`TgControl`) since the last call, in order.
     pub fn take_controls(&mut self) -> Vec<Control> {
         std::mem::take(&mut self.controls)
@@ -646,12 +667,22 @@ impl SimulationServer {
                     }
                 } else if class == h.node_ready.class {
                     let node = read_unicode(value(&values, h.node_ready.params[0]))?;
-                    if !self.nodes.contains(&node) && self.nodes.len() < self.config.nodes {
+                    if !self.nodes.contains(&node) {
+                        // Past the nodes the run started with, a node joins: it gets
+                        // a share before the next frame (rebalance.rs).
+                        if self.nodes.len() >= self.config.nodes {
+                            self.joined.push(self.nodes.len());
+                        }
                         self.nodes.push(node);
                         self.node_frame.push(self.frame);
                         self.node_handles.push(info.producer);
                         self.alive.push(true);
                     }
+                } else if class == h.handover.class {
+                    let donor = read_unicode(value(&values, h.handover.params[0]))?;
+                    let bytes = read_opaque(value(&values, h.handover.params[1]))?;
+                    let (_, aircraft) = decode_assignment(bytes)?;
+                    self.handovers.push((donor, aircraft));
                 }
             }
             _ => {}
