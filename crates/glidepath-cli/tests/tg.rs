@@ -274,3 +274,73 @@ fn a_killed_node_process_hands_its_aircraft_to_the_other() {
         "{err}"
     );
 }
+
+/// A node process that joins a running target generator over NATS takes half the
+/// aircraft before the next frame, and every frame after still carries one state per
+/// aircraft.
+#[test]
+fn a_node_process_that_joins_takes_an_even_share() {
+    use std::io::{BufRead, BufReader};
+    let nats = NatsServerProcess::start().unwrap_or_else(|e| panic!("{e}"));
+    let url = nats.url();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_glidepath"))
+        .args(["tg", "--scenario", "us-400", "--transport", "nats", "--nats-url", &url])
+        .args(["--nodes", "1", "--seconds", "6", "--rate", "30"])
+        .current_dir(workspace_root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut s).unwrap();
+        s
+    });
+    let mut lines = Vec::new();
+    let mut newcomer = None;
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.starts_with("t ") && newcomer.is_none() {
+            newcomer = Some(
+                Command::new(env!("CARGO_BIN_EXE_glidepath"))
+                    .args(["tg", "--role", "node", "--transport", "nats", "--nats-url", &url])
+                    .args(["--federation", "glidepath-tg", "--name", "tg-node-late"])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap(),
+            );
+        }
+        lines.push(line);
+    }
+    let status = child.wait().unwrap();
+    let err = err_reader.join().unwrap();
+    let out = lines.join("\n");
+    assert!(status.success(), "{out}\n{err}");
+    let node = newcomer
+        .expect("a status line")
+        .wait_with_output()
+        .unwrap();
+    let node_err = String::from_utf8_lossy(&node.stderr);
+    assert!(node.status.success(), "{node_err}");
+    let joined = lines
+        .iter()
+        .position(|l| l.starts_with("a node joined"))
+        .unwrap_or_else(|| panic!("no rebalance in:\n{out}"));
+    assert!(
+        lines[joined].contains("tg-node-1 200") && lines[joined].contains("tg-node-late 200"),
+        "{}",
+        lines[joined]
+    );
+    for l in lines[joined + 1..].iter().filter(|l| l.starts_with("t ")).skip(1) {
+        assert!(l.contains("aircraft    400  updates/frame    400.0"), "{l}\n{out}");
+    }
+    assert!(
+        out.contains("400 aircraft, 400 with a state of the last frame"),
+        "{out}"
+    );
+    assert!(node_err.contains("200 aircraft"), "{node_err}");
+}
