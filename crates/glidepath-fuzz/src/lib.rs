@@ -49,6 +49,10 @@ pub enum Target {
     /// An attribute or parameter value decoded as its FOM data type
     /// (`Fom::decode_value`): the first byte picks one of [`TYPED_VALUE_TYPES`].
     TypedValue,
+    /// What a station or a node sends the target generator: the first byte picks a
+    /// command, an acknowledgement, an assignment (`glidepath_tg::wire`) or an
+    /// operator's control line (`Control::parse`).
+    TgMessage,
 }
 
 /// The data types the typed-value target decodes as: the air-traffic FOM's record
@@ -77,7 +81,7 @@ fn air_traffic_fom() -> &'static glidepath_fom::Fom {
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 10] = [
+    pub const ALL: [Target; 11] = [
         Target::Envelope,
         Target::Bundle,
         Target::ChainFrame,
@@ -88,6 +92,7 @@ impl Target {
         Target::BusBinary,
         Target::BusFrame,
         Target::TypedValue,
+        Target::TgMessage,
     ];
 
     /// Its name on the command line and under `corpus/`.
@@ -103,6 +108,7 @@ impl Target {
             Target::BusBinary => "bus-binary",
             Target::BusFrame => "bus-frame",
             Target::TypedValue => "typed-value",
+            Target::TgMessage => "tg-message",
         }
     }
 
@@ -182,6 +188,7 @@ impl Target {
                 let _ = glidepath_bus::frame::decode(&Bytes::copy_from_slice(input));
             }
             Target::TypedValue => typed_value(input),
+            Target::TgMessage => tg_message(input),
         }
     }
 
@@ -292,6 +299,7 @@ impl Target {
                     })
                     .collect()
             }
+            Target::TgMessage => tg_samples(),
             Target::FomXml | Target::LayoutToml => Vec::new(),
         }
     }
@@ -584,4 +592,76 @@ pub fn fuzz(target: Target, cases: u64, seed: u64) -> Report {
         cases: done,
         crashes,
     }
+}
+
+/// The tg-message property: nothing panics, and a command, an acknowledgement or an
+/// assignment that decodes encodes to the same bytes (the encoding is canonical).
+fn tg_message(input: &[u8]) {
+    use glidepath_tg::wire;
+    let Some((&kind, body)) = input.split_first() else {
+        return;
+    };
+    match kind % 4 {
+        0 => {
+            if let Ok(c) = wire::decode_command(body) {
+                assert_eq!(wire::encode_command(&c), body, "a command changed on a round trip");
+            }
+        }
+        1 => {
+            if let Ok(a) = wire::decode_ack(body) {
+                assert_eq!(wire::encode_ack(&a), body, "an acknowledgement changed on a round trip");
+            }
+        }
+        2 => {
+            if let Ok((wind, aircraft)) = wire::decode_assignment(body) {
+                let again = wire::encode_assignment(wind, &aircraft);
+                let (_, decoded) = wire::decode_assignment(&again)
+                    .unwrap_or_else(|e| panic!("a re-encoded assignment fails to decode: {e}"));
+                assert_eq!(decoded.len(), aircraft.len(), "an assignment lost aircraft");
+            }
+        }
+        _ => {
+            if let Ok(line) = std::str::from_utf8(body) {
+                let _ = glidepath_tg::runner::Control::parse(line);
+            }
+        }
+    }
+}
+
+/// Valid target-generator messages, each behind the byte that picks its decoder.
+fn tg_samples() -> Vec<Vec<u8>> {
+    use glidepath_tg::command::{Command, CommandAck, Instruction, Refusal};
+    use glidepath_tg::wire;
+    let tagged = |kind: u8, body: Vec<u8>| [vec![kind], body].concat();
+    let mut out = Vec::new();
+    for (id, instruction) in [
+        Instruction::Heading { deg: 270.0 },
+        Instruction::Altitude { ft: 35_000.0 },
+        Instruction::Speed { kt: 250.0 },
+        Instruction::DirectTo { waypoint: "KSEA".into() },
+        Instruction::Resume,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let c = Command { id: id as u64 + 1, callsign: "UAL101".into(), instruction };
+        out.push(tagged(0, wire::encode_command(&c)));
+    }
+    for outcome in [
+        Ok(()),
+        Err(Refusal::UnknownAircraft("NOPE1".into())),
+        Err(Refusal::OutOfEnvelope { type_code: "B738".into(), reason: "above Mmo".into() }),
+        Err(Refusal::UnknownWaypoint("KXYZ".into())),
+        Err(Refusal::InvalidValue("NaN".into())),
+    ] {
+        let a = CommandAck { id: 7, callsign: "UAL101".into(), frame: 42, outcome };
+        out.push(tagged(1, wire::encode_ack(&a)));
+    }
+    let table = glidepath_tg::perf::PerformanceTable::builtin();
+    let demo = glidepath_tg::scenario::load("demo", table).expect("the built-in demo");
+    out.push(tagged(2, wire::encode_assignment(demo.wind, &demo.aircraft[..2])));
+    for line in ["pause", "rate 30", "speed 2.5", "load us-400", "UAL101 heading 270", "DAL404 direct KSEA"] {
+        out.push(tagged(3, line.as_bytes().to_vec()));
+    }
+    out
 }

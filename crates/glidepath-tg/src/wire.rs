@@ -316,6 +316,11 @@ pub fn decode_ack(bytes: &[u8]) -> Result<CommandAck, WireError> {
         4 => Err(Refusal::InvalidValue(r.str()?)),
         _ => return Err(WireError("unknown outcome")),
     };
+    // Trailing bytes are refused as after a command: an acknowledgement is exactly
+    // its fields (found by the tg-message fuzz target).
+    if !r.finished() {
+        return Err(WireError("trailing bytes"));
+    }
     Ok(CommandAck {
         id,
         callsign,
