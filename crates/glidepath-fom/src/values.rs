@@ -14,19 +14,24 @@
 //! | arrays of `HLAbyte` / `HLAoctet` (`HLAopaqueData`) | [`Value::Bytes`] |
 //! | other `HLAfixedArray` and `HLAvariableArray` | [`Value::List`] |
 //! | `HLAfixedRecord` | [`Value::Record`], the fields by name in the FOM's order |
+//! | `HLAvariantRecord` | [`Value::Record`]: the discriminant's field, then the selected alternative's (if it carries a value) |
 //!
 //! Layout, as the standard gives it: a value of octet boundary `V` starts at an offset
 //! (from the start of the whole encoded value) that is a multiple of `V`, with zero
 //! padding before it. `V` is a basic type's size, an enumeration's or simple type's
 //! representation's, the largest of a record's fields, a fixed array's element's, and
 //! for a variable array the larger of 4 (its `HLAinteger32BE` count) and its
-//! element's. Variant records and FOM-specific encodings are refused with an error
-//! naming them. Decoding checks everything: counts, lengths, enumerator values, text,
+//! element's; for a variant record the largest of its discriminant's and its
+//! alternatives' (`values/variant.rs`: a [`Value::Record`] of the discriminant's
+//! enumerator and the selected alternative's value). FOM-specific encodings are
+//! refused with an error naming them. Decoding checks everything: counts, lengths, enumerator values, text,
 //! padding left over.
 
 use thiserror::Error;
 
-use crate::model::{DataType, Endian, Fom};
+use crate::model::{DataType, Endian, Fom, VariantAlternative};
+
+mod variant;
 
 /// A typed value of one of a FOM's data types.
 #[derive(Clone, Debug, PartialEq)]
@@ -83,6 +88,11 @@ enum Shape<'a> {
     },
     Record {
         fields: &'a [(String, String)],
+    },
+    Variant {
+        discriminant: &'a str,
+        enum_type: &'a str,
+        alternatives: &'a [VariantAlternative],
     },
 }
 
@@ -242,8 +252,11 @@ impl<'a> Walk<'a> {
                     }
                     Shape::Record { fields }
                 }
-                DataType::VariantRecord { .. } => {
-                    return Err(self.error(name, "variant records are not supported yet"))
+                DataType::VariantRecord { discriminant, data_type, alternatives, encoding, .. } => {
+                    if encoding != "HLAvariantRecord" {
+                        return Err(self.error(name, format!("the variant record encoding `{encoding}` is FOM-specific: not supported")));
+                    }
+                    Shape::Variant { discriminant, enum_type: data_type, alternatives }
                 }
             });
         }
@@ -280,6 +293,17 @@ impl<'a> Walk<'a> {
             Shape::Record { fields } => {
                 let mut v = 1;
                 for (_, t) in fields {
+                    v = v.max(self.boundary(t)?);
+                }
+                v
+            }
+            Shape::Variant {
+                enum_type,
+                alternatives,
+                ..
+            } => {
+                let mut v = self.boundary(enum_type)?;
+                for t in alternatives.iter().filter_map(|a| a.data_type.as_deref()) {
                     v = v.max(self.boundary(t)?);
                 }
                 v
@@ -447,6 +471,11 @@ impl<'a> Walk<'a> {
                     self.path.truncate(path);
                 }
             }
+            Shape::Variant {
+                discriminant,
+                enum_type,
+                alternatives,
+            } => self.encode_variant(data_type, discriminant, enum_type, alternatives, value, out)?,
         }
         self.depth -= 1;
         Ok(())
@@ -592,6 +621,11 @@ impl<'a> Walk<'a> {
                 }
                 Value::Record(out)
             }
+            Shape::Variant {
+                discriminant,
+                enum_type,
+                alternatives,
+            } => self.decode_variant(data_type, discriminant, enum_type, alternatives, bytes, at)?,
         };
         self.depth -= 1;
         Ok(value)

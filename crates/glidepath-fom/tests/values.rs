@@ -271,3 +271,116 @@ fn random_records_round_trip() {
         assert_eq!(fom.decode_value("Mixes", &bytes).unwrap(), value);
     }
 }
+
+/// A variant record: an enumeration `Kind` selects a point (a record of two
+/// float64), a radius, nothing (a range and `HLAother`).
+fn variants() -> Fom {
+    let tables = r#"    <dataTypes>
+        <enumeratedDataTypes>
+            <enumeratedData>
+                <name>Kind</name><representation>HLAinteger16BE</representation>
+                <enumerator><name>Point</name><value>0</value></enumerator>
+                <enumerator><name>Circle</name><value>1</value></enumerator>
+                <enumerator><name>Gone</name><value>2</value></enumerator>
+                <enumerator><name>Lost</name><value>3</value></enumerator>
+                <enumerator><name>Odd</name><value>9</value></enumerator>
+            </enumeratedData>
+        </enumeratedDataTypes>
+        <fixedRecordDataTypes>
+            <fixedRecordData>
+                <name>Vec2</name><encoding>HLAfixedRecord</encoding>
+                <field><name>x</name><dataType>HLAfloat64BE</dataType></field>
+                <field><name>y</name><dataType>HLAfloat64BE</dataType></field>
+            </fixedRecordData>
+        </fixedRecordDataTypes>
+        <variantRecordDataTypes>
+            <variantRecordData>
+                <name>Shape</name>
+                <discriminant>kind</discriminant><dataType>Kind</dataType>
+                <alternative><enumerator>Point</enumerator><name>at</name><dataType>Vec2</dataType></alternative>
+                <alternative><enumerator>Circle</enumerator><name>radius</name><dataType>HLAinteger32BE</dataType></alternative>
+                <alternative><enumerator>[Gone .. Lost]</enumerator><name>none</name><dataType>NA</dataType></alternative>
+                <alternative><enumerator>HLAother</enumerator><name>code</name><dataType>HLAoctet</dataType></alternative>
+                <encoding>HLAvariantRecord</encoding>
+            </variantRecordData>
+        </variantRecordDataTypes>
+    </dataTypes>"#;
+    let xml = module("", "", tables);
+    Fom::merge(&[FomModule::parse_str("variants.xml", &xml).unwrap()]).unwrap()
+}
+
+fn shape(kind: &str, field: Option<(&str, Value)>) -> Value {
+    let mut fields = vec![("kind".to_string(), Value::Text(kind.into()))];
+    fields.extend(field.map(|(n, v)| (n.to_string(), v)));
+    Value::Record(fields)
+}
+
+#[test]
+fn a_variant_record_encodes_its_discriminant_and_the_alternative_it_selects() {
+    let fom = variants();
+    // The record's boundary is 8 (Vec2's float64): the discriminant (2 bytes) then
+    // padding to the alternative's own boundary.
+    assert_eq!(fom.octet_boundary("Shape"), Some(8));
+    let point = shape(
+        "Point",
+        Some((
+            "at",
+            Value::Record(vec![
+                ("x".into(), Value::Float(1.0)),
+                ("y".into(), Value::Float(-2.0)),
+            ]),
+        )),
+    );
+    let mut bytes = vec![0, 0, 0, 0, 0, 0, 0, 0];
+    bytes.extend(1.0f64.to_be_bytes());
+    bytes.extend((-2.0f64).to_be_bytes());
+    round_trip(&fom, "Shape", point, &bytes);
+    round_trip(
+        &fom,
+        "Shape",
+        shape("Circle", Some(("radius", Value::Int(300)))),
+        &[0, 1, 0, 0, 0, 0, 1, 44],
+    );
+    // A range selects an alternative without a value: the discriminant alone.
+    round_trip(&fom, "Shape", shape("Lost", None), &[0, 3]);
+    round_trip(&fom, "Shape", shape("Gone", None), &[0, 2]);
+    // HLAother takes every other enumerator.
+    round_trip(
+        &fom,
+        "Shape",
+        shape("Odd", Some(("code", Value::Int(7)))),
+        &[0, 9, 7],
+    );
+    // The discriminant by its value is taken too.
+    let by_value = Value::Record(vec![("kind".into(), Value::Int(1)), ("radius".into(), Value::Int(2))]);
+    assert_eq!(fom.encode_value("Shape", &by_value).unwrap(), [0, 1, 0, 0, 0, 0, 0, 2]);
+}
+
+#[test]
+fn a_bad_variant_says_what_and_where() {
+    let fom = variants();
+    let err = |v: Value| fom.encode_value("Shape", &v).unwrap_err().to_string();
+    let e = err(shape("Circle", Some(("at", Value::Int(1)))));
+    assert!(e.contains("`at`") && e.contains("`radius`"), "{e}");
+    let e = err(shape("Lost", Some(("none", Value::Int(1)))));
+    assert!(e.contains("without a value"), "{e}");
+    let e = err(Value::Record(vec![("radius".into(), Value::Int(1))]));
+    assert!(e.contains("discriminant `kind` is missing"), "{e}");
+    let e = err(shape("Square", None));
+    assert!(e.contains("no enumerator"), "{e}");
+    let e = err(shape("Circle", None));
+    assert!(e.contains("`radius`, which is missing"), "{e}");
+    let e = err(shape("Point", Some(("at", Value::Int(3)))));
+    assert!(e.contains("/at"), "{e}");
+    // Bytes: an unknown discriminant value, a truncated alternative, bad padding,
+    // bytes left over.
+    for (bytes, says) in [
+        (&[0u8, 5][..], "no enumerator"),
+        (&[0, 1, 0, 0, 0, 0][..], "ends"),
+        (&[0, 1, 0, 9, 0, 0, 0, 1][..], "padding"),
+        (&[0, 3, 1][..], "left over"),
+    ] {
+        let e = fom.decode_value("Shape", bytes).unwrap_err().to_string();
+        assert!(e.contains(says), "{bytes:?}: {e}");
+    }
+}

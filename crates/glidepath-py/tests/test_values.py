@@ -118,3 +118,46 @@ def test_bad_values_and_bad_bytes_raise_encoder_exceptions(federation):
         fed.encode("TrackMetadata", {"src": "x", "ver": 2**40, "run": "r", "tpub": 0})
     with pytest.raises(glidepath.InvalidAttributeHandle):
         fed.encode_attribute(999_999, 1.0)
+
+
+VARIANT_FOM = """<?xml version="1.0" encoding="UTF-8"?>
+<objectModel xmlns="http://standards.ieee.org/IEEE1516-2010">
+  <modelIdentification><name>variants</name><type>FOM</type><version>1</version></modelIdentification>
+  <dataTypes>
+    <enumeratedDataTypes>
+      <enumeratedData><name>Kind</name><representation>HLAinteger16BE</representation>
+        <enumerator><name>Circle</name><value>1</value></enumerator>
+        <enumerator><name>Gone</name><value>2</value></enumerator>
+      </enumeratedData>
+    </enumeratedDataTypes>
+    <variantRecordDataTypes>
+      <variantRecordData><name>Shape</name><discriminant>kind</discriminant><dataType>Kind</dataType>
+        <alternative><enumerator>Circle</enumerator><name>radius</name><dataType>HLAinteger32BE</dataType></alternative>
+        <alternative><enumerator>HLAother</enumerator><name>none</name><dataType>NA</dataType></alternative>
+        <encoding>HLAvariantRecord</encoding>
+      </variantRecordData>
+    </variantRecordDataTypes>
+  </dataTypes>
+</objectModel>
+"""
+
+
+def test_a_variant_record_is_a_dict_of_its_discriminant_and_alternative(tmp_path):
+    fom = tmp_path / "variants.xml"
+    fom.write_text(VARIANT_FOM)
+    rti = glidepath.Rti()
+    rti.create_federation_execution("variants", [str(fom)])
+    fed = rti.join_federation_execution("variants", glidepath.FederateAmbassador(), name="v")
+    try:
+        circle = {"kind": "Circle", "radius": 300}
+        data = fed.encode("Shape", circle)
+        assert data == struct.pack(">hxxi", 1, 300)
+        assert fed.decode("Shape", data) == circle
+        assert fed.decode("Shape", fed.encode("Shape", {"kind": "Gone"})) == {"kind": "Gone"}
+        with pytest.raises(glidepath.EncoderException, match="radius"):
+            fed.encode("Shape", {"kind": "Circle"})
+        with pytest.raises(glidepath.EncoderException, match="without a value"):
+            fed.encode("Shape", {"kind": "Gone", "none": 1})
+    finally:
+        fed.resign_federation_execution()
+        rti.destroy_federation_execution("variants")
