@@ -155,6 +155,28 @@ fn a_slice_of_the_day_loses_nothing_with_the_binary_codec() {
 }
 
 #[test]
+fn a_credit_window_bounds_what_is_in_flight_and_loses_nothing() {
+    let live = Arc::new(Live::new());
+    let options = RunOptions {
+        credit: Some(4),
+        live: Some(live.clone()),
+        ..slice(RtiConfig::default(), Codec::Json)
+    };
+    let report = run(&day_layout(), &options).unwrap();
+    check(&report);
+    let peak = live.credit_peak();
+    assert!((1..=4).contains(&peak), "in flight at most 4, saw {peak}");
+    let refused = run(
+        &day_layout(),
+        &RunOptions {
+            credit: Some(0),
+            ..slice(RtiConfig::default(), Codec::Json)
+        },
+    );
+    assert!(refused.is_err_and(|e| e.to_string().contains("lets nothing through")));
+}
+
+#[test]
 fn a_slice_of_the_day_loses_nothing_over_nats() {
     let testbed = glidepath::backend::nats::NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
     let mut config = RtiConfig::default();

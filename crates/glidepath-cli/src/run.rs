@@ -61,6 +61,11 @@ pub struct RunArgs {
     /// rows this way and its inproc rows as threads.
     #[arg(long)]
     processes: bool,
+    /// Flow control by credit: at most N messages published to the monitor and not
+    /// yet received by it (blocks as threads). Bounds what waits in queues, so the
+    /// latency is the hand-over's, not the lookahead's backlog.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    credit: Option<u64>,
     /// Internal, used by `--processes`: run only this block, joined to
     /// `--federation`, and write its outcome to `--outcome`.
     #[arg(
@@ -192,6 +197,7 @@ fn run_options(args: &mut RunArgs) -> anyhow::Result<RunOptions> {
             .map_err(|e: String| anyhow::anyhow!("--wait: {e}"))?,
         deployment,
         live: None,
+        credit: args.credit,
     })
 }
 

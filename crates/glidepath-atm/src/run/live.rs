@@ -25,6 +25,10 @@ pub struct Live {
     pub(super) published: AtomicU64,
     pub(super) received: AtomicU64,
     pub(super) monitor_second: AtomicU64,
+    /// Messages published under a credit window ([`super::RunOptions::credit`]).
+    pub(super) sent: AtomicU64,
+    /// The most messages in flight under the credit window so far.
+    pub(super) credit_peak: AtomicU64,
     /// Set by the manager when the run failed: blocks stop waiting for the
     /// federation (block processes are stopped through their standard input).
     pub(super) abort: AtomicBool,
@@ -269,6 +273,12 @@ impl Live {
         if let Some(o) = &mut self.detail.lock().outcome {
             o.report = Some(dir.to_string());
         }
+    }
+
+    /// The most messages that were published to the monitor and not yet received
+    /// by it at once, under a credit window (0 without one).
+    pub fn credit_peak(&self) -> u64 {
+        self.credit_peak.load(Ordering::Relaxed)
     }
 
     /// The view now, with the messages per second from simulated second `from` on.

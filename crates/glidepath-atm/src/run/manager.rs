@@ -91,6 +91,16 @@ fn run_with(layout: &Layout, opts: &RunOptions, live: &Arc<Live>) -> Result<RunR
             monitors.len()
         )));
     }
+    if matches!(opts.deployment, Deployment::Processes(_)) && opts.credit.is_some() {
+        return Err(RunError::Layout(
+            "a credit window counts in this process's memory: it needs the blocks as threads, \
+             not processes"
+                .into(),
+        ));
+    }
+    if opts.credit == Some(0) {
+        return Err(RunError::Layout("a credit window of 0 messages lets nothing through".into()));
+    }
     if matches!(opts.deployment, Deployment::Processes(_))
         && opts.config.transport != TransportKind::Nats
     {
@@ -265,6 +275,14 @@ pub(super) fn context_of(
         end,
         opts: opts.clone(),
         progress: progress.clone(),
+        credit: opts.credit.filter(|_| {
+            layout.links.iter().any(|l| {
+                l.from == block.name
+                    && layout
+                        .block(&l.to)
+                        .is_some_and(|b| b.kind == BlockKind::Monitor)
+            })
+        }),
     }
 }
 

@@ -219,6 +219,11 @@ pub struct RunOptions {
     /// A live view of the run for the portal (`glidepath run --web`); one run per
     /// [`Live`]. `None`: the run keeps its counters to itself.
     pub live: Option<Arc<Live>>,
+    /// Flow control by credit: at most this many messages published to the monitor
+    /// and not yet received by it, over every block linked to it (blocks as threads
+    /// only). `None`: only time management bounds what is in flight (the monitor's
+    /// lookahead, [`MONITOR_LOOKAHEAD`] simulated seconds).
+    pub credit: Option<u64>,
 }
 
 /// Where a run's blocks execute (memorandum section 4.3: components are deployed, then
@@ -282,6 +287,7 @@ impl Default for RunOptions {
             wait: WaitStrategy::default(),
             deployment: Deployment::Threads,
             live: None,
+            credit: None,
         }
     }
 }
@@ -379,6 +385,9 @@ struct Context {
     end: u32,
     opts: RunOptions,
     progress: Arc<Progress>,
+    /// The credit window this block publishes under ([`RunOptions::credit`], when it
+    /// is linked to the monitor).
+    credit: Option<u64>,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]

@@ -162,6 +162,7 @@ pub(super) struct TrafficBlock {
     run_name: String,
     sndem: Sndem,
     progress: Arc<Progress>,
+    credit: Option<u64>,
     density: Option<f64>,
     window: (u32, u32),
     tracks: Option<Tracks>,
@@ -178,6 +179,7 @@ impl TrafficBlock {
             run_name: ctx.opts.run_name.clone(),
             sndem,
             progress: ctx.progress.clone(),
+            credit: ctx.credit,
             density: ctx.opts.density,
             window: (0, 0),
             tracks: None,
@@ -293,6 +295,9 @@ impl TrafficBlock {
                 let vid = arena.split().freeze();
                 arena.extend_from_slice(&scratch);
                 let message = arena.split().freeze();
+                if let Some(window) = self.credit {
+                    wait_for_credit(&self.progress, window, abort)?;
+                }
                 f.send_interaction(
                     self.sndem.class,
                     [(self.sndem.vid, vid), (self.sndem.message, message)],
@@ -366,5 +371,35 @@ impl Component for TrafficBlock {
             self.stats.rows = self.stats.published;
         }
         BlockOutcome::Published(Box::new(self.stats))
+    }
+}
+
+/// Waits until fewer than `window` messages published under credit are not yet
+/// received by the monitor; spins first, then yields the core.
+fn wait_for_credit(progress: &Progress, window: u64, abort: &AtomicBool) -> Result<(), String> {
+    use std::sync::atomic::Ordering;
+    let mut spins = 0u32;
+    loop {
+        let sent = progress.sent.load(Ordering::Acquire);
+        let in_flight = sent.saturating_sub(progress.received.load(Ordering::Acquire));
+        // Taken by compare-and-swap: blocks publishing at once never overdraw it.
+        if in_flight < window
+            && progress
+                .sent
+                .compare_exchange_weak(sent, sent + 1, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            progress.credit_peak.fetch_max(in_flight + 1, Ordering::Relaxed);
+            return Ok(());
+        }
+        spins += 1;
+        if spins < 256 {
+            std::hint::spin_loop();
+        } else {
+            if spins % 1024 == 0 {
+                super::check_abort(abort)?;
+            }
+            thread::yield_now();
+        }
     }
 }
