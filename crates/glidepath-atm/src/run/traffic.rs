@@ -396,7 +396,7 @@ fn wait_for_credit(progress: &Progress, window: u64, abort: &AtomicBool) -> Resu
         if spins < 256 {
             std::hint::spin_loop();
         } else {
-            if spins % 1024 == 0 {
+            if spins.is_multiple_of(1024) {
                 super::check_abort(abort)?;
             }
             thread::yield_now();
