@@ -393,8 +393,10 @@ fn nats_safe_waits_for_a_silent_member_until_it_is_declared_crashed() {
     let b_events = b.join(&subject("SAFEGROUP")).unwrap();
     assert_eq!(next_membership(&a_events).kind, MembershipKind::Joined);
 
-    // The silent member joins through the group's stream, as a member does.
+    // The silent member joins through the group's stream, as a member does. It is
+    // last heard no earlier than now: its crash timeout runs from here.
     let silent = MemberId(0x0051_1347);
+    let joining = std::time::Instant::now();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let client = async_nats::connect(n.server.url()).await.unwrap();
@@ -437,10 +439,14 @@ fn nats_safe_waits_for_a_silent_member_until_it_is_declared_crashed() {
     .unwrap();
     for events in [&a_events, &b_events] {
         let first = next_message(events);
-        // Held until the silent member was found silent for the crash timeout.
+        // Held until the silent member was found silent for the crash timeout,
+        // which runs from when it was last heard (its join), not from the publish:
+        // handed out at once, it would come milliseconds after both.
         assert!(
-            sent.elapsed() >= crash_timeout,
-            "SAFE handed out after {:?}, before the silent member was declared crashed",
+            joining.elapsed() >= crash_timeout,
+            "SAFE handed out {:?} after the silent member joined ({:?} after it was sent), \
+             before the silent member was declared crashed",
+            joining.elapsed(),
             sent.elapsed()
         );
         assert_eq!(first.level, ServiceLevel::Safe);
