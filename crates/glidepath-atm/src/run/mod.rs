@@ -33,7 +33,8 @@
 //! - one file per block kind: `traffic.rs` (generated, ADS-B CSV, or a recording played
 //!   back), `monitor.rs` (the performance monitor), `recorder.rs`; `flights.rs`, the
 //!   monitor's count of flights airborne per second (Figure 4.1(a)); and
-//!   `recording.rs`, the recording file format.
+//!   `recording.rs`, the recording file format; and `live.rs`, the run's live view
+//!   ([`Live`]) and the credit window's counters.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
