@@ -32,7 +32,7 @@
 //! - `block.rs`: what every block does: join, go through the states, time management.
 //! - one file per block kind: `traffic.rs` (generated, ADS-B CSV, or a recording played
 //!   back), `monitor.rs` (the performance monitor), `recorder.rs`; `flights.rs`, the
-//!   monitor's count of flights airborne per second (Figure 4.1(a)); and
+//!   monitor's count of flights airborne per second (Figure 4.1(a));
 //!   `recording.rs`, the recording file format; and `live.rs`, the run's live view
 //!   ([`Live`]) and the credit window's counters.
 
@@ -223,7 +223,7 @@ pub struct RunOptions {
     /// Flow control by credit: at most this many messages published to the monitor
     /// and not yet received by it, over every block linked to it (blocks as threads
     /// only). `None`: only time management bounds what is in flight (the monitor's
-    /// lookahead, [`MONITOR_LOOKAHEAD`] simulated seconds).
+    /// lookahead, 4 simulated seconds).
     pub credit: Option<u64>,
 }
 
