@@ -458,6 +458,12 @@ impl SimulationServer {
             self.tracks[i].node = self.nodes[target].clone();
             per_node.entry(target).or_default().push(a);
         }
+        self.assign_to(per_node)?;
+        Ok((name, moving.len()))
+    }
+
+    /// Sends each node its aircraft (`TgAssign`, in batches), nodes in order.
+    fn assign_to(&mut self, per_node: HashMap<usize, Vec<Aircraft>>) -> Result<(), TgError> {
         let mut targets: Vec<_> = per_node.into_iter().collect();
         targets.sort_by_key(|(n, _)| *n);
         for (n, aircraft) in targets {
@@ -473,7 +479,7 @@ impl SimulationServer {
                 )?;
             }
         }
-        Ok((name, moving.len()))
+        Ok(())
     }
 
     /// The nodes taken as lost so far.

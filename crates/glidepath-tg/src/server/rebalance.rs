@@ -12,7 +12,6 @@ use glidepath::Bytes;
 use super::SimulationServer;
 use crate::dynamics::Aircraft;
 use crate::federation::{opaque, unicode, TgError};
-use crate::wire::encode_assignment;
 
 impl SimulationServer {
     /// Moves aircraft to the nodes that joined since the last frame (see the module).
@@ -116,21 +115,7 @@ impl SimulationServer {
                 per_node.entry(j).or_default().push(a);
             }
         }
-        let mut targets: Vec<_> = per_node.into_iter().collect();
-        targets.sort_by_key(|(n, _)| *n);
-        for (n, aircraft) in targets {
-            for batch in aircraft.chunks(self.config.assign_batch.max(1)) {
-                let p = self.h.assign.params;
-                self.fed.send_interaction(
-                    self.h.assign.class,
-                    [
-                        (p[0], unicode(&self.nodes[n])),
-                        (p[1], opaque(encode_assignment(self.wind, batch))),
-                    ],
-                    Bytes::new(),
-                )?;
-            }
-        }
+        self.assign_to(per_node)?;
         self.rebalanced += 1;
         Ok(())
     }
