@@ -291,26 +291,42 @@ fn free_port() -> u16 {
 
 impl NatsCluster {
     /// Starts `n` nodes (with JetStream when `jetstream`) and waits until messages
-    /// cross every route.
+    /// cross every route. A cluster that does not form (a node lost a free port to
+    /// another process between our choosing it and its binding it, and died) is
+    /// started again on fresh ports, three times at most.
     pub fn start(n: usize, jetstream: bool) -> Result<NatsCluster, NatsServerError> {
-        let store = jetstream.then(|| {
-            std::env::temp_dir().join(format!(
-                "glidepath-cluster-{}-{}",
-                std::process::id(),
-                free_port()
-            ))
-        });
-        let mut cluster = NatsCluster {
-            nodes: (0..n).map(|_| None).collect(),
-            client_ports: (0..n).map(|_| free_port()).collect(),
-            cluster_ports: (0..n).map(|_| free_port()).collect(),
-            store,
-        };
-        for i in 0..n {
-            cluster.start_node(i)?;
+        let mut failed = None;
+        for _attempt in 0..3 {
+            let store = jetstream.then(|| {
+                std::env::temp_dir().join(format!(
+                    "glidepath-cluster-{}-{}",
+                    std::process::id(),
+                    free_port()
+                ))
+            });
+            let mut cluster = NatsCluster {
+                nodes: (0..n).map(|_| None).collect(),
+                client_ports: (0..n).map(|_| free_port()).collect(),
+                cluster_ports: (0..n).map(|_| free_port()).collect(),
+                store,
+            };
+            if let Err(e) = (0..n).try_for_each(|i| cluster.start_node(i)) {
+                failed = Some(e);
+                continue;
+            }
+            if cluster.wait_until_formed(jetstream) {
+                return Ok(cluster);
+            }
+            failed = Some(NatsServerError::NotReady {
+                path: PathBuf::from("nats-server"),
+                why: format!(
+                    "a cluster of {n} on client ports {:?} did not form within 60 s",
+                    cluster.client_ports
+                ),
+                log: String::new(),
+            });
         }
-        cluster.wait_until_formed(jetstream);
-        Ok(cluster)
+        Err(failed.expect("three attempts"))
     }
 
     fn start_node(&mut self, i: usize) -> Result<(), NatsServerError> {
@@ -379,19 +395,20 @@ impl NatsCluster {
     pub fn restart(&mut self, i: usize) -> Result<(), NatsServerError> {
         self.kill(i);
         self.start_node(i)?;
-        self.wait_until_formed(false);
+        // A node that does not rejoin shows in what the caller does next.
+        let _ = self.wait_until_formed(false);
         Ok(())
     }
 
     /// Waits (bounded, 60 s) until a message published on each node reaches the
     /// next one and, with `jetstream`, until a stream of as many replicas as nodes
-    /// can be placed.
-    fn wait_until_formed(&self, jetstream: bool) {
+    /// can be placed; whether it did.
+    fn wait_until_formed(&self, jetstream: bool) -> bool {
         let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
         else {
-            return;
+            return false;
         };
         let urls = self.urls();
         let n = urls.len();
@@ -400,16 +417,16 @@ impl NatsCluster {
             for i in 0..n {
                 while !probe(&urls[i], &urls[(i + 1) % n]).await {
                     if tokio::time::Instant::now() > deadline {
-                        return;
+                        return false;
                     }
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
             }
             if !jetstream {
-                return;
+                return true;
             }
             let Ok(client) = async_nats::connect(&urls[0]).await else {
-                return;
+                return false;
             };
             let js = async_nats::jetstream::new(client);
             loop {
@@ -421,14 +438,14 @@ impl NatsCluster {
                 };
                 if js.create_stream(probe).await.is_ok() {
                     let _ = js.delete_stream("GLIDEPATH_CLUSTER_PROBE").await;
-                    return;
+                    return true;
                 }
                 if tokio::time::Instant::now() > deadline {
-                    return;
+                    return false;
                 }
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
-        });
+        })
     }
 }
 
