@@ -114,6 +114,7 @@ function makeChart() {
     axes: [
       {
         stroke: '#8fa6bd', grid: { stroke: '#1c2c3d' }, ticks: { stroke: '#2b3d52' },
+        space: 90, // room for an HH:MM:SS label between ticks
         // 24-hour UTC clock (HH:MM), or run seconds without a day start.
         // HH:MM:SS when the ticks are under a minute apart.
         values: (u, splits, axis, space, incr) => splits.map((v) => (dayStart !== null
