@@ -181,11 +181,7 @@ async fn run_view(
 
 /// The report's directory, once the run wrote it.
 fn report_dir(s: &AtmState) -> Option<PathBuf> {
-    let live = s.live.as_ref()?;
-    live.snapshot(usize::MAX)
-        .outcome?
-        .report
-        .map(PathBuf::from)
+    s.live.as_ref()?.report_dir().map(PathBuf::from)
 }
 
 /// The report's files: plain files of its directory, by name.

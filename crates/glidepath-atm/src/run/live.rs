@@ -275,6 +275,11 @@ impl Live {
         }
     }
 
+    /// Where the report was written, once it was ([`Live::report_written`]).
+    pub fn report_dir(&self) -> Option<String> {
+        self.detail.lock().outcome.as_ref()?.report.clone()
+    }
+
     /// The most messages that were published to the monitor and not yet received
     /// by it at once, under a credit window (0 without one).
     pub fn credit_peak(&self) -> u64 {
