@@ -35,6 +35,17 @@ fn glidepath(args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// Reads the child's standard error to the end on a thread of its own, so that it
+/// never fills the pipe; joined, the thread gives all of it.
+fn drain_stderr(child: &mut std::process::Child) -> std::thread::JoinHandle<String> {
+    let mut stderr = child.stderr.take().expect("stderr piped");
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut s).unwrap();
+        s
+    })
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -212,12 +223,7 @@ fn a_killed_node_process_hands_its_aircraft_to_the_other() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut s).unwrap();
-        s
-    });
+    let err_reader = drain_stderr(&mut child);
     let mut lines = Vec::new();
     let mut victim = None;
     let mut killed = false;
@@ -292,12 +298,7 @@ fn a_node_process_that_joins_takes_an_even_share() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut s).unwrap();
-        s
-    });
+    let err_reader = drain_stderr(&mut child);
     let mut lines = Vec::new();
     let mut newcomer = None;
     for line in BufReader::new(child.stdout.take().unwrap()).lines() {
