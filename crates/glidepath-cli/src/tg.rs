@@ -21,7 +21,7 @@ use glidepath_tg::perf::PerformanceTable;
 use glidepath_tg::runner::{self, Control, RunEnd, RunOptions, Status};
 use glidepath_tg::scenario;
 use glidepath_tg::server::{
-    create_federation, LocalLayout, LocalRun, ServerConfig, SimulationServer,
+    create_federation, Balance, LocalLayout, LocalRun, ServerConfig, SimulationServer,
 };
 
 /// The flags of `glidepath tg`.
@@ -78,6 +78,12 @@ pub struct TgArgs {
     /// fails after 10 s].
     #[arg(long, value_name = "MILLISECONDS")]
     failover_ms: Option<u64>,
+    /// Leave aircraft where they are when a node falls behind the others [default:
+    /// every 120 frames, a node whose compute time is over 25 % above the fastest
+    /// node's (and over 2 ms a frame) gives aircraft to the others, so each node's
+    /// share follows its speed].
+    #[arg(long)]
+    no_balance: bool,
     /// Serve the radar, pilot and control pages and the JSON API here
     /// (e.g. 127.0.0.1:8080; docs/web-api.md).
     #[cfg(feature = "web")]
@@ -195,6 +201,7 @@ fn serve(
     let rti = glidepath::Rti::from_config(&config)?;
     let mut server_config = ServerConfig::new(args.nodes as usize);
     server_config.node_timeout = args.failover_ms.map(Duration::from_millis);
+    server_config.balance = (!args.no_balance).then(Balance::default);
     println!(
         "scenario {} ({} aircraft): {} node(s) of {} thread(s), {} model, transport {}, {} Hz{}",
         scenario.name,
@@ -261,7 +268,11 @@ fn serve(
                     format!("{n} {flown}")
                 })
                 .collect();
-            println!("a node joined: aircraft rebalanced ({})", shares.join(", "));
+            println!(
+                "{}: aircraft rebalanced ({})",
+                server.last_rebalance().unwrap_or("rebalanced"),
+                shares.join(", ")
+            );
         }
         println!(
                         "t {:>6.1} s  frame {:>7}  sim {:>7.1} s  aircraft {:>6}  updates/frame {:>8.1}  rate {:>7.1} Hz  frame {:>7.3} ms (compute {:.3})  misses {}  jitter p50/p99/max {:.3}/{:.3}/{:.3} ms{}",

@@ -206,10 +206,16 @@ pub fn run_until(
                 }
                 Control::Step => single_steps += 1,
                 Control::Stop => {
-                    return Ok((last.unwrap_or_else(|| empty_status(server)), RunEnd::Stopped))
+                    return Ok((
+                        last.unwrap_or_else(|| empty_status(server)),
+                        RunEnd::Stopped,
+                    ))
                 }
                 Control::Load(name) => {
-                    return Ok((last.unwrap_or_else(|| empty_status(server)), RunEnd::Load(name)))
+                    return Ok((
+                        last.unwrap_or_else(|| empty_status(server)),
+                        RunEnd::Load(name),
+                    ))
                 }
                 Control::Rate(r) => {
                     options.rate_hz = r;

@@ -27,6 +27,7 @@ use crate::wire::{
 };
 
 mod rebalance;
+pub use rebalance::Balance;
 
 /// How the server runs.
 #[derive(Clone, Debug)]
@@ -47,6 +48,10 @@ pub struct ServerConfig {
     /// taken as lost, and its aircraft continue on the others from their last
     /// published state. `None` (the default) waits `frame_timeout` and fails the run.
     pub node_timeout: Option<Duration>,
+    /// Moving aircraft off a node that falls behind (`rebalance.rs`); `None` (the
+    /// default here; `glidepath tg` turns it on) moves them only when a node joins
+    /// or is lost.
+    pub balance: Option<Balance>,
 }
 
 impl ServerConfig {
@@ -59,6 +64,7 @@ impl ServerConfig {
             frame_timeout: Duration::from_secs(10),
             assign_batch: 1_000,
             node_timeout: None,
+            balance: None,
         }
     }
 }
@@ -131,8 +137,13 @@ pub struct SimulationServer {
     joined: Vec<usize>,
     /// Aircraft handed back by their nodes (`TgHandover`), not yet reassigned.
     handovers: Vec<(String, Vec<Aircraft>)>,
-    /// Rebalances done.
+    /// Rebalances done, and why the last one was.
     rebalanced: u64,
+    last_rebalance: Option<String>,
+    /// Each node's compute time summed over the frames of the current window, and
+    /// those frames (`rebalance.rs`: does a node fall behind?).
+    node_compute_ns: Vec<u64>,
+    window_frames: u64,
 }
 
 /// Creates a target-generator federation (both FOM modules) on `rti`.
@@ -224,6 +235,9 @@ impl SimulationServer {
             joined: Vec::new(),
             handovers: Vec::new(),
             rebalanced: 0,
+            last_rebalance: None,
+            node_compute_ns: Vec::new(),
+            window_frames: 0,
         };
         server.wait_for_nodes()?;
         server.assign(&scenario)?;
@@ -331,6 +345,8 @@ impl SimulationServer {
         self.publish_ns_max = 0;
         if !self.joined.is_empty() {
             self.rebalance()?;
+        } else {
+            self.balance_for_speed()?;
         }
         for command in std::mem::take(&mut self.queued) {
             self.route(command)?;
@@ -388,6 +404,7 @@ impl SimulationServer {
                 }
             }
         }
+        self.window_frames += 1;
         Ok(FrameReport {
             lost,
             frame: self.frame,
@@ -401,85 +418,6 @@ impl SimulationServer {
     /// A live node that has not finished the current frame.
     fn late_node(&self) -> Option<usize> {
         (0..self.nodes.len()).find(|&k| self.alive[k] && self.node_frame[k] < self.frame)
-    }
-
-    /// Takes node `k` as lost: its updates are ignored from now on, it is told to
-    /// release its aircraft (in case it is only slow), and each of its aircraft
-    /// continues on the least loaded live node from its last published state, with
-    /// the commands it had taken. Returns the node's name and how many moved.
-    fn fail_over(&mut self, k: usize) -> Result<(String, usize), TgError> {
-        self.alive[k] = false;
-        let name = self.nodes[k].clone();
-        if !self.alive.iter().any(|a| *a) {
-            return Err(TgError::NodeSilent {
-                node: name,
-                frame: self.frame,
-                waited_s: 0.0,
-            });
-        }
-        let moving: Vec<usize> = (0..self.tracks.len())
-            .filter(|&i| self.owner.get(&self.tracks[i].callsign) == Some(&k))
-            .collect();
-        let release = self.h.release.params;
-        let names: Vec<&str> = moving
-            .iter()
-            .map(|&i| self.tracks[i].callsign.as_str())
-            .collect();
-        self.fed.send_interaction(
-            self.h.release.class,
-            [
-                (release[0], unicode(&name)),
-                (release[1], opaque(names.join("\n").into_bytes())),
-            ],
-            Bytes::new(),
-        )?;
-        let mut per_node: HashMap<usize, Vec<Aircraft>> = HashMap::new();
-        let mut load: Vec<usize> = (0..self.nodes.len())
-            .map(|n| {
-                if self.alive[n] {
-                    self.owner.values().filter(|o| **o == n).count()
-                } else {
-                    usize::MAX
-                }
-            })
-            .collect();
-        for &i in &moving {
-            let target = (0..load.len())
-                .min_by_key(|&n| load[n])
-                .expect("a live node");
-            load[target] += 1;
-            let t = &self.tracks[i];
-            let mut a = self.originals[i].clone();
-            a.resume_from(&t.state, self.wind, self.frame.saturating_sub(1));
-            for instruction in self.applied.get(&t.callsign).into_iter().flatten() {
-                instruction.apply(&mut a);
-            }
-            self.owner.insert(t.callsign.clone(), target);
-            self.tracks[i].node = self.nodes[target].clone();
-            per_node.entry(target).or_default().push(a);
-        }
-        self.assign_to(per_node)?;
-        Ok((name, moving.len()))
-    }
-
-    /// Sends each node its aircraft (`TgAssign`, in batches), nodes in order.
-    fn assign_to(&mut self, per_node: HashMap<usize, Vec<Aircraft>>) -> Result<(), TgError> {
-        let mut targets: Vec<_> = per_node.into_iter().collect();
-        targets.sort_by_key(|(n, _)| *n);
-        for (n, aircraft) in targets {
-            for batch in aircraft.chunks(self.config.assign_batch.max(1)) {
-                let p = self.h.assign.params;
-                self.fed.send_interaction(
-                    self.h.assign.class,
-                    [
-                        (p[0], unicode(&self.nodes[n])),
-                        (p[1], opaque(encode_assignment(self.wind, batch))),
-                    ],
-                    Bytes::new(),
-                )?;
-            }
-        }
-        Ok(())
     }
 
     /// The nodes taken as lost so far.
@@ -536,9 +474,15 @@ impl SimulationServer {
         }
     }
 
-    /// How many times nodes that joined were given a share of the aircraft.
+    /// How many times aircraft moved between nodes for a joined node or one that fell
+    /// behind (not for a lost one: see [`SimulationServer::lost_nodes`]).
     pub fn rebalances(&self) -> u64 {
         self.rebalanced
+    }
+
+    /// Why the last rebalance moved aircraft: `a node joined`, or `NODE fell behind`.
+    pub fn last_rebalance(&self) -> Option<&str> {
+        self.last_rebalance.as_deref()
     }
 
     /// The controls stations sent (`TgControl`) since the last call, in order.
@@ -641,9 +585,11 @@ impl SimulationServer {
                         .filter(|&k| self.alive[k])
                     {
                         self.node_frame[k] = read_int(value(&values, p[1]))? as u64;
-                        self.compute_ns_max = self
-                            .compute_ns_max
-                            .max(read_int(value(&values, p[3]))? as u64);
+                        let compute = read_int(value(&values, p[3]))?.max(0) as u64;
+                        self.compute_ns_max = self.compute_ns_max.max(compute);
+                        if let Some(sum) = self.node_compute_ns.get_mut(k) {
+                            *sum += compute;
+                        }
                         self.publish_ns_max = self
                             .publish_ns_max
                             .max(read_int(value(&values, p[4]))? as u64);
@@ -681,6 +627,7 @@ impl SimulationServer {
                         }
                         self.nodes.push(node);
                         self.node_frame.push(self.frame);
+                        self.node_compute_ns.push(0);
                         self.node_handles.push(info.producer);
                         self.alive.push(true);
                     }

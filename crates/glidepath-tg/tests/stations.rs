@@ -82,7 +82,8 @@ fn a_station_pauses_resumes_and_loads_through_the_run() {
     let rti = Rti::inproc();
     let demo = scenario::load("demo", PerformanceTable::builtin()).unwrap();
     let layout = LocalLayout::new(1, 1, Model::PointMass);
-    let mut tg = LocalRun::start(&rti, "tg-run-station", demo, &layout, ServerConfig::new(1)).unwrap();
+    let mut tg =
+        LocalRun::start(&rti, "tg-run-station", demo, &layout, ServerConfig::new(1)).unwrap();
     let (f, send) = station(&rti, "tg-run-station");
     let (_keep, controls) = crossbeam_channel::unbounded::<Control>();
     let options = RunOptions {
@@ -103,8 +104,7 @@ fn a_station_pauses_resumes_and_loads_through_the_run() {
     });
     let t0 = Instant::now();
     let mut frames = Frames(0);
-    let (_, end) =
-        runner::run_until(&mut tg.server, &controls, options, &mut frames).unwrap();
+    let (_, end) = runner::run_until(&mut tg.server, &controls, options, &mut frames).unwrap();
     let wall = t0.elapsed().as_secs_f64();
     assert_eq!(end, RunEnd::Load("us-400".into()));
     // About 0.3 + 0.5 s of frames at 50 Hz, none in the paused second.
