@@ -588,3 +588,52 @@ fn hostile_and_random_input_never_panics() {
         let _ = parse_layout(&text, "random.toml");
     }
 }
+
+#[test]
+fn the_python_model_layout_has_an_external_block_and_join_within_is_checked() {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../layouts/python-model.toml");
+    let layout = load_layout(&shipped).unwrap_or_else(|e| panic!("{e}"));
+    let numpy = layout.block("numpy").expect("the numpy block");
+    assert_eq!(numpy.kind, BlockKind::External);
+    assert!(numpy.kind.publishes() && !numpy.kind.subscribes());
+    assert_eq!(numpy.join_within_s, Some(120.0));
+    assert_eq!(
+        layout.block("Network Performance").unwrap().join_within_s,
+        None
+    );
+    let with = |block: &str| {
+        parse_layout(
+            &format!(
+                "name = \"x\"\nday_start = \"2016-03-23T07:00:00Z\"\n{block}\n\
+                 [[block]]\nname = \"m\"\nkind = \"monitor\"\n\
+                 [[link]]\nfrom = \"e\"\nto = \"m\"\n"
+            ),
+            "bad.toml",
+        )
+    };
+    let ok = with("[[block]]\nname = \"e\"\nkind = \"external\"\njoin_within = \"5 s\"").unwrap();
+    assert_eq!(ok.block("e").unwrap().join_within_s, Some(5.0));
+    let e = with("[[block]]\nname = \"e\"\nkind = \"external\"\njoin_within = 0").unwrap_err();
+    assert_names(
+        &e.to_string(),
+        &["\"e\"", "join_within", "must be positive"],
+    );
+    let e = with(
+        "[[block]]\nname = \"e\"\nkind = \"traffic\"\nscheduled_period = 1\njoin_within = 5\n\
+         source = { kind = \"generated\", seed = 1 }\n\
+         traffic_start = \"2016-03-23T07:00:00Z\"\ntraffic_end = \"2016-03-23T08:00:00Z\"",
+    )
+    .unwrap_err();
+    assert_names(
+        &e.to_string(),
+        &["\"e\"", "join_within", "only by external blocks"],
+    );
+    let e = with(
+        "[[block]]\nname = \"e\"\nkind = \"external\"\nsource = { kind = \"generated\", seed = 1 }",
+    )
+    .unwrap_err();
+    assert_names(
+        &e.to_string(),
+        &["\"e\"", "source", "not used by an external block"],
+    );
+}

@@ -135,13 +135,19 @@ fn a_slice_of_the_day_loses_nothing_with_the_binary_codec() {
     assert_eq!(seen.end, 900);
     assert_eq!(seen.second, 900);
     let per_second: Vec<u32> = report.per_second.iter().map(|s| s.messages).collect();
-    assert_eq!(seen.per_second, per_second, "the live seconds are the report's");
+    assert_eq!(
+        seen.per_second, per_second,
+        "the live seconds are the report's"
+    );
     assert_eq!(seen.received, report.received);
     assert_eq!(seen.published, report.published);
     let published: u64 = seen.blocks.values().map(|b| b.published).sum();
     assert_eq!(published, report.published);
     let monitor = &seen.blocks["Network Performance"];
-    assert_eq!((monitor.kind.as_str(), monitor.received), ("monitor", report.received));
+    assert_eq!(
+        (monitor.kind.as_str(), monitor.received),
+        ("monitor", report.received)
+    );
     let latency = seen.latency_us.expect("latency measured");
     assert_eq!(latency.count, report.received);
     assert!(latency.p50 <= latency.p99 && latency.p99 <= latency.max);

@@ -79,6 +79,9 @@ pub fn start_portal(
     config.live = Some(live);
     config.layout = Some(layout);
     let server = start_atm(config)?;
-    println!("web: run monitoring portal at {}", page_url(&server, "portal", given));
+    println!(
+        "web: run monitoring portal at {}",
+        page_url(&server, "portal", given)
+    );
     Ok(server)
 }

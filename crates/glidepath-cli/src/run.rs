@@ -76,7 +76,9 @@ pub struct RunArgs {
         requires = "outcome"
     )]
     block: Option<String>,
-    #[arg(long, hide = true, value_name = "FEDERATION")]
+    /// The federation's name (default: one made up per run, `atm-PID-N-RUN`).
+    /// External blocks (`kind = "external"`) join it by this name.
+    #[arg(long, value_name = "NAME")]
     federation: Option<String>,
     #[arg(long, hide = true, value_name = "FILE")]
     outcome: Option<PathBuf>,
@@ -198,6 +200,7 @@ fn run_options(args: &mut RunArgs) -> anyhow::Result<RunOptions> {
         deployment,
         live: None,
         credit: args.credit,
+        federation: args.federation.clone(),
     })
 }
 
@@ -262,7 +265,9 @@ pub fn run_layout(mut args: RunArgs) -> anyhow::Result<()> {
         }
         println!("web: the run has ended; the portal stays up until Ctrl-C");
         let signal = glidepath_netlab::lab::wait_for_signal(&signals);
-        crate::say(&format!("glidepath run: signal {signal}, stopping the portal"));
+        crate::say(&format!(
+            "glidepath run: signal {signal}, stopping the portal"
+        ));
         return check_report(result?);
     }
     let report = result?;

@@ -290,7 +290,15 @@ fn a_node_process_that_joins_takes_an_even_share() {
     let nats = NatsServerProcess::start().unwrap_or_else(|e| panic!("{e}"));
     let url = nats.url();
     let mut child = Command::new(env!("CARGO_BIN_EXE_glidepath"))
-        .args(["tg", "--scenario", "us-400", "--transport", "nats", "--nats-url", &url])
+        .args([
+            "tg",
+            "--scenario",
+            "us-400",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &url,
+        ])
         .args(["--nodes", "1", "--seconds", "6", "--rate", "30"])
         .current_dir(workspace_root())
         .stdin(Stdio::null())
@@ -306,7 +314,15 @@ fn a_node_process_that_joins_takes_an_even_share() {
         if line.starts_with("t ") && newcomer.is_none() {
             newcomer = Some(
                 Command::new(env!("CARGO_BIN_EXE_glidepath"))
-                    .args(["tg", "--role", "node", "--transport", "nats", "--nats-url", &url])
+                    .args([
+                        "tg",
+                        "--role",
+                        "node",
+                        "--transport",
+                        "nats",
+                        "--nats-url",
+                        &url,
+                    ])
                     .args(["--federation", "glidepath-tg", "--name", "tg-node-late"])
                     .stdin(Stdio::null())
                     .stdout(Stdio::null())
@@ -321,10 +337,7 @@ fn a_node_process_that_joins_takes_an_even_share() {
     let err = err_reader.join().unwrap();
     let out = lines.join("\n");
     assert!(status.success(), "{out}\n{err}");
-    let node = newcomer
-        .expect("a status line")
-        .wait_with_output()
-        .unwrap();
+    let node = newcomer.expect("a status line").wait_with_output().unwrap();
     let node_err = String::from_utf8_lossy(&node.stderr);
     assert!(node.status.success(), "{node_err}");
     let joined = lines
@@ -336,8 +349,15 @@ fn a_node_process_that_joins_takes_an_even_share() {
         "{}",
         lines[joined]
     );
-    for l in lines[joined + 1..].iter().filter(|l| l.starts_with("t ")).skip(1) {
-        assert!(l.contains("aircraft    400  updates/frame    400.0"), "{l}\n{out}");
+    for l in lines[joined + 1..]
+        .iter()
+        .filter(|l| l.starts_with("t "))
+        .skip(1)
+    {
+        assert!(
+            l.contains("aircraft    400  updates/frame    400.0"),
+            "{l}\n{out}"
+        );
     }
     assert!(
         out.contains("400 aircraft, 400 with a state of the last frame"),

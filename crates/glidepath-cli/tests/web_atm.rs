@@ -37,7 +37,12 @@ fn temp_dir(tag: &str) -> PathBuf {
 fn serve(args: &[&str], marker: &str) -> (Killed, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_glidepath"))
         .args(args)
-        .args(["--web", "127.0.0.1:0", "--web-tokens", &format!("operator={OPERATOR}")])
+        .args([
+            "--web",
+            "127.0.0.1:0",
+            "--web-tokens",
+            &format!("operator={OPERATOR}"),
+        ])
         .env("GLIDEPATH_TRANSPORT", "inproc")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -139,9 +144,13 @@ async fn edit_a_new_layout(c: &Client, url: &str, path: &Path) {
     drag(c, &monitor, &canvas, (100.0, -200.0)).await;
     assert_eq!(count(c, "#canvas .block").await, 2, "two blocks placed");
     // A monitor with no link is refused by the loader: its message is shown.
-    wait_text(c, 10, "the loader says the monitor is unfed", "errors", |t| {
-        t.contains("no incoming link")
-    })
+    wait_text(
+        c,
+        10,
+        "the loader says the monitor is unfed",
+        "errors",
+        |t| t.contains("no incoming link"),
+    )
     .await;
     // The link: from the traffic block's output port onto the monitor.
     let port = c
@@ -154,7 +163,11 @@ async fn edit_a_new_layout(c: &Client, url: &str, path: &Path) {
         .unwrap();
     drag(c, &port, &target, (0.0, 0.0)).await;
     assert_eq!(
-        count(c, "path.link[data-from=\"traffic 1\"][data-to=\"monitor 1\"]").await,
+        count(
+            c,
+            "path.link[data-from=\"traffic 1\"][data-to=\"monitor 1\"]"
+        )
+        .await,
         1,
         "the link is drawn"
     );
@@ -164,7 +177,11 @@ async fn edit_a_new_layout(c: &Client, url: &str, path: &Path) {
     .await;
 
     // A bad property: the loader's message, the block marked, nothing saved.
-    click(c, Locator::Css(".block[data-name=\"traffic 1\"] .block-name")).await;
+    click(
+        c,
+        Locator::Css(".block[data-name=\"traffic 1\"] .block-name"),
+    )
+    .await;
     set_property(c, "scheduled_period", "-1 s").await;
     wait_text(c, 10, "the loader's error for the period", "errors", |t| {
         t.contains("block \"traffic 1\"") && t.contains("`scheduled_period`")
@@ -210,16 +227,10 @@ fn the_layout_editor_saves_a_layout_that_glidepath_run_accepts() {
     let dir = temp_dir("editor");
     let path = dir.join("drawn.toml");
     let (_driver, port) = chromedriver();
-    let (_editor, url) = serve(
-        &["edit", path.to_str().unwrap()],
-        "layout editor at ",
-    );
+    let (_editor, url) = serve(&["edit", path.to_str().unwrap()], "layout editor at ");
     let existing = dir.join("day.toml");
     std::fs::copy(repo().join("layouts/atm-testbed-day.toml"), &existing).unwrap();
-    let (_second, existing_url) = serve(
-        &["edit", existing.to_str().unwrap()],
-        "layout editor at ",
-    );
+    let (_second, existing_url) = serve(&["edit", existing.to_str().unwrap()], "layout editor at ");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -237,7 +248,14 @@ fn the_layout_editor_saves_a_layout_that_glidepath_run_accepts() {
     let saved = std::fs::read_to_string(&path).unwrap();
     assert!(saved.contains("position = ["), "{saved}");
     let out = Command::new(env!("CARGO_BIN_EXE_glidepath"))
-        .args(["run", path.to_str().unwrap(), "--hours", "0.02", "--density", "0.02"])
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--hours",
+            "0.02",
+            "--density",
+            "0.02",
+        ])
         .arg("--report")
         .arg(dir.join("report"))
         .env("GLIDEPATH_TRANSPORT", "inproc")
@@ -362,7 +380,10 @@ fn the_portal_shows_a_run_progressing_then_its_report() {
         session.close().await;
     });
     // The portal outlives the run until it is told to stop.
-    assert!(run.0.try_wait().unwrap().is_none(), "the portal stays up after the run");
+    assert!(
+        run.0.try_wait().unwrap().is_none(),
+        "the portal stays up after the run"
+    );
     // SAFETY: kill(2) on our own child.
     unsafe {
         libc::kill(run.0.id() as i32, libc::SIGINT);

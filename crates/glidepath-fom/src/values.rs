@@ -475,7 +475,9 @@ impl<'a> Walk<'a> {
                 discriminant,
                 enum_type,
                 alternatives,
-            } => self.encode_variant(data_type, discriminant, enum_type, alternatives, value, out)?,
+            } => {
+                self.encode_variant(data_type, discriminant, enum_type, alternatives, value, out)?
+            }
         }
         self.depth -= 1;
         Ok(())
@@ -625,7 +627,9 @@ impl<'a> Walk<'a> {
                 discriminant,
                 enum_type,
                 alternatives,
-            } => self.decode_variant(data_type, discriminant, enum_type, alternatives, bytes, at)?,
+            } => {
+                self.decode_variant(data_type, discriminant, enum_type, alternatives, bytes, at)?
+            }
         };
         self.depth -= 1;
         Ok(value)

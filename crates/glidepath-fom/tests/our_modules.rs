@@ -41,9 +41,10 @@ fn merged_counts_include_the_mim() {
             // HLAprivilegeToDeleteObject + 3 + 13 + 7 (Aircraft with the target
             // generator's heading, pitch, roll and type).
             attributes: 24,
-            // HLAinteractionRoot + 5 benchmark classes + Track + SndemMessage.
-            interaction_classes: 8,
-            parameters: 21,
+            // HLAinteractionRoot + 5 benchmark classes + Track + SndemMessage +
+            // BlockReport.
+            interaction_classes: 9,
+            parameters: 23,
             dimensions: 1,
             // EpochMicros, FlightRules, TrackMetadata on top of the MIM.
             data_types: MIM_DATA_TYPE_COUNT + 3,
@@ -316,7 +317,7 @@ fn class_hierarchy_queries() {
     assert_eq!(
         fom.interaction_class_and_descendants(Fom::INTERACTION_ROOT)
             .len(),
-        mim().interaction_classes.len() + 7
+        mim().interaction_classes.len() + 8
     );
 }
 

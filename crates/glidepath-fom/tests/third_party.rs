@@ -291,8 +291,8 @@ fn everything_merges_together_with_our_modules() {
             modules: 11,
             object_classes: 6 + 26 + 3,
             attributes: 30 + 2 + 23, // Aircraft has the target generator's 4 more
-            interaction_classes: 2 + 7,
-            parameters: 1 + 21,
+            interaction_classes: 2 + 8,
+            parameters: 1 + 23,
             dimensions: 3 + 1,
             data_types: MIM_DATA_TYPE_COUNT + 37 + 7 + 3 + 3,
         })

@@ -352,8 +352,14 @@ fn a_variant_record_encodes_its_discriminant_and_the_alternative_it_selects() {
         &[0, 9, 7],
     );
     // The discriminant by its value is taken too.
-    let by_value = Value::Record(vec![("kind".into(), Value::Int(1)), ("radius".into(), Value::Int(2))]);
-    assert_eq!(fom.encode_value("Shape", &by_value).unwrap(), [0, 1, 0, 0, 0, 0, 0, 2]);
+    let by_value = Value::Record(vec![
+        ("kind".into(), Value::Int(1)),
+        ("radius".into(), Value::Int(2)),
+    ]);
+    assert_eq!(
+        fom.encode_value("Shape", &by_value).unwrap(),
+        [0, 1, 0, 0, 0, 0, 0, 2]
+    );
 }
 
 #[test]

@@ -604,12 +604,20 @@ fn tg_message(input: &[u8]) {
     match kind % 4 {
         0 => {
             if let Ok(c) = wire::decode_command(body) {
-                assert_eq!(wire::encode_command(&c), body, "a command changed on a round trip");
+                assert_eq!(
+                    wire::encode_command(&c),
+                    body,
+                    "a command changed on a round trip"
+                );
             }
         }
         1 => {
             if let Ok(a) = wire::decode_ack(body) {
-                assert_eq!(wire::encode_ack(&a), body, "an acknowledgement changed on a round trip");
+                assert_eq!(
+                    wire::encode_ack(&a),
+                    body,
+                    "an acknowledgement changed on a round trip"
+                );
             }
         }
         2 => {
@@ -638,29 +646,53 @@ fn tg_samples() -> Vec<Vec<u8>> {
         Instruction::Heading { deg: 270.0 },
         Instruction::Altitude { ft: 35_000.0 },
         Instruction::Speed { kt: 250.0 },
-        Instruction::DirectTo { waypoint: "KSEA".into() },
+        Instruction::DirectTo {
+            waypoint: "KSEA".into(),
+        },
         Instruction::Resume,
     ]
     .into_iter()
     .enumerate()
     {
-        let c = Command { id: id as u64 + 1, callsign: "UAL101".into(), instruction };
+        let c = Command {
+            id: id as u64 + 1,
+            callsign: "UAL101".into(),
+            instruction,
+        };
         out.push(tagged(0, wire::encode_command(&c)));
     }
     for outcome in [
         Ok(()),
         Err(Refusal::UnknownAircraft("NOPE1".into())),
-        Err(Refusal::OutOfEnvelope { type_code: "B738".into(), reason: "above Mmo".into() }),
+        Err(Refusal::OutOfEnvelope {
+            type_code: "B738".into(),
+            reason: "above Mmo".into(),
+        }),
         Err(Refusal::UnknownWaypoint("KXYZ".into())),
         Err(Refusal::InvalidValue("NaN".into())),
     ] {
-        let a = CommandAck { id: 7, callsign: "UAL101".into(), frame: 42, outcome };
+        let a = CommandAck {
+            id: 7,
+            callsign: "UAL101".into(),
+            frame: 42,
+            outcome,
+        };
         out.push(tagged(1, wire::encode_ack(&a)));
     }
     let table = glidepath_tg::perf::PerformanceTable::builtin();
     let demo = glidepath_tg::scenario::load("demo", table).expect("the built-in demo");
-    out.push(tagged(2, wire::encode_assignment(demo.wind, &demo.aircraft[..2])));
-    for line in ["pause", "rate 30", "speed 2.5", "load us-400", "UAL101 heading 270", "DAL404 direct KSEA"] {
+    out.push(tagged(
+        2,
+        wire::encode_assignment(demo.wind, &demo.aircraft[..2]),
+    ));
+    for line in [
+        "pause",
+        "rate 30",
+        "speed 2.5",
+        "load us-400",
+        "UAL101 heading 270",
+        "DAL404 direct KSEA",
+    ] {
         out.push(tagged(3, line.as_bytes().to_vec()));
     }
     out

@@ -1,9 +1,12 @@
 """The examples a user copies (examples/python/): the numpy point-mass model's
-traffic read into a pandas DataFrame in one process, and the Rust target generator's
-aircraft, in its own process over NATS, read into a DataFrame by their FOM types."""
+traffic read into a pandas DataFrame in one process; the Rust target generator's
+aircraft, in its own process over NATS, read into a DataFrame by their FOM types; and
+the numpy model as an external block of an ATM TestBed run, measured by the Rust
+performance monitor."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +22,7 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "examples" / "python"))
 
 import aircraft_model  # noqa: E402
+import atm_external  # noqa: E402
 import states_to_pandas  # noqa: E402
 
 
@@ -94,3 +98,41 @@ def test_the_rust_target_generators_aircraft_read_into_a_dataframe_over_nats(nat
     assert frame["altitudeFt"].between(-1_000, 60_000).all()
     assert frame["trackTime"].is_monotonic_increasing or frame.groupby("instance")["trackTime"].apply(
         lambda s: s.is_monotonic_increasing).all()
+
+
+def test_the_numpy_model_as_an_external_block_is_measured_by_the_rust_monitor(nats_url, tmp_path):
+    """`glidepath run layouts/python-model.toml` (the Rust simulation manager and
+    performance monitor, in their own process) with examples/python/atm_external.py's
+    ExternalBlock joined from here: every track the numpy model published reaches
+    the monitor and is counted in its report."""
+    report_dir = tmp_path / "report"
+    run = subprocess.Popen(
+        [glidepath_binary(), "run", str(REPO / "layouts" / "python-model.toml"),
+         "--transport", "nats", "--nats-url", nats_url, "--federation", "atm-python",
+         "--hours", "0.02", "--run-name", "py", "--report", str(report_dir)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        rti = glidepath.Rti(transport="nats", nats_url=nats_url)
+        amb = atm_external.Lifecycle()
+        fed = atm_external.join(rti, "atm-python", "numpy", amb, wait_s=60)
+        n = 20
+        block = atm_external.ExternalBlock(fed, amb, "numpy", atm_external.numpy_tracks(n), wait_s=120)
+        published = block.run()
+        out, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 0, err.decode()
+    assert block.frame["run"] == "py" and block.frame["codec"] == "json"
+    seconds = block.frame["end_s"]
+    assert seconds == 72, "0.02 h"
+    assert published == n * seconds
+    report = json.loads((report_dir / "report.json").read_text())
+    (numpy,) = [s for s in report["sources"] if s["block"] == "numpy"]
+    assert numpy["kind"] == "external" and numpy["published"] == published
+    assert report["published"] == published
+    assert report["received"] == published, "every numpy track reached the Rust monitor"
+    assert report["lost"] == 0 and report["malformed"] == 0 and report["duplicated"] == 0
+    assert report["peak_flights"] == n

@@ -150,10 +150,7 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(json!({ "error": message.into() }))).into_response()
 }
 
-async fn run_view(
-    State(s): State<AtmState>,
-    Query(q): Query<HashMap<String, String>>,
-) -> Response {
+async fn run_view(State(s): State<AtmState>, Query(q): Query<HashMap<String, String>>) -> Response {
     let Some(live) = &s.live else {
         return error(
             StatusCode::NOT_FOUND,

@@ -450,7 +450,12 @@ fn the_operator_pauses_steps_and_resumes_the_run() {
 #[test]
 fn after_the_simulation_ends_commands_and_controls_answer_503_ended() {
     let mut run = start("demo", 30.0, 1.0);
-    let (status, reply) = post(&run, "/api/control", Some(OPERATOR), br#"{"action":"stop"}"#);
+    let (status, reply) = post(
+        &run,
+        "/api/control",
+        Some(OPERATOR),
+        br#"{"action":"stop"}"#,
+    );
     assert_eq!(status, 200, "{reply}");
     common::wait_for(Duration::from_secs(10), || {
         (get_json(&run, "/api/status")["ended"] == true).then_some(())
@@ -465,10 +470,18 @@ fn after_the_simulation_ends_commands_and_controls_answer_503_ended() {
         let (status, reply) = post(&run, path, Some(token), body);
         assert_eq!(status, 503, "{path}: {reply}");
         assert_eq!(reply["error"], "ended", "{path}: {reply}");
-        assert!(reply["reason"].as_str().unwrap().contains("ended"), "{reply}");
+        assert!(
+            reply["reason"].as_str().unwrap().contains("ended"),
+            "{reply}"
+        );
     }
     // Still checked first: an invalid command is a 400, not a 503.
-    let (status, _) = post(&run, "/api/command", Some(PILOT), br#"{"callsign":"UAL101"}"#);
+    let (status, _) = post(
+        &run,
+        "/api/command",
+        Some(PILOT),
+        br#"{"callsign":"UAL101"}"#,
+    );
     assert_eq!(status, 400);
     let stats = get_json(&run, "/api/stats");
     assert_eq!(stats["counters"]["ended"], 2, "{stats}");
@@ -485,7 +498,10 @@ fn the_scenarios_are_listed_and_a_run_that_cannot_change_refuses_409() {
         .iter()
         .map(|s| s["name"].as_str().unwrap())
         .collect();
-    assert!(names.contains(&"us-400") && names.contains(&"demo"), "{names:?}");
+    assert!(
+        names.contains(&"us-400") && names.contains(&"demo"),
+        "{names:?}"
+    );
     drop(run);
     let fixed = common::start_with("demo", 30.0, 1.0, false);
     assert_eq!(get_json(&fixed, "/api/scenarios")["available"], json!([]));

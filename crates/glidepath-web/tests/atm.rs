@@ -93,7 +93,10 @@ fn the_editor_checks_with_the_loaders_rules_and_saves_only_what_is_valid() {
     // Valid: the counts.
     let (status, ok) = post(&server, "/api/layout/check", None, shipped().as_bytes());
     assert_eq!(status, 200);
-    assert_eq!((ok["ok"].clone(), ok["blocks"].clone(), ok["links"].clone()), (true.into(), 3.into(), 2.into()));
+    assert_eq!(
+        (ok["ok"].clone(), ok["blocks"].clone(), ok["links"].clone()),
+        (true.into(), 3.into(), 2.into())
+    );
 
     // Hostile layouts: each answered with the loader's message, naming the line,
     // block and property, and counted.
@@ -106,13 +109,21 @@ fn the_editor_checks_with_the_loaders_rules_and_saves_only_what_is_valid() {
             "unknown block kind",
         ),
         (
-            good.replacen("scheduled_period = \"1 s\"", "scheduled_period = \"-1 s\"", 1),
+            good.replacen(
+                "scheduled_period = \"1 s\"",
+                "scheduled_period = \"-1 s\"",
+                1,
+            ),
             Some("ATAC Data:1"),
             Some("scheduled_period"),
             "scheduled_period",
         ),
         (
-            good.replacen("host = \"localhost\"", "host = \"localhost\"\nposition = [1]", 1),
+            good.replacen(
+                "host = \"localhost\"",
+                "host = \"localhost\"\nposition = [1]",
+                1,
+            ),
             Some("ATAC Data:1"),
             Some("position"),
             "two finite numbers",
@@ -123,7 +134,12 @@ fn the_editor_checks_with_the_loaders_rules_and_saves_only_what_is_valid() {
             None,
             "duplicate key",
         ),
-        ("name = \"x\"\n[[block]\n".to_string(), None, None, "new.toml:2:"),
+        (
+            "name = \"x\"\n[[block]\n".to_string(),
+            None,
+            None,
+            "new.toml:2:",
+        ),
     ];
     for (text, block, property, says) in &cases {
         let (status, bad) = post(&server, "/api/layout/check", None, text.as_bytes());
@@ -144,21 +160,39 @@ fn the_editor_checks_with_the_loaders_rules_and_saves_only_what_is_valid() {
     // Not UTF-8, and too large.
     let (status, bad) = post(&server, "/api/layout/check", None, b"name = \"\xff\"");
     assert_eq!(status, 400);
-    assert!(bad["error"]["message"].as_str().unwrap().contains("UTF-8"), "{bad}");
+    assert!(
+        bad["error"]["message"].as_str().unwrap().contains("UTF-8"),
+        "{bad}"
+    );
     let huge = vec![b'#'; MAX_LAYOUT_BYTES + 10];
     let (status, bad) = post(&server, "/api/layout/check", None, &huge);
     assert_eq!(status, 413);
-    assert!(bad["error"]["message"].as_str().unwrap().contains("over"), "{bad}");
+    assert!(
+        bad["error"]["message"].as_str().unwrap().contains("over"),
+        "{bad}"
+    );
 
     // Saving needs the operator: no token, a pilot's, an unknown one.
-    for (token, want) in [(None, 403), (Some(PILOT), 403), (Some("not-a-token-at-all"), 401)] {
+    for (token, want) in [
+        (None, 403),
+        (Some(PILOT), 403),
+        (Some("not-a-token-at-all"), 401),
+    ] {
         let (status, refused) = post(&server, "/api/layout/save", token, good.as_bytes());
         assert_eq!(status, want, "{token:?}: {refused}");
         assert!(refused["error"].as_str().is_some(), "{refused}");
-        assert!(!path.exists(), "nothing written without the operator's token");
+        assert!(
+            !path.exists(),
+            "nothing written without the operator's token"
+        );
     }
     // An invalid layout is not written.
-    let (status, bad) = post(&server, "/api/layout/save", Some(OPERATOR), cases[0].0.as_bytes());
+    let (status, bad) = post(
+        &server,
+        "/api/layout/save",
+        Some(OPERATOR),
+        cases[0].0.as_bytes(),
+    );
     assert_eq!(status, 400);
     assert_eq!(bad["error"]["property"], "kind");
     assert!(!path.exists());
@@ -177,7 +211,11 @@ fn the_editor_checks_with_the_loaders_rules_and_saves_only_what_is_valid() {
 
     let (_, stats) = get_json(&server, "/api/stats");
     assert_eq!(stats["checks"], 1 + cases.len() as u64 + 2, "{stats}");
-    assert_eq!(stats["invalid_layouts"], cases.len() as u64 + 2 + 2, "{stats}");
+    assert_eq!(
+        stats["invalid_layouts"],
+        cases.len() as u64 + 2 + 2,
+        "{stats}"
+    );
     assert_eq!(stats["saves"], 1, "{stats}");
     assert_eq!(stats["refused"], 3, "{stats}");
     drop(server);
@@ -216,7 +254,10 @@ fn the_portal_shows_a_real_run_and_then_its_report() {
     assert_eq!(after["per_second"].as_array().unwrap().len(), 360);
     assert_eq!(after["outcome"]["ok"], true);
     assert_eq!(after["outcome"]["lost"], 0);
-    assert_eq!(after["blocks"]["Network Performance"]["received"], report.received);
+    assert_eq!(
+        after["blocks"]["Network Performance"]["received"],
+        report.received
+    );
     let (_, tail) = get_json(&server, "/api/run?from=300");
     assert_eq!(tail["per_second_from"], 300);
     assert_eq!(tail["per_second"].as_array().unwrap().len(), 60);
@@ -242,7 +283,11 @@ fn the_portal_shows_a_real_run_and_then_its_report() {
     let (status, json) = get(&server, "/report/report.json");
     assert_eq!(status, 200);
     assert!(json.contains("\"published\""));
-    for hostile in ["/report/..%2FCargo.toml", "/report/nothing.png", "/report/%2Fetc%2Fpasswd"] {
+    for hostile in [
+        "/report/..%2FCargo.toml",
+        "/report/nothing.png",
+        "/report/%2Fetc%2Fpasswd",
+    ] {
         let (status, _) = get(&server, hostile);
         assert_eq!(status, 404, "{hostile}");
     }

@@ -2,8 +2,8 @@
 // publish and which subscribe, the block and source keys in the order they are written
 // and shown, and the defaults of a new block's traffic window.
 
-export const KINDS = ['traffic', 'monitor', 'recorder', 'player'];
-export const PUBLISHES = new Set(['traffic', 'player']);
+export const KINDS = ['traffic', 'monitor', 'recorder', 'player', 'external'];
+export const PUBLISHES = new Set(['traffic', 'player', 'external']);
 export const SUBSCRIBES = new Set(['monitor', 'recorder']);
 export const PLAYS = ['traffic', 'player']; // kinds with a source and a traffic window
 export const SOURCE_KINDS = { traffic: ['generated', 'adsb_csv'], player: ['recording'] };
@@ -26,6 +26,7 @@ export const FIELDS = [
   { key: 'host', type: 'text', hint: 'localhost' },
   { key: 'source', type: 'source', kinds: PLAYS },
   { key: 'output', type: 'text', kinds: ['recorder'], hint: 'file the recorder writes' },
+  { key: 'join_within', type: 'duration', kinds: ['external'], hint: '2 min' },
 ];
 export const SOURCE_FIELDS = [
   { key: 'kind', type: 'source-kind' },

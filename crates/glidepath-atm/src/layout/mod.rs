@@ -59,11 +59,15 @@ pub enum BlockKind {
     Recorder,
     /// Plays a recorder's file back into a later run.
     Player,
+    /// Publishes tracks from a federate of its own process, in any language, that
+    /// joins the run's federation under the block's name and follows the protocol of
+    /// `layouts/README.md` ("External blocks"): a Python model, a real component.
+    External,
 }
 
 impl BlockKind {
     /// Every kind, in the spelling a layout file uses.
-    pub const NAMES: [&'static str; 4] = ["traffic", "monitor", "recorder", "player"];
+    pub const NAMES: [&'static str; 5] = ["traffic", "monitor", "recorder", "player", "external"];
 
     /// The kind a layout file spells `name`.
     pub fn from_name(name: &str) -> Option<BlockKind> {
@@ -72,6 +76,7 @@ impl BlockKind {
             "monitor" => Some(BlockKind::Monitor),
             "recorder" => Some(BlockKind::Recorder),
             "player" => Some(BlockKind::Player),
+            "external" => Some(BlockKind::External),
             _ => None,
         }
     }
@@ -83,12 +88,16 @@ impl BlockKind {
             BlockKind::Monitor => "monitor",
             BlockKind::Recorder => "recorder",
             BlockKind::Player => "player",
+            BlockKind::External => "external",
         }
     }
 
     /// Whether blocks of this kind publish messages (may be a link's `from`).
     pub fn publishes(self) -> bool {
-        matches!(self, BlockKind::Traffic | BlockKind::Player)
+        matches!(
+            self,
+            BlockKind::Traffic | BlockKind::Player | BlockKind::External
+        )
     }
 
     /// Whether blocks of this kind subscribe to messages (may be a link's `to`).
@@ -189,6 +198,9 @@ pub struct Block {
     /// Where the layout editor draws the block (`position = [x, y]`, pixels of its
     /// top-left corner); a run ignores it.
     pub position: Option<[f64; 2]>,
+    /// How long the run waits for an external block's federate to join (`join_within`,
+    /// default 2 minutes); `None` for other kinds.
+    pub join_within_s: Option<f64>,
 }
 
 /// A directed message flow between two blocks (an arrow of Figure 3.1).
@@ -266,7 +278,7 @@ pub enum LayoutError {
         reason: String,
     },
     /// `kind` names no block kind.
-    #[error("{origin}:{line}: block \"{block}\": property `kind`: unknown block kind \"{kind}\" (expected one of: traffic, monitor, recorder, player)")]
+    #[error("{origin}:{line}: block \"{block}\": property `kind`: unknown block kind \"{kind}\" (expected one of: traffic, monitor, recorder, player, external)")]
     UnknownKind {
         /// The layout file.
         origin: String,

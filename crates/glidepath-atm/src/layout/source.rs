@@ -42,6 +42,7 @@ pub(super) struct RawBlock {
     pub(super) source: Option<Spanned<RawSource>>,
     pub(super) output: Option<Spanned<String>>,
     pub(super) position: Option<Spanned<Vec<f64>>>,
+    pub(super) join_within: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]

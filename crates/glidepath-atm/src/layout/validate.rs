@@ -269,7 +269,14 @@ impl Validator<'_> {
                     b,
                     span.as_ref(),
                     property,
-                    format!("not used by a {kind} block (only by {kinds})"),
+                    format!(
+                        "not used by {} {kind} block (only by {kinds})",
+                        if kind == BlockKind::External {
+                            "an"
+                        } else {
+                            "a"
+                        }
+                    ),
                 ));
             }
             Ok(())
@@ -325,6 +332,27 @@ impl Validator<'_> {
             ));
         }
         let scheduled_delay_s = duration(&raw.scheduled_delay, "scheduled_delay", Some(0.0))?;
+        not_for(
+            !is(&[External]) && raw.join_within.is_some(),
+            raw.join_within.as_ref().map(|s| s.span()),
+            "join_within",
+            "external blocks",
+        )?;
+        let join_within_s = if kind == External {
+            let s = duration(&raw.join_within, "join_within", Some(120.0))?;
+            if s <= 0.0 {
+                let span = raw.join_within.as_ref().map(|s| s.span());
+                return Err(self.invalid(
+                    b,
+                    span.as_ref(),
+                    "join_within",
+                    format!("must be positive, got {s} s"),
+                ));
+            }
+            Some(s)
+        } else {
+            None
+        };
         if scheduled_delay_s < 0.0 {
             let span = raw.scheduled_delay.as_ref().map(|s| s.span());
             return Err(self.invalid(
@@ -447,6 +475,7 @@ impl Validator<'_> {
             source,
             output,
             position,
+            join_within_s,
         })
     }
 

@@ -48,6 +48,11 @@ pub(super) fn run_block(
         BlockKind::Traffic | BlockKind::Player => Box::new(TrafficBlock::new(block, ctx, sndem)),
         BlockKind::Monitor => Box::new(MonitorBlock::new(block, ctx, sndem)),
         BlockKind::Recorder => Box::new(RecorderBlock::new(block, ctx, sndem)),
+        BlockKind::External => {
+            return Err(fail(
+                &"an external block joins from its own process, not from the run",
+            ))
+        }
     };
     let abort = &ctx.progress.abort;
     for state in SimulationState::ALL {

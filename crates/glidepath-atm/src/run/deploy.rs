@@ -15,7 +15,7 @@ use super::manager::context_of;
 use super::{
     block_error, run_end, BlockLaunch, BlockOutcome, Launcher, Progress, RunError, RunOptions,
 };
-use crate::layout::Layout;
+use crate::layout::{BlockKind, Layout};
 
 /// Blocks that are running, and how to collect what they did.
 pub(super) enum Deployed {
@@ -32,9 +32,15 @@ pub(super) fn deploy_threads(
     opts: &RunOptions,
     progress: &Arc<Progress>,
 ) -> Result<Deployed, RunError> {
-    let joined = Arc::new(Barrier::new(layout.blocks.len() + 1));
+    let internal = || {
+        layout
+            .blocks
+            .iter()
+            .filter(|b| b.kind != BlockKind::External)
+    };
+    let joined = Arc::new(Barrier::new(internal().count() + 1));
     let mut threads = Vec::new();
-    for block in &layout.blocks {
+    for block in internal() {
         let (block, rti, federation, joined) = (
             block.clone(),
             rti.clone(),
@@ -132,7 +138,11 @@ pub(super) fn deploy_processes(
         dir,
         children: Vec::new(),
     };
-    for (i, block) in layout.blocks.iter().enumerate() {
+    let internal = layout
+        .blocks
+        .iter()
+        .filter(|b| b.kind != BlockKind::External);
+    for (i, block) in internal.enumerate() {
         let outcome = processes.dir.join(format!("block-{i}.json"));
         let mut command = launcher(&BlockLaunch {
             block: &block.name,

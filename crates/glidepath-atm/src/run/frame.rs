@@ -5,7 +5,7 @@
 
 use super::traffic::read_recorded;
 use super::{run_end, RunError, RunOptions};
-use crate::layout::{format_rfc3339, Layout, TrafficSource};
+use crate::layout::{format_rfc3339, BlockKind, Layout, TrafficSource};
 use crate::report::tables::{rows, span};
 use crate::traffic::DAY_S;
 
@@ -109,7 +109,11 @@ pub fn frame(layout: &Layout, opts: &RunOptions) -> Result<RunFrame, RunError> {
                         RunError::Layout(format!(
                     "no day_start: the layout has neither day_start nor a traffic_start, and \
                      its data has no row to start at: {}",
-                    unreadable.join("; ")
+                    if unreadable.is_empty() {
+                        "no block plays recorded data".to_string()
+                    } else {
+                        unreadable.join("; ")
+                    }
                 ))
                     })?;
             (
@@ -144,6 +148,13 @@ pub fn frame(layout: &Layout, opts: &RunOptions) -> Result<RunFrame, RunError> {
                     "the span of the data".to_string()
                 };
                 (end, from)
+            }
+            None if layout.blocks.iter().any(|b| b.kind == BlockKind::External) => {
+                return Err(RunError::Layout(
+                    "the run's length: its external blocks have no data to read it from and \
+                     no block plays a generated day: give --hours"
+                        .into(),
+                ))
             }
             None => (1, "no readable row in the data".to_string()),
         }

@@ -11,11 +11,12 @@ use glidepath::{
 };
 
 use super::deploy::{deploy_processes, deploy_threads, Deployed, RunEnd};
+use super::external::Externals;
 use super::flights;
 use super::frame::{frame, with_frame};
 use super::{
     air_traffic_fom, block_error, run_end, BlockOutcome, Context, Deployment, Latency, Live,
-    Outcome, Progress, RunError, RunOptions, SimulationState, WAIT,
+    Outcome, Progress, RunError, RunOptions, SimulationState, SOURCE_LOOKAHEAD, WAIT,
 };
 use crate::layout::{Block, BlockKind, Layout};
 use crate::report::RunReport;
@@ -99,7 +100,9 @@ fn run_with(layout: &Layout, opts: &RunOptions, live: &Arc<Live>) -> Result<RunR
         ));
     }
     if opts.credit == Some(0) {
-        return Err(RunError::Layout("a credit window of 0 messages lets nothing through".into()));
+        return Err(RunError::Layout(
+            "a credit window of 0 messages lets nothing through".into(),
+        ));
     }
     if matches!(opts.deployment, Deployment::Processes(_))
         && opts.config.transport != TransportKind::Nats
@@ -110,18 +113,22 @@ fn run_with(layout: &Layout, opts: &RunOptions, live: &Arc<Live>) -> Result<RunR
             opts.config.transport.name()
         )));
     }
+    let mut externals = Externals::of(layout);
+    externals.check_transport(opts)?;
     let frame = frame(layout, opts)?;
     let opts = &with_frame(opts, &frame);
     let end = run_end(opts);
     let _executive = executive_for(&opts.config)?;
     let rti = Rti::from_config(&opts.config).map_err(|e| RunError::Rti(e.to_string()))?;
     static RUNS: AtomicU64 = AtomicU64::new(0);
-    let federation = format!(
-        "atm-{}-{}-{}",
-        std::process::id(),
-        RUNS.fetch_add(1, Ordering::Relaxed),
-        opts.run_name
-    );
+    let federation = opts.federation.clone().unwrap_or_else(|| {
+        format!(
+            "atm-{}-{}-{}",
+            std::process::id(),
+            RUNS.fetch_add(1, Ordering::Relaxed),
+            opts.run_name
+        )
+    });
     rti.create_federation_execution_with_fom(&federation, air_traffic_fom()?)
         .map_err(|e| RunError::Rti(e.to_string()))?;
     let manager = rti
@@ -130,6 +137,11 @@ fn run_with(layout: &Layout, opts: &RunOptions, live: &Arc<Live>) -> Result<RunR
             JoinOptions::named("simulation-manager", "manager"),
         )
         .map_err(|e| RunError::Rti(e.to_string()))?;
+    if let Err(e) = externals.subscribe(&manager) {
+        let _ = manager.resign(ResignAction::DeleteObjects);
+        let _ = rti.destroy_federation_execution(&federation);
+        return Err(e);
+    }
 
     let progress = live.clone();
     progress.begin(layout, opts, end);
@@ -152,13 +164,24 @@ fn run_with(layout: &Layout, opts: &RunOptions, live: &Arc<Live>) -> Result<RunR
     // Block processes count in their own memory: the bar can only show the states.
     let counters = matches!(blocks, Deployed::Threads(_)).then_some(&*progress);
     let mut durations = Vec::new();
-    let mut failure = None;
+    // Blocks wait for the first state: external ones must have joined by then.
+    let mut failure = externals.wait_joined(&manager, &federation, opts).err();
+    let deployment_tag = Externals::frame_tag(opts, end, SOURCE_LOOKAHEAD);
     for state in SimulationState::ALL {
+        if failure.is_some() {
+            break;
+        }
         let t0 = Instant::now();
         progress.enter(state);
         let watch = Watch {
             blocks: &mut blocks,
             counters,
+            externals: &mut externals,
+            tag: if state == SimulationState::Deployment {
+                deployment_tag.clone()
+            } else {
+                Bytes::new()
+            },
         };
         if let Err(e) = manager_state(&manager, state, bar.as_ref(), watch) {
             failure = Some(e);
@@ -170,15 +193,26 @@ fn run_with(layout: &Layout, opts: &RunOptions, live: &Arc<Live>) -> Result<RunR
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    if failure.is_none() {
+        externals.wait_reports(&manager);
+    }
     let _ = manager.resign(ResignAction::DeleteObjects);
     if failure.is_some() {
         progress.abort.store(true, Ordering::Relaxed);
     }
-    let outcomes = blocks.finish(if failure.is_some() {
+    let mut outcomes = blocks.finish(if failure.is_some() {
         RunEnd::Failed
     } else {
         RunEnd::Completed
     });
+    if failure.is_none() {
+        for (name, outcome) in externals.outcomes(end) {
+            if let Ok(BlockOutcome::Published(stats)) = &outcome {
+                progress.block_published(&name, stats.published);
+            }
+            outcomes.push((name, outcome));
+        }
+    }
     let _ = rti.destroy_federation_execution(&federation);
     let mut monitor = None;
     let mut published = 0;
@@ -305,6 +339,10 @@ struct Watch<'a> {
     blocks: &'a mut Deployed,
     /// The blocks' counters (threads only).
     counters: Option<&'a Progress>,
+    /// The external blocks: still joined? reported?
+    externals: &'a mut Externals,
+    /// The state's point's tag (the run's frame, for the Deployment point).
+    tag: Bytes,
 }
 
 /// The manager's part of one state: register, achieve, wait for synchronization.
@@ -319,7 +357,7 @@ fn manager_state(
 ) -> Result<(), RunError> {
     let fail = |e: String| block_error("simulation-manager", format!("{state}: {e}"));
     manager
-        .register_federation_synchronization_point(state.name(), Bytes::new())
+        .register_federation_synchronization_point(state.name(), watch.tag.clone())
         .map_err(|e| fail(e.to_string()))?;
     let progress = watch.counters;
     let mut last_move = (Instant::now(), progress.map(Progress::snapshot_counts));
@@ -329,6 +367,7 @@ fn manager_state(
         // Blocks end after the retirement state synchronizes; before, ending is failing.
         if state != SimulationState::Retirement {
             watch.blocks.check_running()?;
+            watch.externals.check_present(manager)?;
         }
         let now = progress.map(Progress::snapshot_counts);
         if now != last_move.1 {
@@ -376,9 +415,13 @@ fn manager_state(
                 if !failed.is_empty() {
                     return Err(fail(format!("blocks failed the state: {failed:?}")));
                 }
+                if state != SimulationState::Retirement {
+                    watch.externals.require_present(manager)?;
+                }
                 return Ok(());
             }
-            _ => {}
+            Some(cb) => watch.externals.callback(manager, &cb),
+            None => {}
         }
     }
 }

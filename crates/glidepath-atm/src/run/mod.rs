@@ -52,6 +52,7 @@ use crate::traffic::DAY_S;
 
 mod block;
 mod deploy;
+mod external;
 mod flights;
 mod frame;
 mod live;
@@ -62,6 +63,7 @@ mod recording;
 mod traffic;
 
 pub use deploy::run_block_process;
+pub use external::{FrameTag, PROTOCOL as EXTERNAL_PROTOCOL};
 /// The monitor's flight gap, for the generator's test that callsigns respect it.
 #[cfg(test)]
 pub(crate) use flights::FLIGHT_GAP_S;
@@ -134,6 +136,10 @@ const WAIT: Duration = Duration::from_secs(600);
 
 /// How many simulated seconds the traffic may run ahead of the monitor.
 const MONITOR_LOOKAHEAD: f64 = 4.0;
+
+/// The lookahead of a block that publishes tracks (traffic, player, external): it
+/// sends second `t`'s tracks before asking for `t + 1`.
+const SOURCE_LOOKAHEAD: f64 = 1.0;
 
 /// How tracks are serialised (the first function of the encoder chain).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -225,6 +231,9 @@ pub struct RunOptions {
     /// only). `None`: only time management bounds what is in flight (the monitor's
     /// lookahead, 4 simulated seconds).
     pub credit: Option<u64>,
+    /// The federation's name; `None`: one made up per run (`atm-PID-N-RUN`). External
+    /// blocks join it by this name.
+    pub federation: Option<String>,
 }
 
 /// Where a run's blocks execute (memorandum section 4.3: components are deployed, then
@@ -289,6 +298,7 @@ impl Default for RunOptions {
             deployment: Deployment::Threads,
             live: None,
             credit: None,
+            federation: None,
         }
     }
 }

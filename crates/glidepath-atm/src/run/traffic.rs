@@ -11,7 +11,7 @@ use glidepath::{Bytes, Callback, Federate};
 
 use super::block::{advance, enable_time, Component};
 use super::recording::read_recording;
-use super::{BlockOutcome, Codec, Context, Progress, SimulationState, Sndem};
+use super::{BlockOutcome, Codec, Context, Progress, SimulationState, Sndem, SOURCE_LOOKAHEAD};
 use crate::adsb_csv::AdsbFile;
 use crate::layout::{format_rfc3339, Block, TrafficSource};
 use crate::report::tables::{group, rows, span};
@@ -354,7 +354,7 @@ impl Component for TrafficBlock {
                 .map_err(|e| e.to_string()),
             SimulationState::Initialization => {
                 self.load()?;
-                enable_time(f, abort, 1.0, |_| {})
+                enable_time(f, abort, SOURCE_LOOKAHEAD, |_| {})
             }
             SimulationState::Execution => self.execute(f, abort),
             SimulationState::Shutdown => {
@@ -389,7 +389,9 @@ fn wait_for_credit(progress: &Progress, window: u64, abort: &AtomicBool) -> Resu
                 .compare_exchange_weak(sent, sent + 1, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
         {
-            progress.credit_peak.fetch_max(in_flight + 1, Ordering::Relaxed);
+            progress
+                .credit_peak
+                .fetch_max(in_flight + 1, Ordering::Relaxed);
             return Ok(());
         }
         spins += 1;

@@ -132,7 +132,6 @@ pub async fn shoot(c: &Client, name: &str) {
     std::fs::write(screenshots().join(name), png).unwrap();
 }
 
-
 /// A chromium session on `driver_port` with a fresh profile (removed by
 /// [`Session::close`]).
 pub struct Session {

@@ -89,14 +89,20 @@ impl<'a> Walk<'a> {
             other => {
                 return Err(self.error(
                     record,
-                    format!("the discriminant: expected an enumerator's name, got {}", kind_of(other)),
+                    format!(
+                        "the discriminant: expected an enumerator's name, got {}",
+                        kind_of(other)
+                    ),
                 ))
             }
         };
         found.map(|(n, _)| n.as_str()).ok_or_else(|| {
             self.error(
                 record,
-                format!("the discriminant names no enumerator (it has {})", names(enumerators)),
+                format!(
+                    "the discriminant names no enumerator (it has {})",
+                    names(enumerators)
+                ),
             )
         })
     }
@@ -117,7 +123,10 @@ impl<'a> Walk<'a> {
             ));
         };
         let Some((_, disc)) = given.iter().find(|(n, _)| n == discriminant) else {
-            return Err(self.error(record, format!("the discriminant `{discriminant}` is missing")));
+            return Err(self.error(
+                record,
+                format!("the discriminant `{discriminant}` is missing"),
+            ));
         };
         let enumerators = self.discriminant_enumerators(record, enum_type)?;
         let chosen = self.enumerator_of(record, enumerators, disc)?;
@@ -130,8 +139,12 @@ impl<'a> Walk<'a> {
             return Err(self.error(
                 record,
                 match &alt.data_type {
-                    Some(_) => format!("the field `{other}` is not the one `{chosen}` selects (`{field}`)"),
-                    None => format!("the field `{other}`: `{chosen}` selects an alternative without a value"),
+                    Some(_) => {
+                        format!("the field `{other}` is not the one `{chosen}` selects (`{field}`)")
+                    }
+                    None => format!(
+                        "the field `{other}`: `{chosen}` selects an alternative without a value"
+                    ),
                 },
             ));
         }
@@ -141,7 +154,10 @@ impl<'a> Walk<'a> {
         self.path.truncate(path);
         if let Some(t) = &alt.data_type {
             let Some((_, v)) = given.iter().find(|(n, _)| n == field) else {
-                return Err(self.error(record, format!("`{chosen}` selects the field `{field}`, which is missing")));
+                return Err(self.error(
+                    record,
+                    format!("`{chosen}` selects the field `{field}`, which is missing"),
+                ));
             };
             self.path.push_str(&format!("/{field}"));
             self.encode(t, v, out)?;

@@ -33,8 +33,8 @@ fn chromium_cpu() -> f64 {
         }
         let f: Vec<&str> = after.split_whitespace().collect();
         if f.len() > 13 {
-            total += (f[11].parse::<f64>().unwrap_or(0.0) + f[12].parse::<f64>().unwrap_or(0.0))
-                / 100.0;
+            total +=
+                (f[11].parse::<f64>().unwrap_or(0.0) + f[12].parse::<f64>().unwrap_or(0.0)) / 100.0;
         }
     }
     total
@@ -57,7 +57,10 @@ pub fn radar(addr: SocketAddr, aircraft: usize, seconds: f64) -> Page {
         .unwrap_or_else(|e| panic!("--browser needs {driver} (chromium-driver): {e}"));
     let t0 = Instant::now();
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "chromedriver did not start");
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "chromedriver did not start"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     let page = tokio::runtime::Builder::new_current_thread()
@@ -76,7 +79,8 @@ pub fn radar(addr: SocketAddr, aircraft: usize, seconds: f64) -> Page {
 async fn measure(port: u16, addr: SocketAddr, aircraft: usize, seconds: f64) -> Page {
     let chromium =
         std::env::var("GLIDEPATH_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    let profile = std::env::temp_dir().join(format!("glidepath-load-chromium-{}", std::process::id()));
+    let profile =
+        std::env::temp_dir().join(format!("glidepath-load-chromium-{}", std::process::id()));
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),
@@ -106,7 +110,10 @@ async fn measure(port: u16, addr: SocketAddr, aircraft: usize, seconds: f64) -> 
         if n == json!(aircraft.to_string()) {
             break;
         }
-        assert!(t0.elapsed() < Duration::from_secs(60), "the radar shows {n} aircraft");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the radar shows {n} aircraft"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     tokio::time::sleep(Duration::from_secs(3)).await; // warm-up

@@ -188,9 +188,21 @@ fn main() {
     );
     println!(
         "  {:<16} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
-        "server", "fps min", "fps med", "MiB/s", "lag p50", "lag p99", "lag max", "gap p99", "CPU %", "sim %"
+        "server",
+        "fps min",
+        "fps med",
+        "MiB/s",
+        "lag p50",
+        "lag p99",
+        "lag max",
+        "gap p99",
+        "CPU %",
+        "sim %"
     );
-    for (name, m) in [("glidepath web", &measured), ("raw websocket", &raw_measured)] {
+    for (name, m) in [
+        ("glidepath web", &measured),
+        ("raw websocket", &raw_measured),
+    ] {
         println!(
             "  {:<16} {:>9.2} {:>9.2} {:>9.1} {:>8.1}ms {:>8.1}ms {:>8.1}ms {:>8.1}ms {:>8.0} {:>8}",
             name,
@@ -259,8 +271,12 @@ fn measure(
     let warmup = Duration::from_secs(2);
     let readers: Vec<_> = (0..a.clients - a.stalled)
         .map(|k| {
-            let (url, sub, stop, published) =
-                (url.to_string(), sub.to_string(), stop.clone(), published.clone());
+            let (url, sub, stop, published) = (
+                url.to_string(),
+                sub.to_string(),
+                stop.clone(),
+                published.clone(),
+            );
             std::thread::Builder::new()
                 .name(format!("client-{k}"))
                 .spawn(move || {
