@@ -256,6 +256,14 @@ fn bridge_refuses_bad_configurations_naming_file_and_route() {
             "transport",
         ),
         ("[bus]\ncolour = 1\n", "unknown field"),
+        (
+            "[[to_hla]]\npattern = \"A.>\"\nclass = \"C\"\nparameters = { a = \"b\" }\n",
+            "need an [hla] section",
+        ),
+        (
+            "[hla]\nfederation = \"f\"\n[[from_hla]]\nclass = \"C\"\nsubject = \"a.b\"\nparameters = { a = \"B\" }\n",
+            "from_hla route 1: subject `a.b`",
+        ),
         ("", "no routes"),
     ] {
         let path = bridge_config("bad", text);
@@ -271,4 +279,148 @@ fn bridge_refuses_bad_configurations_naming_file_and_route() {
         );
         let _ = std::fs::remove_file(&path);
     }
+}
+
+#[test]
+fn bridge_to_hla_forwards_both_ways_with_the_fom_types() {
+    use glidepath::bus::{Bus, BusConfig, Event, Message, Pattern, ServiceLevel, Subject, Value};
+    use glidepath::fom::Value as HlaValue;
+    use glidepath::{Callback, JoinOptions, ResignAction, Rti, RtiConfig, TransportKind};
+    use std::io::{BufRead, BufReader};
+    use std::time::{Duration, Instant};
+    let store = std::env::temp_dir().join(format!("glidepath-bridge-hla-{}", std::process::id()));
+    let server = NatsServerProcess::start_with(
+        None,
+        &["--jetstream", "--store_dir", store.to_str().unwrap()],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let url = server.url();
+    // The shipped example, as a user runs it.
+    let mut child = glidepath(&[
+        "bus",
+        "bridge",
+        "examples/bus/bridge-hla.toml",
+        "--nats-url",
+        &url,
+        "--seconds",
+        "8",
+        "--report-s",
+        "1",
+    ])
+    .spawn()
+    .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    // The bridge says it runs once both sides are up (log lines may come first).
+    let mut said = String::new();
+    while !said.contains("running") {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the bridge ended: {said}"
+        );
+        said.push_str(&line);
+    }
+    assert!(
+        said.contains("1 to HLA and 1 from HLA (federation `formation`)"),
+        "{said}"
+    );
+
+    let mut config = RtiConfig::default();
+    config.transport = TransportKind::Nats;
+    config.nats_url = url.clone();
+    let rti = Rti::from_config(&config).unwrap();
+    let fe = rti
+        .join("formation", JoinOptions::named("flight-executive", "fe"))
+        .unwrap();
+    let truth = fe.interaction_class_handle("TruthState").unwrap();
+    fe.subscribe_interaction_class(truth).unwrap();
+    let thrust = fe.interaction_class_handle("ThrustCommand").unwrap();
+    fe.publish_interaction_class(thrust).unwrap();
+    let bus = Bus::connect(&BusConfig {
+        default_group: Subject::new("FFTB").unwrap(),
+        ..BusConfig::nats(&url)
+    })
+    .unwrap();
+    let thruster = bus
+        .subscribe(&Pattern::new("FFTB.MMS.*.CMD.>").unwrap())
+        .unwrap();
+
+    let mut m = Message::new();
+    m.set("SAT", "SAT1");
+    for (k, v) in [
+        ("T", 0.1),
+        ("X", 7000.5),
+        ("Y", 0.0),
+        ("Z", 0.0),
+        ("VX", 0.0),
+        ("VY", 7.5),
+        ("VZ", 0.0),
+    ] {
+        m.set(k, v);
+    }
+    bus.publish(
+        &Subject::new("FFTB.MMS.SAT1.DATA.TRUTH.SIM.POSVEL").unwrap(),
+        &m,
+        ServiceLevel::Fifo,
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let x = loop {
+        assert!(
+            Instant::now() < deadline,
+            "no TruthState reached the federate"
+        );
+        if let Some(Callback::ReceiveInteraction { values, .. }) =
+            fe.next_callback(Duration::from_millis(50))
+        {
+            let px = fe.parameter_handle(truth, "x").unwrap();
+            let bytes = &values.iter().find(|(p, _)| *p == px).unwrap().1;
+            break fe.fom().decode_value("HLAfloat64BE", bytes).unwrap();
+        }
+    };
+    assert_eq!(x, HlaValue::Float(7000.5));
+
+    let fom = fe.fom().clone();
+    let p = |n: &str| fe.parameter_handle(thrust, n).unwrap();
+    let enc = |dt: &str, v: HlaValue| glidepath::Bytes::from(fom.encode_value(dt, &v).unwrap());
+    fe.send_interaction(
+        thrust,
+        [
+            (
+                p("satellite"),
+                enc("HLAunicodeString", HlaValue::Text("SAT1".into())),
+            ),
+            (p("burnId"), enc("HLAinteger32BE", HlaValue::Int(3))),
+            (p("deltaV"), enc("HLAfloat32BE", HlaValue::Float(0.5))),
+            (p("armed"), enc("HLAboolean", HlaValue::Bool(false))),
+        ],
+        glidepath::Bytes::new(),
+    )
+    .unwrap();
+    let d = loop {
+        match thruster.recv_timeout(Duration::from_secs(10)).unwrap() {
+            Some(Event::Message(d)) => break d,
+            Some(Event::Membership(_)) => continue,
+            None => panic!("no command reached the bus"),
+        }
+    };
+    assert_eq!(d.subject.as_str(), "FFTB.MMS.SAT1.CMD.MANEUVER.FE.BURN");
+    assert_eq!(d.message.get("BURN"), Some(&Value::I32(3)));
+    assert_eq!(d.message.get("DV"), Some(&Value::F32(0.5)));
+    assert_eq!(d.message.get("ARMED"), Some(&Value::Bool(false)));
+    fe.resign(ResignAction::DeleteObjects).unwrap();
+    bus.close();
+
+    let out = child.wait_with_output().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{rest}");
+    assert_eq!(
+        stdout.lines().last().unwrap_or_default(),
+        "bridge: 1 to HLA, 1 from HLA, 0 refused to HLA, 0 refused from HLA, 0 failed",
+        "{stdout}"
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&store);
 }

@@ -50,6 +50,7 @@ use crate::config::TransportKind;
 
 #[cfg(feature = "transport-nats")]
 pub mod bridge;
+pub mod hla;
 mod hub;
 #[cfg(feature = "transport-nats")]
 mod nats;
