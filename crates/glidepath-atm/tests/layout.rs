@@ -637,3 +637,68 @@ fn the_python_model_layout_has_an_external_block_and_join_within_is_checked() {
         &["\"e\"", "source", "not used by an external block"],
     );
 }
+
+#[test]
+fn a_sector_is_checked_and_only_for_monitors_and_recorders() {
+    let with = |sector: &str, kind: &str| {
+        parse_layout(
+            &format!(
+                "name = \"x\"\nday_start = \"2016-03-23T07:00:00Z\"\n\
+                 [[block]]\nname = \"t\"\nkind = \"traffic\"\nscheduled_period = 1\n\
+                 source = {{ kind = \"generated\", seed = 1 }}\n\
+                 traffic_start = \"2016-03-23T07:00:00Z\"\ntraffic_end = \"2016-03-23T08:00:00Z\"\n\
+                 [[block]]\nname = \"m\"\nkind = \"{kind}\"\n{sector}\n\
+                 [[link]]\nfrom = \"t\"\nto = \"m\"\n"
+            ),
+            "bad.toml",
+        )
+    };
+    let ok = with(
+        "sector = { lat = [37, 38.5], lon = [-123, -121] }",
+        "monitor",
+    )
+    .unwrap();
+    let s = ok.block("m").unwrap().sector.unwrap();
+    assert_eq!(
+        (s.lat_deg, s.lon_deg, s.alt_ft),
+        ([37.0, 38.5], [-123.0, -121.0], None)
+    );
+    for (sector, says) in [
+        (
+            "sector = { lat = [38.5, 37], lon = [-123, -121] }",
+            "sector.lat",
+        ),
+        (
+            "sector = { lat = [37, 38], lon = [-190, -121] }",
+            "sector.lon",
+        ),
+        ("sector = { lat = [37, 38] }", "sector.lon"),
+        (
+            "sector = { lat = [37, 38], lon = [1, 2], alt_ft = [5000] }",
+            "sector.alt_ft",
+        ),
+        (
+            "sector = { lat = [37, 38], lon = [1, 2], colour = 1 }",
+            "colour",
+        ),
+    ] {
+        let e = with(sector, "monitor").unwrap_err().to_string();
+        assert_names(&e, &["\"m\"", says]);
+    }
+    let e = with(
+        "output = \"r.rec\"\nsector = { lat = [37, 38], lon = [1, 2] }",
+        "recorder",
+    );
+    assert!(e.is_ok(), "{e:?}");
+    let e = parse_layout(
+        "name = \"x\"\n[[block]]\nname = \"t\"\nkind = \"player\"\n\
+         source = { kind = \"recording\", path = \"r.rec\" }\nsector = { lat = [1, 2], lon = [1, 2] }\n",
+        "bad.toml",
+    )
+    .unwrap_err()
+    .to_string();
+    assert_names(
+        &e,
+        &["\"t\"", "sector", "only by monitor and recorder blocks"],
+    );
+}

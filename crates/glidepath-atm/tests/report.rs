@@ -89,6 +89,7 @@ fn synthetic() -> RunReport {
                 first_ms: Some(1_458_716_399_000),
                 last_ms: Some(1_458_723_600_000),
                 reading: Some("timestamps: Unix milliseconds (detected)".into()),
+                in_sector: None,
             },
         ],
         state_durations_s: STATES

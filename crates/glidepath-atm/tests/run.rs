@@ -399,3 +399,80 @@ to = "monitor"
         "block `traffic`: execution: published nothing in its window 2016-03-23T07:00:00Z + 2 s: its source has no track there"
     );
 }
+
+/// A monitor with a sector receives, through DDM, exactly the tracks inside it: the
+/// count is the generator's own tracks in the sector, counted here independently
+/// (no false negatives, no false positives), and nothing in the sector is lost.
+fn a_sectored_monitor_gets_exactly_the_tracks_inside(config: RtiConfig) {
+    use glidepath_atm::layout::sector::Point;
+    use glidepath_atm::traffic::{TrafficConfig, TrafficDay};
+    let layout = parse_layout(
+        r#"
+name = "sector"
+day_start = "2016-03-23T07:00:00Z"
+[[block]]
+name = "traffic"
+kind = "traffic"
+scheduled_period = "1 s"
+traffic_start = "2016-03-23T07:00:00Z"
+traffic_end = "2016-03-24T07:00:00Z"
+source = { kind = "generated", seed = 1, density = 0.05 }
+[[block]]
+name = "west"
+kind = "monitor"
+sector = { lat = [32.0, 42.0], lon = [-125.0, -114.0], alt_ft = [10000, 30000] }
+[[link]]
+from = "traffic"
+to = "west"
+"#,
+        "sector.toml",
+    )
+    .unwrap();
+    let sector = layout.block("west").unwrap().sector.unwrap();
+    let opts = RunOptions {
+        hours: Some(0.1),
+        ..slice(config, Codec::Json)
+    };
+    let report = run(&layout, &opts).unwrap();
+    let mut day = TrafficDay::new(TrafficConfig {
+        seed: 1,
+        start_s: 0,
+        end_s: 360,
+        density: 0.05,
+        ..TrafficConfig::default()
+    })
+    .unwrap();
+    let (mut all, mut inside, mut tracks) = (0u64, 0u64, Vec::new());
+    for t in 0..360 {
+        day.second_reusing(t, &mut tracks);
+        all += tracks.len() as u64;
+        inside += tracks
+            .iter()
+            .filter(|k| sector.contains(Point::of(k.lat_deg, k.lon_deg, k.alt_ft)))
+            .count() as u64;
+    }
+    let source = &report.sources[0];
+    assert_eq!(source.published, all, "the block published every track");
+    assert_eq!(source.in_sector, Some(inside));
+    assert!(inside > 0 && inside < all / 2, "{inside} of {all} inside");
+    assert_eq!(report.published, inside, "what the monitor was sent");
+    assert_eq!(report.received, inside, "exactly the tracks inside arrived");
+    assert_eq!(
+        (report.lost, report.duplicated, report.malformed),
+        (0, 0, 0)
+    );
+}
+
+#[test]
+fn a_sectored_monitor_gets_exactly_the_tracks_inside_inproc() {
+    a_sectored_monitor_gets_exactly_the_tracks_inside(RtiConfig::default());
+}
+
+#[test]
+fn a_sectored_monitor_gets_exactly_the_tracks_inside_over_nats() {
+    let testbed = glidepath::backend::nats::NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
+    let mut config = RtiConfig::default();
+    config.transport = TransportKind::Nats;
+    config.nats_url = testbed.url();
+    a_sectored_monitor_gets_exactly_the_tracks_inside(config);
+}

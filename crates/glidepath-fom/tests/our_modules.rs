@@ -45,7 +45,7 @@ fn merged_counts_include_the_mim() {
             // BlockReport.
             interaction_classes: 9,
             parameters: 23,
-            dimensions: 1,
+            dimensions: 3,
             // EpochMicros, FlightRules, TrackMetadata on top of the MIM.
             data_types: MIM_DATA_TYPE_COUNT + 3,
         })

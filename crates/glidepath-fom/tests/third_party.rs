@@ -293,7 +293,7 @@ fn everything_merges_together_with_our_modules() {
             attributes: 30 + 2 + 23, // Aircraft has the target generator's 4 more
             interaction_classes: 2 + 8,
             parameters: 1 + 23,
-            dimensions: 3 + 1,
+            dimensions: 3 + 3,
             data_types: MIM_DATA_TYPE_COUNT + 37 + 7 + 3 + 3,
         })
     );

@@ -27,6 +27,13 @@ export const FIELDS = [
   { key: 'source', type: 'source', kinds: PLAYS },
   { key: 'output', type: 'text', kinds: ['recorder'], hint: 'file the recorder writes' },
   { key: 'join_within', type: 'duration', kinds: ['external'], hint: '2 min' },
+  { key: 'sector', type: 'sector', kinds: ['monitor', 'recorder'] },
+];
+// A sector's keys: each `[lower, upper]` in degrees or feet (layouts/README.md).
+export const SECTOR_FIELDS = [
+  { key: 'lat', hint: 'south, north (degrees), e.g. 37, 38.5' },
+  { key: 'lon', hint: 'west, east (degrees), e.g. -123, -121' },
+  { key: 'alt_ft', hint: 'bottom, top (feet); empty: every altitude' },
 ];
 export const SOURCE_FIELDS = [
   { key: 'kind', type: 'source-kind' },

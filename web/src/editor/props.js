@@ -1,7 +1,7 @@
 // The properties panel: the inputs of the selected block's keys (and of its source),
 // what each writes into the model, and the mark on the input the last error names.
 
-import { FIELDS, KINDS, SOURCE_FIELDS, SOURCE_KINDS, TIMESTAMP_UNITS, usesKey } from './format.js';
+import { FIELDS, KINDS, SECTOR_FIELDS, SOURCE_FIELDS, SOURCE_KINDS, TIMESTAMP_UNITS, usesKey } from './format.js';
 import { $, state, blockById } from './state.js';
 import { changeKind, changeSourceKind } from './model.js';
 import { renderAll, renderLinks, updateBlockEl } from './canvas.js';
@@ -107,6 +107,8 @@ export function renderProps() {
       box.append(l);
     } else if (f.type === 'source') {
       box.append(sourceFieldset(b));
+    } else if (f.type === 'sector') {
+      box.append(sectorFieldset(b));
     } else {
       const i = textInput(f.key, shown(p[f.key], f.type), f.hint);
       i.addEventListener('input', () => {
@@ -123,6 +125,30 @@ export function renderProps() {
     }
   }
   markInvalidInput();
+}
+
+// The sector: each key as `lower, upper`; the loader checks the numbers (so an error
+// comes back named `sector.lat`, as the run would say it).
+function sectorFieldset(b) {
+  const fs = document.createElement('fieldset');
+  const legend = document.createElement('legend');
+  legend.textContent = 'sector (through DDM; empty: every track)';
+  fs.append(legend);
+  for (const f of SECTOR_FIELDS) {
+    const v = b.props.sector?.[f.key];
+    const i = textInput(`sector.${f.key}`, Array.isArray(v) ? v.join(', ') : '', f.hint);
+    i.addEventListener('input', () => {
+      const text = i.value.trim();
+      const sector = { ...(b.props.sector || {}) };
+      if (text === '') delete sector[f.key];
+      else sector[f.key] = text.split(',').map((n) => (n.trim() === '' || Number.isNaN(Number(n)) ? n.trim() : Number(n)));
+      if (Object.keys(sector).length === 0) delete b.props.sector;
+      else b.props.sector = sector;
+      changed();
+    });
+    fs.append(label(f.key, i));
+  }
+  return fs;
 }
 
 function sourceFieldset(b) {

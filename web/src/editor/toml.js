@@ -2,7 +2,7 @@
 // back into it, noting the keys it does not know and the links it has to drop.
 
 import { parse, stringify } from 'smol-toml';
-import { FIELDS, SOURCE_FIELDS, KNOWN_TOP, KNOWN_BLOCK, KNOWN_SOURCE, FLOAT_KEYS } from './format.js';
+import { FIELDS, SOURCE_FIELDS, SECTOR_FIELDS, KNOWN_TOP, KNOWN_BLOCK, KNOWN_SOURCE, FLOAT_KEYS } from './format.js';
 import { state, newId, blockById } from './state.js';
 import { freeSpot } from './model.js';
 
@@ -19,12 +19,18 @@ function sourceToml(src) {
   return `source = { ${parts.join(', ')} }`;
 }
 
+function sectorToml(sector) {
+  const parts = SECTOR_FIELDS.filter((f) => sector[f.key] !== undefined).map((f) => kv(f.key, sector[f.key]));
+  return `sector = { ${parts.join(', ')} }`;
+}
+
 function blockToml(b) {
   const lines = ['[[block]]'];
   for (const f of FIELDS) {
     const v = b.props[f.key];
     if (v === undefined) continue;
     if (f.key === 'source') lines.push(sourceToml(v));
+    else if (f.key === 'sector') lines.push(sectorToml(v));
     else lines.push(kv(f.key, v, FLOAT_KEYS.has(f.key)));
   }
   lines.push(kv('position', [Math.max(0, Math.round(b.x)), Math.max(0, Math.round(b.y))]));
@@ -75,6 +81,12 @@ export function load(text) {
         for (const [sk, sv] of Object.entries(v)) {
           if (KNOWN_SOURCE.has(sk)) props.source[sk] = plain(sv);
           else ignored.push(`source.${sk}`);
+        }
+      } else if (k === 'sector' && v && typeof v === 'object' && !Array.isArray(v)) {
+        props.sector = {};
+        for (const [sk, sv] of Object.entries(v)) {
+          if (SECTOR_FIELDS.some((f) => f.key === sk)) props.sector[sk] = Array.isArray(sv) ? sv.map(Number) : sv;
+          else ignored.push(`sector.${sk}`);
         }
       } else if (k !== 'position') props[k] = plain(v);
     }

@@ -22,10 +22,12 @@ use std::path::{Path, PathBuf};
 
 use crate::adsb_csv::TimestampUnit;
 
+pub mod sector;
 mod source;
 mod time;
 mod validate;
 
+pub use sector::Sector;
 pub use time::{format_rfc3339, parse_duration, parse_rfc3339};
 use validate::parse;
 
@@ -201,6 +203,9 @@ pub struct Block {
     /// How long the run waits for an external block's federate to join (`join_within`,
     /// default 2 minutes); `None` for other kinds.
     pub join_within_s: Option<f64>,
+    /// A monitor's or recorder's sector: it receives only the tracks inside, through
+    /// DDM (`sector = { lat = [..], lon = [..], alt_ft = [..] }`); `None`: all.
+    pub sector: Option<Sector>,
 }
 
 /// A directed message flow between two blocks (an arrow of Figure 3.1).

@@ -43,6 +43,7 @@ pub(super) struct RawBlock {
     pub(super) output: Option<Spanned<String>>,
     pub(super) position: Option<Spanned<Vec<f64>>>,
     pub(super) join_within: Option<Spanned<toml::Value>>,
+    pub(super) sector: Option<Spanned<super::sector::RawSector>>,
 }
 
 #[derive(Deserialize)]

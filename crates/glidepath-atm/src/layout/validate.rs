@@ -338,6 +338,18 @@ impl Validator<'_> {
             "join_within",
             "external blocks",
         )?;
+        not_for(
+            !is(&[Monitor, Recorder]) && raw.sector.is_some(),
+            raw.sector.as_ref().map(|s| s.span()),
+            "sector",
+            "monitor and recorder blocks",
+        )?;
+        let sector = match &raw.sector {
+            None => None,
+            Some(s) => Some(s.get_ref().check().map_err(|(property, reason)| {
+                self.invalid(b, Some(&s.span()), &format!("sector.{property}"), reason)
+            })?),
+        };
         let join_within_s = if kind == External {
             let s = duration(&raw.join_within, "join_within", Some(120.0))?;
             if s <= 0.0 {
@@ -476,6 +488,7 @@ impl Validator<'_> {
             output,
             position,
             join_within_s,
+            sector,
         })
     }
 

@@ -103,6 +103,11 @@ pub struct SourceStats {
     pub last_ms: Option<i64>,
     /// How the file was read (timestamp unit, columns under other names or units).
     pub reading: Option<String>,
+    /// Of what it published, the tracks inside the sector of the monitor it is linked
+    /// to, when that monitor has one (`None` otherwise): what the monitor should
+    /// receive.
+    #[serde(default)]
+    pub in_sector: Option<u64>,
 }
 
 /// Everything measured in one run, and how the run was configured.

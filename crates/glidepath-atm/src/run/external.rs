@@ -98,6 +98,23 @@ impl Externals {
         self.blocks.is_empty()
     }
 
+    /// Refuses a link the protocol cannot serve yet: an external block's tracks into a
+    /// sectored block (the block would have to send each track with its point as region
+    /// and report what it sent inside).
+    pub(super) fn check_links(&self, layout: &Layout) -> Result<(), RunError> {
+        for l in &layout.links {
+            let sectored = layout.block(&l.to).is_some_and(|b| b.sector.is_some());
+            if sectored && self.blocks.iter().any(|b| b.name == l.from) {
+                return Err(RunError::Layout(format!(
+                    "external block `{}` is linked to `{}`, which has a sector: external blocks \
+                     do not send regions yet (link it to a block without a sector)",
+                    l.from, l.to
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Refuses a transport another process cannot reach.
     pub(super) fn check_transport(&self, opts: &RunOptions) -> Result<(), RunError> {
         match (self.blocks.first(), opts.config.transport) {

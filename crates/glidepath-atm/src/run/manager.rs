@@ -114,6 +114,7 @@ fn run_with(layout: &Layout, opts: &RunOptions, live: &Arc<Live>) -> Result<RunR
         )));
     }
     let mut externals = Externals::of(layout);
+    externals.check_links(layout)?;
     externals.check_transport(opts)?;
     let frame = frame(layout, opts)?;
     let opts = &with_frame(opts, &frame);
@@ -229,7 +230,8 @@ fn run_with(layout: &Layout, opts: &RunOptions, live: &Arc<Live>) -> Result<RunR
                     .iter()
                     .any(|l| l.from == name && &l.to == monitor_name)
                 {
-                    published += stats.published;
+                    // With a sector, what the monitor was sent is what is inside it.
+                    published += stats.in_sector.unwrap_or(stats.published);
                 }
                 sources.push(*stats);
             }
@@ -309,6 +311,18 @@ pub(super) fn context_of(
         end,
         opts: opts.clone(),
         progress: progress.clone(),
+        monitor_sector: layout
+            .links
+            .iter()
+            .filter(|l| l.from == block.name)
+            .filter_map(|l| layout.block(&l.to))
+            .find(|b| b.kind == BlockKind::Monitor)
+            .and_then(|b| b.sector),
+        regions: layout
+            .links
+            .iter()
+            .filter(|l| l.from == block.name)
+            .any(|l| layout.block(&l.to).is_some_and(|b| b.sector.is_some())),
         credit: opts.credit.filter(|_| {
             layout.links.iter().any(|l| {
                 l.from == block.name

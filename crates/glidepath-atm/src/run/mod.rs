@@ -60,6 +60,7 @@ mod manager;
 mod monitor;
 mod recorder;
 mod recording;
+mod sector;
 mod traffic;
 
 pub use deploy::run_block_process;
@@ -399,6 +400,12 @@ struct Context {
     /// The credit window this block publishes under ([`RunOptions::credit`], when it
     /// is linked to the monitor).
     credit: Option<u64>,
+    /// A publisher's: the sector of the monitor it is linked to, if that has one (what
+    /// counts as published to the monitor, and takes credit).
+    monitor_sector: Option<crate::layout::Sector>,
+    /// A publisher's: whether a block it is linked to has a sector, so its tracks go
+    /// out with their points as regions.
+    regions: bool,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]

@@ -48,6 +48,7 @@ pub(super) struct MonitorBlock {
     /// Names of the linked blocks, and their federates once known.
     sources: Vec<String>,
     linked: Linked,
+    sector: Option<crate::layout::Sector>,
 }
 
 impl MonitorBlock {
@@ -74,6 +75,7 @@ impl MonitorBlock {
             duplicated: 0,
             sources: ctx.sources.clone(),
             linked: Linked::default(),
+            sector: block.sector,
         }
     }
 
@@ -149,9 +151,9 @@ impl Component for MonitorBlock {
         abort: &AtomicBool,
     ) -> Result<(), String> {
         match state {
-            SimulationState::Startup => f
-                .subscribe_interaction_class(self.sndem.class)
-                .map_err(|e| e.to_string()),
+            SimulationState::Startup => {
+                super::sector::subscribe_tracks(f, self.sndem.class, self.sector.as_ref())
+            }
             SimulationState::Initialization => {
                 self.linked.learn(f, &self.sources)?;
                 enable_time(f, abort, MONITOR_LOOKAHEAD, |cb| self.receive(cb))

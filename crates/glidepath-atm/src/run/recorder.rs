@@ -28,6 +28,7 @@ pub(super) struct RecorderBlock {
     error: Option<String>,
     written: u64,
     progress: Arc<Progress>,
+    sector: Option<crate::layout::Sector>,
 }
 
 impl RecorderBlock {
@@ -43,6 +44,7 @@ impl RecorderBlock {
             error: None,
             written: 0,
             progress: ctx.progress.clone(),
+            sector: block.sector,
         }
     }
 
@@ -110,9 +112,9 @@ impl Component for RecorderBlock {
                 self.out = Some(file);
                 Ok(())
             }
-            SimulationState::Startup => f
-                .subscribe_interaction_class(self.sndem.class)
-                .map_err(|e| e.to_string()),
+            SimulationState::Startup => {
+                super::sector::subscribe_tracks(f, self.sndem.class, self.sector.as_ref())
+            }
             SimulationState::Initialization => {
                 self.linked.learn(f, &self.sources)?;
                 // Constrained (not regulating: it holds nobody back), so the grant at

@@ -11,8 +11,10 @@ use glidepath::{Bytes, Callback, Federate};
 
 use super::block::{advance, enable_time, Component};
 use super::recording::read_recording;
+use super::sector::PointRegions;
 use super::{BlockOutcome, Codec, Context, Progress, SimulationState, Sndem, SOURCE_LOOKAHEAD};
 use crate::adsb_csv::AdsbFile;
+use crate::layout::sector::Point;
 use crate::layout::{format_rfc3339, Block, TrafficSource};
 use crate::report::tables::{group, rows, span};
 use crate::report::SourceStats;
@@ -167,6 +169,11 @@ pub(super) struct TrafficBlock {
     window: (u32, u32),
     tracks: Option<Tracks>,
     stats: SourceStats,
+    /// The linked monitor's sector, if it has one.
+    monitor_sector: Option<crate::layout::Sector>,
+    /// Whether tracks go out with their points as regions, and those regions.
+    sends_regions: bool,
+    regions: Option<PointRegions>,
 }
 
 impl TrafficBlock {
@@ -183,6 +190,9 @@ impl TrafficBlock {
             density: ctx.opts.density,
             window: (0, 0),
             tracks: None,
+            monitor_sector: ctx.monitor_sector,
+            sends_regions: ctx.regions,
+            regions: None,
             stats: SourceStats {
                 block: block.name.clone(),
                 kind: block
@@ -295,15 +305,29 @@ impl TrafficBlock {
                 let vid = arena.split().freeze();
                 arena.extend_from_slice(&scratch);
                 let message = arena.split().freeze();
-                if let Some(window) = self.credit {
+                let point = Point::of(track.lat_deg, track.lon_deg, track.alt_ft);
+                // Outside the monitor's sector, nothing reaches it: no credit taken.
+                let to_monitor = self.monitor_sector.is_none_or(|s| s.contains(point));
+                if let Some(window) = self.credit.filter(|_| to_monitor) {
                     wait_for_credit(&self.progress, window, abort)?;
                 }
-                f.send_interaction(
-                    self.sndem.class,
-                    [(self.sndem.vid, vid), (self.sndem.message, message)],
-                    Bytes::new(),
-                )
+                let values = [(self.sndem.vid, vid), (self.sndem.message, message)];
+                match &self.regions {
+                    Some(regions) => {
+                        let region = regions.at(f, point)?;
+                        f.send_interaction_with_regions(
+                            self.sndem.class,
+                            values,
+                            &[region],
+                            Bytes::new(),
+                        )
+                    }
+                    None => f.send_interaction(self.sndem.class, values, Bytes::new()),
+                }
                 .map_err(|e| e.to_string())?;
+                if self.monitor_sector.is_some() && to_monitor {
+                    *self.stats.in_sector.get_or_insert(0) += 1;
+                }
             }
             self.stats.published += buf.len() as u64;
             self.progress
@@ -354,6 +378,12 @@ impl Component for TrafficBlock {
                 .map_err(|e| e.to_string()),
             SimulationState::Initialization => {
                 self.load()?;
+                if self.sends_regions {
+                    self.regions = Some(PointRegions::new(f)?);
+                }
+                if self.monitor_sector.is_some() {
+                    self.stats.in_sector = Some(0);
+                }
                 enable_time(f, abort, SOURCE_LOOKAHEAD, |_| {})
             }
             SimulationState::Execution => self.execute(f, abort),
