@@ -45,6 +45,7 @@ fn synthetic() -> RunReport {
         compression: "none".into(),
         persistence: false,
         deployment: "threads".into(),
+        credit: None,
         day_start: 1_458_716_400,
         hours: 2.0,
         published,
@@ -329,11 +330,12 @@ fn matrix_table_stands_next_to_the_memorandum() {
     b.transport = "nats".into();
     b.compression = "lz4".into();
     b.execution_s = 20.0;
+    b.credit = Some(1);
     let text = matrix_table(&[a, b]);
     println!("{text}");
     assert!(text.contains("| Run | Transport |"));
-    assert!(text.contains("| inproc-json-none | inproc | json | none | off |"));
-    assert!(text.contains("| nats-json-lz4 | nats | json | lz4 | off |"));
+    assert!(text.contains("| inproc-json-none | inproc | json | none | off | — |"));
+    assert!(text.contains("| nats-json-lz4 | nats | json | lz4 | off | 1 |"));
     for memo in [
         "1A (memorandum)",
         "663.702",

@@ -127,6 +127,9 @@ pub struct RunReport {
     pub persistence: bool,
     /// Where the blocks ran: `threads` (of one process) or `processes` (one each).
     pub deployment: String,
+    /// The credit window (`--credit N`): at most this many messages in flight to the
+    /// monitor; `None`: only the monitor's lookahead bounds them.
+    pub credit: Option<u64>,
     /// Unix seconds of simulated second 0.
     pub day_start: i64,
     /// Simulated hours played.
@@ -236,6 +239,7 @@ impl RunReport {
             "compression": self.compression,
             "persistence": self.persistence,
             "deployment": self.deployment,
+            "credit": self.credit,
             "day_start": crate::layout::format_rfc3339(self.day_start),
             "hours": json_f(Some(self.hours)),
             "published": self.published,

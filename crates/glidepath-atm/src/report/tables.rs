@@ -26,12 +26,14 @@ impl RunReport {
         );
         let _ = writeln!(
             o,
-            "transport {} · codec {} · compression {} · persistence {} · blocks as {} · {} simulated hours from {}\n",
+            "transport {} · codec {} · compression {} · persistence {} · blocks as {}{} · {} simulated hours from {}\n",
             self.transport,
             self.codec,
             self.compression,
             persistence,
             self.deployment,
+            self.credit
+                .map_or(String::new(), |c| format!(" · credit window {c}")),
             fmt_f(self.hours, 2),
             format_rfc3339(self.day_start)
         );
@@ -311,10 +313,10 @@ pub(crate) fn span(s: u64) -> String {
 /// (meaningful for full-day runs; a shorter `--hours` run plays less traffic).
 pub fn matrix_table(reports: &[RunReport]) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "| Run | Transport | Codec | Compression | Persistence | Hours | Execution (s) | vs 1A | Throughput (Mbit/s) | Latency P50 (ms) | Latency mean (ms) | Latency max (ms) | Published | Received | Lost |");
+    let _ = writeln!(o, "| Run | Transport | Codec | Compression | Persistence | Credit | Hours | Execution (s) | vs 1A | Throughput (Mbit/s) | Latency P50 (ms) | Latency mean (ms) | Latency max (ms) | Published | Received | Lost |");
     let _ = writeln!(
         o,
-        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     for r in reports {
         let l = r.latency_ms();
@@ -327,17 +329,19 @@ pub fn matrix_table(reports: &[RunReport]) -> String {
         };
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {} | {} | {} | {speedup} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {speedup} | {} | {} | {} | {} | {} | {} | {} |",
             r.run,
             r.transport,
             r.codec,
             r.compression,
             if r.persistence { "on" } else { "off" },
+            r.credit.map_or("—".to_string(), |c| group(c)),
             fmt_f(r.hours, 2),
             fmt_f(r.execution_s, 3),
             fmt_f(r.throughput_mbit_s, 3),
             cell(|s| s.p50),
-            cell(|s| s.mean),
+            // Four places, as the memorandum's rows: 1A's mean is 0.0113 ms.
+            l.as_ref().map_or("—".to_string(), |s| fmt_f(s.mean, 4)),
             cell(|s| s.max),
             group(r.published),
             group(r.received),
@@ -347,7 +351,7 @@ pub fn matrix_table(reports: &[RunReport]) -> String {
     for m in &MEMO_RUNS {
         let _ = writeln!(
             o,
-            "| {} (memorandum) | {} | SNDEM JSON | {} | {} | 24 | {} | {}× | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} (memorandum) | {} | SNDEM JSON | {} | {} | — | 24 | {} | {}× | {} | {} | {} | {} | {} | {} | {} |",
             m.run,
             m.what,
             if m.run == "2A" { "on" } else { "off" },

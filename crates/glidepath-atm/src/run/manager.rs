@@ -259,6 +259,7 @@ fn run_with(layout: &Layout, opts: &RunOptions, live: &Arc<Live>) -> Result<RunR
         compression: opts.config.chain.compression.to_string(),
         persistence: persistence_on(&opts.config),
         deployment: opts.deployment.name().to_string(),
+        credit: opts.credit,
         day_start: frame.day_start,
         hours: f64::from(end) / 3600.0,
         published,
