@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
-use glidepath::{ProcessModel, WaitStrategy};
+use glidepath::{ProcessModel, TransportKind, WaitStrategy};
 use glidepath_bench::harness::{BenchOptions, TransportChoice};
 use glidepath_bench::output::{write_json, write_plots, write_table, BarProgress};
 
@@ -31,7 +31,9 @@ pub struct BenchArgs {
     /// The bus's message encoding: xml or binary (bus) [default: xml].
     #[arg(long, value_name = "ENCODING")]
     encoding: Option<String>,
-    /// The transport glidepath runs on: inproc, nats or shm [default: inproc].
+    /// The transport glidepath runs on: inproc, nats or shm [default: inproc]. For
+    /// the tg suite, inproc runs the nodes as threads and nats as processes of their
+    /// own, as DASE measured them.
     #[arg(long, value_name = "TRANSPORT")]
     transport: Option<String>,
     /// The NATS server for `--transport nats` and the raw NATS peer (the executive is
@@ -169,6 +171,20 @@ fn tg_args(args: &BenchArgs) -> anyhow::Result<crate::tg::TgBenchArgs> {
             .as_deref()
             .map_or(Ok(5.0), |v| number::<f64>("--stand-in-us", v))?,
         json: args.json.clone(),
+        transport: match args.transport.as_deref().map(str::trim) {
+            None | Some("inproc") => TransportKind::Inproc,
+            Some("nats") => TransportKind::Nats,
+            Some(other) => bail!(
+                "--transport `{other}`: the tg suite runs on inproc (nodes as threads) or nats \
+                 (nodes as processes)"
+            ),
+        },
+        config: {
+            let mut config = glidepath::RtiConfig::from_env()?;
+            args.nats.clone().apply(&mut config)?;
+            config.transport = TransportKind::Nats;
+            config
+        },
     })
 }
 

@@ -334,38 +334,15 @@ fn serve(
     // node processes, and serve.
     let _executive = glidepath::ensure_executive(&config)?;
     create_federation(&rti, &args.federation)?;
-    let mut children = Children(Vec::new());
-    let program = std::env::current_exe().context("finding this program to start the nodes")?;
-    for k in 0..args.nodes {
-        let mut cmd = Process::new(&program);
-        cmd.args(["tg", "--role", "node", "--transport", "nats"]);
-        // The URL and any credentials through the environment, never the command line.
-        config.configure_child(&mut cmd);
-        cmd.env(glidepath::NATS_URL_ENV, &config.nats_url);
-        cmd.args([
-            "--federation",
-            &args.federation,
-            "--name",
-            &format!("tg-node-{}", k + 1),
-        ]);
-        cmd.args([
-            "--threads",
-            &threads.to_string(),
-            "--model",
-            &args.model,
-            "--stand-in-us",
-            &args.stand_in_us.to_string(),
-        ]);
-        if let Some(p) = &args.performance {
-            cmd.arg("--performance").arg(p);
-        }
-        let child = cmd
-            .stdin(std::process::Stdio::null())
-            .spawn()
-            .context("starting a node process")?;
-        println!("node tg-node-{} pid {}", k + 1, child.id());
-        children.0.push(child);
-    }
+    let node = NodeProcess {
+        config: &config,
+        federation: &args.federation,
+        threads,
+        model: &args.model,
+        stand_in_us: args.stand_in_us,
+        performance: args.performance.as_deref(),
+    };
+    let mut children = node.start_all(args.nodes as usize, true)?;
     let mut server = SimulationServer::start(&rti, &args.federation, scenario, server_config)?;
     // The node processes were started for this scenario: another cannot be loaded.
     while let (_, RunEnd::Load(name)) =
@@ -539,6 +516,98 @@ fn print_final(server: &SimulationServer) {
 /// Node processes, killed if the server ends early.
 struct Children(Vec<Child>);
 
+/// How to start processing nodes as processes of this program over NATS.
+struct NodeProcess<'a> {
+    config: &'a RtiConfig,
+    federation: &'a str,
+    threads: usize,
+    model: &'a str,
+    stand_in_us: f64,
+    performance: Option<&'a std::path::Path>,
+}
+
+impl NodeProcess<'_> {
+    /// Starts nodes `tg-node-1` to `tg-node-N`, saying each one's pid when `say`.
+    fn start_all(&self, nodes: usize, say: bool) -> anyhow::Result<Children> {
+        let mut children = Children(Vec::new());
+        let program = std::env::current_exe().context("finding this program to start the nodes")?;
+        for k in 0..nodes {
+            let mut cmd = Process::new(&program);
+            cmd.args(["tg", "--role", "node", "--transport", "nats"]);
+            // The URL and any credentials through the environment, never the command line.
+            self.config.configure_child(&mut cmd);
+            cmd.env(glidepath::NATS_URL_ENV, &self.config.nats_url);
+            cmd.args([
+                "--federation",
+                self.federation,
+                "--name",
+                &format!("tg-node-{}", k + 1),
+            ]);
+            cmd.args([
+                "--threads",
+                &self.threads.to_string(),
+                "--model",
+                self.model,
+                "--stand-in-us",
+                &self.stand_in_us.to_string(),
+            ]);
+            if let Some(p) = self.performance {
+                cmd.arg("--performance").arg(p);
+            }
+            if !say {
+                // A benchmark's table is not interleaved with the nodes' farewells; a
+                // node that fails shows in its exit status.
+                cmd.stderr(std::process::Stdio::null());
+            }
+            let child = cmd
+                .stdin(std::process::Stdio::null())
+                .spawn()
+                .context("starting a node process")?;
+            if say {
+                println!("node tg-node-{} pid {}", k + 1, child.id());
+            }
+            children.0.push(child);
+        }
+        Ok(children)
+    }
+}
+
+/// One run of `glidepath bench tg --transport nats`: node processes and the server.
+struct ProcessRun {
+    server: Option<SimulationServer>,
+    children: Children,
+    rti: glidepath::Rti,
+    federation: String,
+}
+
+impl bench::BenchRun for ProcessRun {
+    fn server(&mut self) -> &mut SimulationServer {
+        self.server.as_mut().expect("a running server")
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<(), glidepath_tg::federation::TgError> {
+        if let Some(server) = self.server.take() {
+            server.stop()?;
+        }
+        for (k, child) in self.children.0.iter_mut().enumerate() {
+            let status = child.wait().map_err(|e| node_failed(k, e))?;
+            if !status.success() {
+                return Err(node_failed(k, format!("ended with {status}")));
+            }
+        }
+        self.children.0.clear();
+        self.rti.destroy_federation_execution(&self.federation)?;
+        Ok(())
+    }
+}
+
+fn node_failed(k: usize, reason: impl std::fmt::Display) -> glidepath_tg::federation::TgError {
+    glidepath_tg::federation::TgError::NodeFailed {
+        node: format!("tg-node-{}", k + 1),
+        reason: reason.to_string(),
+    }
+}
+
 impl Drop for Children {
     fn drop(&mut self) {
         for c in &mut self.0 {
@@ -566,6 +635,11 @@ pub struct TgBenchArgs {
     pub stand_in_us: f64,
     /// JSON output.
     pub json: Option<PathBuf>,
+    /// `inproc`: nodes as threads of this process; `nats`: nodes as processes of
+    /// their own, as DASE measured them, on this server.
+    pub transport: TransportKind,
+    /// The NATS server and its credentials (`--transport nats`).
+    pub config: RtiConfig,
 }
 
 /// One configuration's JSON row.
@@ -591,6 +665,12 @@ struct Row {
 /// `glidepath bench tg`.
 pub fn bench(args: TgBenchArgs) -> anyhow::Result<()> {
     let model = model(&args.model, args.stand_in_us)?;
+    // Over NATS the node processes and the server need an executive: this process
+    // hosts one when none answers.
+    let _executive = match args.transport {
+        TransportKind::Nats => glidepath::ensure_executive(&args.config)?,
+        _ => None,
+    };
     let mut rows = Vec::new();
     for &aircraft in &args.aircraft {
         for &nodes in &args.nodes {
@@ -609,8 +689,13 @@ pub fn bench(args: TgBenchArgs) -> anyhow::Result<()> {
                 seed: 1,
             };
             println!(
-                "\n{aircraft} aircraft, {nodes} node(s) of {threads} thread(s), {} model, inproc",
-                model.name()
+                "\n{aircraft} aircraft, {nodes} node(s) of {threads} thread(s), {} model, {}",
+                model.name(),
+                if args.transport == TransportKind::Nats {
+                    "nodes as processes over NATS"
+                } else {
+                    "inproc"
+                }
             );
             println!(
                 "{:<10} {:>12} {:>10} {:>10} {:>10} {:>8} {:>11} {:>11}",
@@ -635,9 +720,43 @@ pub fn bench(args: TgBenchArgs) -> anyhow::Result<()> {
                     r.publish_ms_mean
                 )
             };
-            let runs = bench::run(glidepath::Rti::inproc, &config, |i, r| {
-                line(&format!("run {}", i + 1), r)
-            })?;
+            let each = |i: usize, r: &RateSummary| line(&format!("run {}", i + 1), r);
+            let runs = if args.transport == TransportKind::Nats {
+                let rti = glidepath::Rti::from_config(&args.config)?;
+                bench::run_with(
+                    &config,
+                    |run, scenario| {
+                        let federation = format!("tg-bench-{run}");
+                        create_federation(&rti, &federation)?;
+                        let node = NodeProcess {
+                            config: &args.config,
+                            federation: &federation,
+                            threads,
+                            model: &args.model,
+                            stand_in_us: args.stand_in_us,
+                            performance: None,
+                        };
+                        let children = node
+                            .start_all(nodes, false)
+                            .map_err(|e| node_failed(0, format!("{e:#}")))?;
+                        let server = SimulationServer::start(
+                            &rti,
+                            &federation,
+                            scenario,
+                            ServerConfig::new(nodes),
+                        )?;
+                        Ok(Box::new(ProcessRun {
+                            server: Some(server),
+                            children,
+                            rti: rti.clone(),
+                            federation,
+                        }) as Box<dyn bench::BenchRun>)
+                    },
+                    each,
+                )?
+            } else {
+                bench::run(glidepath::Rti::inproc, &config, each)?
+            };
             let all = bench::all_runs(&runs);
             line("all runs", &all);
             let dase = DASE_TABLES
@@ -654,7 +773,7 @@ pub fn bench(args: TgBenchArgs) -> anyhow::Result<()> {
                 aircraft,
                 nodes,
                 threads_per_node: threads,
-                transport: "inproc",
+                transport: args.transport.name(),
                 seconds: args.seconds,
                 update_rate_hz: all.update_rate_hz,
                 sd_hz: all.sd_hz,

@@ -196,6 +196,55 @@ fn bench_tg_writes_the_update_rate() {
     std::fs::remove_file(&json).unwrap();
 }
 
+/// `bench tg --transport nats`: the nodes are processes of their own, as DASE measured
+/// them, and every aircraft's state reaches the server each frame.
+#[test]
+fn bench_tg_over_nats_runs_the_nodes_as_processes() {
+    let nats = NatsServerProcess::start().unwrap_or_else(|e| panic!("{e}"));
+    let json = std::env::temp_dir().join(format!(
+        "glidepath-tg-bench-nats-{}.json",
+        std::process::id()
+    ));
+    let o = glidepath(
+        &[
+            "bench",
+            "tg",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &nats.url(),
+            "--aircraft",
+            "50",
+            "--nodes",
+            "2",
+            "--seconds",
+            "0.5",
+            "--runs",
+            "2",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        "",
+    );
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}\n{}", text(&o.stderr));
+    assert!(out.contains("nodes as processes over NATS"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["transport"], "nats");
+    assert_eq!(v["nodes"], 2);
+    assert!(v["update_rate_hz"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2);
+    std::fs::remove_file(&json).unwrap();
+    let o = glidepath(&["bench", "tg", "--transport", "shm", "--runs", "1"], "");
+    assert!(!o.status.success());
+    assert!(
+        text(&o.stderr).contains("--transport `shm`"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
 /// A node process killed mid-run: within the failover time its aircraft continue on
 /// the other node from their last published state, none lost and none duplicated
 /// (every frame after it carries exactly one state per aircraft).

@@ -10,7 +10,26 @@ use glidepath::Rti;
 use crate::federation::TgError;
 use crate::model::Model;
 use crate::scenario::{random_flights, FlightKind, Region, Scenario};
-use crate::server::{LocalLayout, LocalRun, ServerConfig};
+use crate::server::{LocalLayout, LocalRun, ServerConfig, SimulationServer};
+
+/// A target generator started for one measured run (nodes as threads, or as
+/// processes a caller starts): its server, and how to end it.
+pub trait BenchRun {
+    /// The run's simulation server.
+    fn server(&mut self) -> &mut SimulationServer;
+    /// Stops the server and the nodes, and removes the run's federation.
+    fn finish(self: Box<Self>) -> Result<(), TgError>;
+}
+
+impl BenchRun for LocalRun {
+    fn server(&mut self) -> &mut SimulationServer {
+        &mut self.server
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), TgError> {
+        LocalRun::finish(*self).map(drop)
+    }
+}
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -54,11 +73,35 @@ pub struct RateSummary {
     pub publish_ms_mean: f64,
 }
 
-/// Measures `config.runs` runs, each on a fresh federation of `rti()`; `each` hears
-/// every run's summary as it ends.
+/// Measures `config.runs` runs, each on a fresh federation of `rti()` with the nodes
+/// on threads; `each` hears every run's summary as it ends.
 pub fn run(
     rti: impl Fn() -> Rti,
     config: &BenchConfig,
+    each: impl FnMut(usize, &RateSummary),
+) -> Result<Vec<RateSummary>, TgError> {
+    run_with(
+        config,
+        |run, scenario| {
+            let layout = LocalLayout::new(config.nodes, config.threads_per_node, config.model);
+            let tg = LocalRun::start(
+                &rti(),
+                &format!("tg-bench-{run}"),
+                scenario,
+                &layout,
+                ServerConfig::new(config.nodes),
+            )?;
+            Ok(Box::new(tg) as Box<dyn BenchRun>)
+        },
+        each,
+    )
+}
+
+/// [`run`] with the target generator of each run started by `start(run, scenario)`
+/// (for example with node processes over NATS).
+pub fn run_with(
+    config: &BenchConfig,
+    mut start: impl FnMut(usize, Scenario) -> Result<Box<dyn BenchRun>, TgError>,
     mut each: impl FnMut(usize, &RateSummary),
 ) -> Result<Vec<RateSummary>, TgError> {
     let flights = random_flights(
@@ -77,17 +120,9 @@ pub fn run(
             wind: Default::default(),
             aircraft: flights.clone(),
         };
-        let rti = rti();
-        let layout = LocalLayout::new(config.nodes, config.threads_per_node, config.model);
-        let mut tg = LocalRun::start(
-            &rti,
-            &format!("tg-bench-{run}"),
-            scenario,
-            &layout,
-            ServerConfig::new(config.nodes),
-        )?;
+        let mut tg = start(run, scenario)?;
         for _ in 0..config.warmup_frames {
-            tg.server.step()?;
+            tg.server().step()?;
         }
         let start = Instant::now();
         let mut window_start = start;
@@ -95,7 +130,7 @@ pub fn run(
         let mut rates = Vec::new();
         let (mut frames, mut compute, mut publish) = (0u64, Duration::ZERO, Duration::ZERO);
         loop {
-            let r = tg.server.step()?;
+            let r = tg.server().step()?;
             frames += 1;
             window_frames += 1;
             compute += r.compute;
