@@ -72,6 +72,13 @@ hla_exceptions! {
     ConnectionFailed: "The configured transport cannot be reached (for example, no NATS server answers).",
     InvalidLocalSettingsDesignator: "A configuration setting (transport, URL, compression, key file, ...) is not understood.",
     CallNotAllowedFromWithinCallback: "An evoke call was made from inside a callback of the same federate.",
+    InvalidDimensionHandle: "No dimension has that handle.",
+    InvalidRegion: "Not a region of this federate (never created, or deleted).",
+    RegionNotCreatedByThisFederate: "The region was created by another federate.",
+    RegionDoesNotContainSpecifiedDimension: "The region was created without that dimension.",
+    InvalidRangeBound: "Not a range [lower, upper) within the dimension's bounds.",
+    RegionInUseForUpdateOrSubscription: "The region is used for updates or subscriptions: stop using it before deleting it.",
+    InvalidRegionContext: "The region has a dimension not available for that attribute or interaction class.",
     RTIinternalError: "The transport or the RTI itself failed; the message says why.",
 }
 
@@ -94,10 +101,7 @@ pub fn rti_error(e: RtiError) -> PyErr {
         RtiError::Ownership(o) => ownership_error(o, message),
         RtiError::Object(o) => object_error(o, message),
         RtiError::Time(t) => time_error(t, message),
-        // Data distribution management is not bound in Python yet: its exceptions are
-        // reported as internal errors, with the standard's name in the message.
-        RtiError::Ddm(glidepath::DdmError::Federation(f)) => federation_error(f, message),
-        RtiError::Ddm(_) => RTIinternalError::new_err(message),
+        RtiError::Ddm(d) => ddm_error(d, message),
         // Save and restore are not bound in Python yet: reported as internal errors,
         // with the standard's name in the message.
         RtiError::SaveRestore(_) => RTIinternalError::new_err(message),
@@ -126,6 +130,24 @@ fn federation_error(e: FederationError, message: String) -> PyErr {
         F::ErrorReadingFdd(_) => ErrorReadingFDD::new_err(message),
         F::InconsistentFdd(_) => InconsistentFDD::new_err(message),
         F::OwnershipAcquisitionPending(_) => RTIinternalError::new_err(message),
+    }
+}
+
+fn ddm_error(e: glidepath::DdmError, message: String) -> PyErr {
+    use glidepath::DdmError as D;
+    match e {
+        D::InvalidDimensionHandle(_) => InvalidDimensionHandle::new_err(message),
+        D::InvalidRegion(_) => InvalidRegion::new_err(message),
+        D::RegionNotCreatedByThisFederate(_) => RegionNotCreatedByThisFederate::new_err(message),
+        D::RegionDoesNotContainSpecifiedDimension { .. } => {
+            RegionDoesNotContainSpecifiedDimension::new_err(message)
+        }
+        D::InvalidRangeBound { .. } => InvalidRangeBound::new_err(message),
+        D::RegionInUseForUpdateOrSubscription(_) => {
+            RegionInUseForUpdateOrSubscription::new_err(message)
+        }
+        D::InvalidRegionContext { .. } => InvalidRegionContext::new_err(message),
+        D::Federation(f) => federation_error(f, message),
     }
 }
 
@@ -198,8 +220,7 @@ pub fn name_error(e: NameError) -> PyErr {
         }
         NameError::InvalidParameterHandle(_) => InvalidParameterHandle::new_err(message),
         NameError::AttributeNotDefined { .. } => AttributeNotDefined::new_err(message),
-        // Data distribution management is not bound in Python yet.
-        NameError::InvalidDimensionHandle(_) => RTIinternalError::new_err(message),
+        NameError::InvalidDimensionHandle(_) => InvalidDimensionHandle::new_err(message),
     }
 }
 

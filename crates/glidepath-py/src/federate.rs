@@ -70,14 +70,14 @@ impl PyFederate {
         Ok(())
     }
 
-    fn fed(&self) -> &Federate {
+    pub(crate) fn fed(&self) -> &Federate {
         self.federate
             .as_ref()
             .expect("federate present until dropped")
     }
 
     /// Runs a service with the GIL released and maps its error.
-    fn call<T: Send>(
+    pub(crate) fn call<T: Send>(
         &self,
         py: Python<'_>,
         service: impl FnOnce(&Federate) -> Result<T, RtiError> + Send,
@@ -131,7 +131,7 @@ fn handles<H>(raw: Vec<u32>, make: impl Fn(u32) -> H) -> Vec<H> {
     raw.into_iter().map(make).collect()
 }
 
-fn tag_bytes(tag: Option<Vec<u8>>) -> Bytes {
+pub(crate) fn tag_bytes(tag: Option<Vec<u8>>) -> Bytes {
     tag.map(Bytes::from).unwrap_or_default()
 }
 

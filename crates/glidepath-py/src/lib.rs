@@ -17,6 +17,7 @@ use pyo3::prelude::*;
 mod ambassador;
 mod bus;
 mod convert;
+mod ddm;
 mod errors;
 mod federate;
 mod rust_peer;
