@@ -3,15 +3,35 @@
 //! In the evoked model the evoke calls deliver them on the calling thread; in the
 //! immediate model [`ImmediateAmbassador`] delivers them on the federate's RTI thread,
 //! taking the GIL once for up to 64 queued callbacks.
+//!
+//! Handles are `int`s, attribute sets `list`s, tags and user states `bytes`; the
+//! save and restore callbacks' reasons and statuses are the Rust enumerators' names
+//! (`"SaveAborted"`, `"FederateSaving"`, ...; see `crate::save`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use glidepath::{Callback, FederateAmbassador};
+use glidepath::{AttributeHandle, Callback, FederateAmbassador, ObjectInstanceHandle};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use crate::convert::{time_to_py, values_to_py, PyMessageInfo};
+use crate::save::{restore_failure_name, restore_status_name, save_failure_name, save_status_name};
+
+/// `(instance, [attributes])` or `(instance, [attributes], tag)` for the ownership
+/// callbacks that carry an attribute set.
+fn instance_attributes<'py>(
+    py: Python<'py>,
+    instance: ObjectInstanceHandle,
+    attributes: &[AttributeHandle],
+    tag: Option<&[u8]>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let attributes = PyList::new(py, attributes.iter().map(|a| a.0))?;
+    match tag {
+        None => (instance.0, attributes).into_pyobject(py),
+        Some(tag) => (instance.0, attributes, PyBytes::new(py, tag)).into_pyobject(py),
+    }
+}
 
 /// Calls the ambassador method named after `callback`, if the ambassador has one; an
 /// exception it raises is returned.
@@ -121,11 +141,139 @@ pub fn deliver(py: Python<'_>, ambassador: &Bound<'_, PyAny>, callback: Callback
             "time_advance_grant",
             (time_to_py(py, time),).into_pyobject(py)?,
         ),
-        // Ownership management is not bound in Python yet (it landed after these
-        // bindings): a Python federate can neither divest nor acquire, so its
-        // ownership callbacks (another federate asking it to release what it
-        // registered, say) have no service to answer them with and are not delivered.
-        _ => return Ok(()),
+        // ----- ownership management: handles as ints, attribute sets as lists -----
+        Callback::RequestAttributeOwnershipAssumption {
+            instance,
+            attributes,
+            tag,
+        } => (
+            "request_attribute_ownership_assumption",
+            instance_attributes(py, instance, &attributes, Some(&tag))?,
+        ),
+        Callback::RequestDivestitureConfirmation {
+            instance,
+            attributes,
+        } => (
+            "request_divestiture_confirmation",
+            instance_attributes(py, instance, &attributes, None)?,
+        ),
+        Callback::AttributeOwnershipAcquisitionNotification {
+            instance,
+            attributes,
+            tag,
+        } => (
+            "attribute_ownership_acquisition_notification",
+            instance_attributes(py, instance, &attributes, Some(&tag))?,
+        ),
+        Callback::AttributeOwnershipUnavailable {
+            instance,
+            attributes,
+        } => (
+            "attribute_ownership_unavailable",
+            instance_attributes(py, instance, &attributes, None)?,
+        ),
+        Callback::RequestAttributeOwnershipRelease {
+            instance,
+            attributes,
+            tag,
+        } => (
+            "request_attribute_ownership_release",
+            instance_attributes(py, instance, &attributes, Some(&tag))?,
+        ),
+        Callback::ConfirmAttributeOwnershipAcquisitionCancellation {
+            instance,
+            attributes,
+        } => (
+            "confirm_attribute_ownership_acquisition_cancellation",
+            instance_attributes(py, instance, &attributes, None)?,
+        ),
+        Callback::InformAttributeOwnership {
+            instance,
+            attribute,
+            owner,
+        } => (
+            "inform_attribute_ownership",
+            (instance.0, attribute.0, owner.0).into_pyobject(py)?,
+        ),
+        Callback::AttributeIsNotOwned {
+            instance,
+            attribute,
+        } => (
+            "attribute_is_not_owned",
+            (instance.0, attribute.0).into_pyobject(py)?,
+        ),
+        Callback::AttributeIsOwnedByRti {
+            instance,
+            attribute,
+        } => (
+            "attribute_is_owned_by_rti",
+            (instance.0, attribute.0).into_pyobject(py)?,
+        ),
+        // ----- save and restore: reasons and statuses as enumerator names -----
+        Callback::InitiateFederateSave { label, time } => (
+            "initiate_federate_save",
+            (label, time.map(|t| time_to_py(py, t))).into_pyobject(py)?,
+        ),
+        Callback::FederationSaved { label } => ("federation_saved", (label,).into_pyobject(py)?),
+        Callback::FederationNotSaved { label, reason } => (
+            "federation_not_saved",
+            (label, save_failure_name(&reason)).into_pyobject(py)?,
+        ),
+        Callback::FederationSaveStatusResponse { statuses } => {
+            let statuses = PyList::new(
+                py,
+                statuses.iter().map(|(f, s)| (f.0, save_status_name(*s))),
+            )?;
+            (
+                "federation_save_status_response",
+                (statuses,).into_pyobject(py)?,
+            )
+        }
+        Callback::RequestFederationRestoreSucceeded { label } => (
+            "request_federation_restore_succeeded",
+            (label,).into_pyobject(py)?,
+        ),
+        Callback::RequestFederationRestoreFailed { label, reason } => (
+            "request_federation_restore_failed",
+            (label, reason).into_pyobject(py)?,
+        ),
+        Callback::FederationRestoreBegun { label } => {
+            ("federation_restore_begun", (label,).into_pyobject(py)?)
+        }
+        Callback::InitiateFederateRestore {
+            label,
+            name,
+            handle,
+            saved_as,
+            user_state,
+        } => (
+            "initiate_federate_restore",
+            (
+                label,
+                name,
+                handle.0,
+                saved_as.0,
+                PyBytes::new(py, &user_state),
+            )
+                .into_pyobject(py)?,
+        ),
+        Callback::FederationRestored { label } => {
+            ("federation_restored", (label,).into_pyobject(py)?)
+        }
+        Callback::FederationNotRestored { label, reason } => (
+            "federation_not_restored",
+            (label, restore_failure_name(&reason)).into_pyobject(py)?,
+        ),
+        Callback::FederationRestoreStatusResponse { statuses } => {
+            let statuses = PyList::new(
+                py,
+                statuses.iter().map(|(f, s)| (f.0, restore_status_name(*s))),
+            )?;
+            (
+                "federation_restore_status_response",
+                (statuses,).into_pyobject(py)?,
+            )
+        }
     };
     if ambassador.hasattr(name)? {
         ambassador.call_method1(name, args)?;

@@ -2,7 +2,8 @@
 //! the mapping from the front crate's typed errors to them.
 
 use glidepath::{
-    ConfigError, DeclarationError, FederationError, NameError, ObjectError, RtiError, TimeError,
+    ConfigError, DeclarationError, FederationError, NameError, ObjectError, OwnershipError,
+    RtiError, SaveRestoreError, TimeError,
 };
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -79,6 +80,22 @@ hla_exceptions! {
     InvalidRangeBound: "Not a range [lower, upper) within the dimension's bounds.",
     RegionInUseForUpdateOrSubscription: "The region is used for updates or subscriptions: stop using it before deleting it.",
     InvalidRegionContext: "The region has a dimension not available for that attribute or interaction class.",
+    AttributeNotPublished: "The attribute is not published by this federate at the instance's known class.",
+    AttributeAlreadyBeingDivested: "A negotiated divestiture of the attribute is already pending.",
+    AttributeDivestitureWasNotRequested: "No negotiated divestiture of the attribute is pending.",
+    AttributeAlreadyBeingAcquired: "This federate is already acquiring the attribute.",
+    AttributeAcquisitionWasNotRequested: "No acquisition of the attribute by this federate is pending.",
+    NoAcquisitionPending: "No federate is waiting to acquire the attribute: nothing to confirm.",
+    OwnershipAcquisitionPending: "This federate has ownership acquisitions pending; cancel them first (or resign with a cancel action).",
+    SaveInProgress: "A federation save is in progress.",
+    RestoreInProgress: "A federation restore is in progress.",
+    SaveNotInitiated: "This federate was not asked to save (no initiate_federate_save to answer).",
+    SaveNotInProgress: "No federation save is in progress (nothing to abort).",
+    FederateHasNotBegunSave: "This federate has not called federate_save_begun.",
+    RestoreNotRequested: "This federate was not asked to restore (no initiate_federate_restore to answer).",
+    RestoreNotInProgress: "No federation restore is in progress (nothing to abort).",
+    IllegalLabel: "Not a legal save label (empty). glidepath's own: the standard has no exception for it.",
+    SaveNotPossible: "This federate's state cannot be saved or restored now (a time advance or time mode change is pending, or the saved state could not be taken back); the message says why. glidepath's own: the standard has no exception for it.",
     RTIinternalError: "The transport or the RTI itself failed; the message says why.",
 }
 
@@ -94,17 +111,15 @@ pub fn rti_error(e: RtiError) -> PyErr {
                 InteractionClassNotDefined::new_err(message)
             }
             DeclarationError::Federation(f) => federation_error(f, message),
-            // Ownership is not bound in Python yet: its exceptions are reported as
-            // internal errors, with the standard's name in the message.
-            DeclarationError::OwnershipAcquisitionPending(_) => RTIinternalError::new_err(message),
+            DeclarationError::OwnershipAcquisitionPending(_) => {
+                OwnershipAcquisitionPending::new_err(message)
+            }
         },
         RtiError::Ownership(o) => ownership_error(o, message),
         RtiError::Object(o) => object_error(o, message),
         RtiError::Time(t) => time_error(t, message),
         RtiError::Ddm(d) => ddm_error(d, message),
-        // Save and restore are not bound in Python yet: reported as internal errors,
-        // with the standard's name in the message.
-        RtiError::SaveRestore(_) => RTIinternalError::new_err(message),
+        RtiError::SaveRestore(s) => save_restore_error(s, message),
         RtiError::Link(_)
         | RtiError::AmbassadorRequired
         | RtiError::RtiThreadNotStarted(_)
@@ -129,7 +144,7 @@ fn federation_error(e: FederationError, message: String) -> PyErr {
         }
         F::ErrorReadingFdd(_) => ErrorReadingFDD::new_err(message),
         F::InconsistentFdd(_) => InconsistentFDD::new_err(message),
-        F::OwnershipAcquisitionPending(_) => RTIinternalError::new_err(message),
+        F::OwnershipAcquisitionPending(_) => OwnershipAcquisitionPending::new_err(message),
     }
 }
 
@@ -151,17 +166,57 @@ fn ddm_error(e: glidepath::DdmError, message: String) -> PyErr {
     }
 }
 
-fn ownership_error(e: glidepath::OwnershipError, message: String) -> PyErr {
-    use glidepath::OwnershipError as W;
+fn ownership_error(e: OwnershipError, message: String) -> PyErr {
+    use OwnershipError as W;
     match e {
         W::ObjectInstanceNotKnown(_) => ObjectInstanceNotKnown::new_err(message),
         W::AttributeNotDefined { .. } => AttributeNotDefined::new_err(message),
         W::AttributeNotOwned(_) => AttributeNotOwned::new_err(message),
+        // Acquiring an attribute this federate already owns: the standard's attribute
+        // ownership acquisition (if available) raises FederateOwnsAttributes for it.
         W::FederateOwnsAttributes(_) => FederateOwnsAttributes::new_err(message),
         W::ObjectClassNotPublished(_) => ObjectClassNotPublished::new_err(message),
+        W::AttributeNotPublished(_) => AttributeNotPublished::new_err(message),
+        W::AttributeAlreadyBeingDivested(_) => AttributeAlreadyBeingDivested::new_err(message),
+        W::AttributeDivestitureWasNotRequested(_) => {
+            AttributeDivestitureWasNotRequested::new_err(message)
+        }
+        W::AttributeAlreadyBeingAcquired(_) => AttributeAlreadyBeingAcquired::new_err(message),
+        W::AttributeAcquisitionWasNotRequested(_) => {
+            AttributeAcquisitionWasNotRequested::new_err(message)
+        }
+        W::NoAcquisitionPending(_) => NoAcquisitionPending::new_err(message),
         W::Federation(f) => federation_error(f, message),
-        // The rest belong to ownership services not bound in Python yet.
-        _ => RTIinternalError::new_err(message),
+    }
+}
+
+fn save_restore_error(e: SaveRestoreError, message: String) -> PyErr {
+    use SaveRestoreError as S;
+    match e {
+        S::SaveInProgress => SaveInProgress::new_err(message),
+        S::RestoreInProgress => RestoreInProgress::new_err(message),
+        S::SaveNotInitiated => SaveNotInitiated::new_err(message),
+        S::RestoreNotRequested => RestoreNotRequested::new_err(message),
+        S::FederateHasNotBegunSave => FederateHasNotBegunSave::new_err(message),
+        S::IllegalLabel => IllegalLabel::new_err(message),
+        S::LogicalTimeAlreadyPassed { .. } => LogicalTimeAlreadyPassed::new_err(message),
+        S::SaveNotPossible(_) => SaveNotPossible::new_err(message),
+    }
+}
+
+/// The Python exception for an abort call (abort federation save or restore): the
+/// facade reports "nothing to abort" as `SaveNotInitiated` / `RestoreNotRequested`,
+/// which the standard names `SaveNotInProgress` / `RestoreNotInProgress` for these
+/// two services.
+pub fn abort_error(e: RtiError) -> PyErr {
+    match e {
+        RtiError::SaveRestore(SaveRestoreError::SaveNotInitiated) => {
+            SaveNotInProgress::new_err("no federation save is in progress")
+        }
+        RtiError::SaveRestore(SaveRestoreError::RestoreNotRequested) => {
+            RestoreNotInProgress::new_err("no federation restore is in progress")
+        }
+        other => rti_error(other),
     }
 }
 

@@ -20,7 +20,9 @@ mod convert;
 mod ddm;
 mod errors;
 mod federate;
+mod ownership;
 mod rust_peer;
+mod save;
 mod values;
 
 use ambassador::ImmediateAmbassador;
@@ -90,8 +92,10 @@ impl From<PyResignAction> for ResignAction {
 /// `Rti()` is the in-process RTI. Keyword arguments override settings; names are
 /// the command-line flags' (`transport`, `nats_url`, `compression`,
 /// `compress_min_bytes`, `key_file`, `bundle_bytes`, `bundle_time_us`,
-/// `persistence`, `reliable_window`, `shm_name`, `shm_ring_bytes`). `Rti.from_env()` starts from the
-/// `GLIDEPATH_*` environment variables instead of the defaults.
+/// `persistence`, `reliable_window`, `shm_name`, `shm_ring_bytes`, `save_dir`).
+/// `Rti.from_env()` starts from the `GLIDEPATH_*` environment variables instead of the
+/// defaults. `save_dir` is where `inproc` keeps federation saves (default
+/// `glidepath-saves` under the working directory).
 #[pyclass(module = "glidepath", name = "Rti")]
 pub struct PyRti {
     rti: Rti,
@@ -115,6 +119,7 @@ fn config_with(mut config: RtiConfig, settings: Vec<(String, String)>) -> PyResu
         "reliable-window",
         "shm-name",
         "shm-ring-bytes",
+        "save-dir",
     ];
     for arg in &args {
         let name = arg[2..].split('=').next().unwrap_or_default();

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Union
+from typing import Dict, List, Optional, Tuple, Union
 
 from glidepath._glidepath import MessageInfo
 
@@ -85,3 +85,96 @@ class FederateAmbassador:
 
     def time_advance_grant(self, time: Time) -> None:
         """The pending time advance (TAR, TARA, NER, NERA or FQR) is granted at ``time``."""
+
+    # ----- ownership management --------------------------------------------------
+
+    def request_attribute_ownership_assumption(
+        self, instance: int, attributes: List[int], tag: bytes
+    ) -> None:
+        """Another federate offers ``attributes`` (which this federate publishes);
+        acquire them with ``attribute_ownership_acquisition(_if_available)``."""
+
+    def request_divestiture_confirmation(self, instance: int, attributes: List[int]) -> None:
+        """A federate wants attributes this federate offers; answer with
+        ``confirm_divestiture`` (or cancel the offer)."""
+
+    def attribute_ownership_acquisition_notification(
+        self, instance: int, attributes: List[int], tag: bytes
+    ) -> None:
+        """This federate now owns ``attributes`` of ``instance``."""
+
+    def attribute_ownership_unavailable(self, instance: int, attributes: List[int]) -> None:
+        """``attributes`` cannot be acquired now; that acquisition has ended."""
+
+    def request_attribute_ownership_release(
+        self, instance: int, attributes: List[int], tag: bytes
+    ) -> None:
+        """A federate wants attributes this federate owns; release them with
+        ``attribute_ownership_divestiture_if_wanted`` or refuse with
+        ``attribute_ownership_release_denied``."""
+
+    def confirm_attribute_ownership_acquisition_cancellation(
+        self, instance: int, attributes: List[int]
+    ) -> None:
+        """The acquisition of ``attributes`` is cancelled."""
+
+    def inform_attribute_ownership(self, instance: int, attribute: int, owner: int) -> None:
+        """Answers ``query_attribute_ownership``: federate ``owner`` owns ``attribute``."""
+
+    def attribute_is_not_owned(self, instance: int, attribute: int) -> None:
+        """Answers ``query_attribute_ownership``: nobody owns ``attribute``."""
+
+    def attribute_is_owned_by_rti(self, instance: int, attribute: int) -> None:
+        """Answers ``query_attribute_ownership``: the RTI owns ``attribute`` (the
+        management object model's instances)."""
+
+    # ----- federation save and restore -------------------------------------------
+    #
+    # Reasons and statuses are strings, the names of the RTI's enumerators:
+    # save failure reasons "FederateReportedFailure", "FederateResigned",
+    # "SaveAborted", "StorageFailed"; restore failure reasons
+    # "FederateReportedFailure", "FederateResigned", "RestoreAborted"; save statuses
+    # "NoSaveInProgress", "FederateInstructedToSave", "FederateSaving",
+    # "FederateWaitingForFederationToSave"; restore statuses "NoRestoreInProgress",
+    # "FederateInstructedToRestore", "FederateWaitingForFederationToRestore".
+
+    def initiate_federate_save(self, label: str, time: Optional[Time]) -> None:
+        """Save now: call ``federate_save_begun``, then ``federate_save_complete``
+        with this federate's own state (``time`` is the save's time, ``None`` for an
+        untimed save)."""
+
+    def federation_saved(self, label: str) -> None:
+        """Every federate saved: save ``label`` is kept."""
+
+    def federation_not_saved(self, label: str, reason: str) -> None:
+        """Save ``label`` failed; ``reason`` is a save failure reason's name."""
+
+    def federation_save_status_response(self, statuses: List[Tuple[int, str]]) -> None:
+        """Answers ``query_federation_save_status``: ``(federate, save status)`` pairs."""
+
+    def request_federation_restore_succeeded(self, label: str) -> None:
+        """This federate's restore request for ``label`` is accepted."""
+
+    def request_federation_restore_failed(self, label: str, reason: str) -> None:
+        """This federate's restore request for ``label`` is refused; ``reason`` says why."""
+
+    def federation_restore_begun(self, label: str) -> None:
+        """The federation is restoring ``label``: time stands still until it ends."""
+
+    def initiate_federate_restore(
+        self, label: str, name: str, handle: int, saved_as: int, user_state: bytes
+    ) -> None:
+        """This federate's RTI state is the saved one again: take back its own state
+        from ``user_state`` (what it passed to ``federate_save_complete``), then call
+        ``federate_restore_complete``. It is ``handle`` and ``name``, in the place of
+        the saved federate ``saved_as``."""
+
+    def federation_restored(self, label: str) -> None:
+        """Every federate restored ``label``."""
+
+    def federation_not_restored(self, label: str, reason: str) -> None:
+        """Restore ``label`` failed; ``reason`` is a restore failure reason's name."""
+
+    def federation_restore_status_response(self, statuses: List[Tuple[int, str]]) -> None:
+        """Answers ``query_federation_restore_status``: ``(federate, restore status)``
+        pairs."""
