@@ -16,41 +16,9 @@ from pathlib import Path
 import pytest
 
 import glidepath
+from recorder import Recorder, evoke_until
 
 FOM = str(Path(__file__).resolve().parents[3] / "foms" / "air-traffic.xml")
-
-
-class Recorder(glidepath.FederateAmbassador):
-    """Keeps every callback as (name, args)."""
-
-    def __init__(self) -> None:
-        self.calls: list = []
-        self.event = threading.Event()
-
-    def __getattribute__(self, name):
-        attr = object.__getattribute__(self, name)
-        if name.startswith("_") or not hasattr(glidepath.FederateAmbassador, name):
-            return attr
-        calls = object.__getattribute__(self, "calls")
-        event = object.__getattribute__(self, "event")
-
-        def record(*args):
-            calls.append((name, args))
-            event.set()
-
-        return record
-
-    def named(self, name: str) -> list:
-        return [args for n, args in self.calls if n == name]
-
-
-def evoke_until(fed, amb: Recorder, name: str, count: int = 1) -> tuple:
-    """Evokes until the `count`th `name` callback; returns its arguments."""
-    deadline = time.monotonic() + 20
-    while len(amb.named(name)) < count:
-        assert time.monotonic() < deadline, f"no {name} in {[n for n, _ in amb.calls]}"
-        fed.evoke(0.05)
-    return amb.named(name)[count - 1]
 
 
 class Handover:

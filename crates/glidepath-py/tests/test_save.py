@@ -12,32 +12,7 @@ import time
 import pytest
 
 import glidepath
-
-
-class Recorder(glidepath.FederateAmbassador):
-    """Keeps every callback as (name, args)."""
-
-    def __init__(self) -> None:
-        self.calls: list = []
-
-    def __getattribute__(self, name):
-        attr = object.__getattribute__(self, name)
-        if name.startswith("_") or not hasattr(glidepath.FederateAmbassador, name):
-            return attr
-        calls = object.__getattribute__(self, "calls")
-        return lambda *args: calls.append((name, args))
-
-    def named(self, name: str) -> list:
-        return [args for n, args in self.calls if n == name]
-
-
-def evoke_until(fed, amb: Recorder, name: str, count: int = 1) -> tuple:
-    """Evokes until the `count`th `name` callback; returns its arguments."""
-    deadline = time.monotonic() + 20
-    while len(amb.named(name)) < count:
-        assert time.monotonic() < deadline, f"no {name} in {[n for n, _ in amb.calls]}"
-        fed.evoke(0.05)
-    return amb.named(name)[count - 1]
+from recorder import Recorder, evoke_until
 
 
 class Pair:

@@ -15,7 +15,7 @@
 //! ([`BridgeStats::refused_from_nats`]) and logged with the reason and its NATS
 //! subject; nothing malformed is forwarded, and the bridge carries on.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,6 +24,7 @@ use futures::StreamExt;
 use glidepath_bus::message::json;
 
 use super::nats::block_on;
+use super::workers::{stopped, Workers};
 use super::{Bus, BusConfig, BusError, Event, Pattern, ServiceLevel, Subject};
 
 const TRANSPORT: &str = "nats (bridge)";
@@ -91,9 +92,8 @@ struct Counters {
 pub struct Bridge {
     bus: Bus,
     client: async_nats::Client,
-    stop: Arc<AtomicBool>,
     counters: Arc<Counters>,
-    threads: Vec<std::thread::JoinHandle<()>>,
+    workers: Workers,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -124,17 +124,15 @@ impl Bridge {
             .no_echo();
         let client =
             super::nats::connect(&config.nats_url, &config.nats_security, base).map_err(err)?;
-        let stop = Arc::new(AtomicBool::new(false));
         let counters = Arc::new(Counters::default());
-        let mut threads = Vec::new();
+        let mut workers = Workers::default();
         let default_group = config.bus.default_group.clone();
         for route in config.to_nats {
             let group = route.group.unwrap_or_else(|| default_group.clone());
             let sub = bus.subscribe_in(&group, &route.pattern)?;
-            let (me, client, stop, counters) =
-                (bus.member(), client.clone(), stop.clone(), counters.clone());
-            threads.push(spawn("glidepath-bridge-out", move || {
-                while !stop.load(Ordering::Relaxed) {
+            let (me, client, counters) = (bus.member(), client.clone(), counters.clone());
+            spawn(&mut workers, "glidepath-bridge-out", move |stop| {
+                while !stopped(&stop) {
                     let d = match sub.recv_timeout(POLL) {
                         Ok(Some(Event::Message(d))) => d,
                         Ok(Some(Event::Membership(_))) | Ok(None) => continue,
@@ -158,16 +156,16 @@ impl Bridge {
                         }
                     };
                 }
-            })?);
+            })?;
         }
         for route in config.from_nats {
             let group = route.group.unwrap_or_else(|| default_group.clone());
             let nats_subject = route.subject.clone();
             let mut sub = block_on(client.subscribe(nats_subject.clone()))
                 .map_err(|e| err(format!("cannot subscribe to {nats_subject}: {e}")))?;
-            let (bus, stop, counters) = (bus.clone(), stop.clone(), counters.clone());
-            threads.push(spawn("glidepath-bridge-in", move || {
-                while !stop.load(Ordering::Relaxed) {
+            let (bus, counters) = (bus.clone(), counters.clone());
+            spawn(&mut workers, "glidepath-bridge-in", move |stop| {
+                while !stopped(&stop) {
                     let next = block_on(async { tokio::time::timeout(POLL, sub.next()).await });
                     let msg = match next {
                         Ok(Some(msg)) => msg,
@@ -191,7 +189,7 @@ impl Bridge {
                         }
                     };
                 }
-            })?);
+            })?;
         }
         // Both sides' subscriptions are effective before `start` returns: the bus's
         // on return; NATS's after this round trip.
@@ -201,9 +199,8 @@ impl Bridge {
         Ok(Bridge {
             bus,
             client,
-            stop,
             counters,
-            threads,
+            workers,
         })
     }
 
@@ -229,10 +226,7 @@ impl Bridge {
     }
 
     fn shut(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
+        self.workers.stop();
         let client = self.client.clone();
         block_on(async move {
             let _ = tokio::time::timeout(super::nats::CLOSE_FLUSH, client.flush()).await;
@@ -243,18 +237,18 @@ impl Bridge {
 
 impl Drop for Bridge {
     fn drop(&mut self) {
-        if !self.threads.is_empty() {
+        if self.workers.running() {
             self.shut();
         }
     }
 }
 
 fn spawn(
+    workers: &mut Workers,
     name: &str,
-    f: impl FnOnce() + Send + 'static,
-) -> Result<std::thread::JoinHandle<()>, BusError> {
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(f)
+    f: impl FnOnce(Arc<std::sync::atomic::AtomicBool>) + Send + 'static,
+) -> Result<(), BusError> {
+    workers
+        .spawn(name, f)
         .map_err(|e| err(format!("cannot start a thread: {e}")))
 }

@@ -21,12 +21,13 @@
 //! back on the other: its bus connection skips its own deliveries, and a federate
 //! does not receive its own interactions.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::workers::{stopped, Workers};
 use super::{Bus, BusConfig, BusError, Event, Message, Pattern, ServiceLevel, Subject, Value};
 use crate::fom::{DataType, Fom, Value as HlaValue};
 use crate::{Callback, Federate, InteractionClassHandle, ParameterHandle};
@@ -123,9 +124,8 @@ struct Resolved {
 /// stays joined: it is the caller's.
 pub struct HlaBridge {
     bus: Bus,
-    stop: Arc<AtomicBool>,
     counters: Arc<Counters>,
-    threads: Vec<std::thread::JoinHandle<()>>,
+    workers: Workers,
 }
 
 /// How often a forwarding thread looks at the stop flag.
@@ -215,20 +215,14 @@ impl HlaBridge {
         }
         let default_group = bus.default_group.clone();
         let bus = Bus::connect(bus)?;
-        let stop = Arc::new(AtomicBool::new(false));
         let counters = Arc::new(Counters::default());
-        let mut threads = Vec::new();
+        let mut workers = Workers::default();
         for (route, resolved) in outgoing {
             let group = route.group.clone().unwrap_or_else(|| default_group.clone());
             let sub = bus.subscribe_in(&group, &route.pattern)?;
-            let (me, f, stop, counters) = (
-                bus.member(),
-                federate.clone(),
-                stop.clone(),
-                counters.clone(),
-            );
-            threads.push(spawn("glidepath-hla-out", move || {
-                while !stop.load(Ordering::Relaxed) {
+            let (me, f, counters) = (bus.member(), federate.clone(), counters.clone());
+            spawn(&mut workers, "glidepath-hla-out", move |stop| {
+                while !stopped(&stop) {
                     let d = match sub.recv_timeout(POLL) {
                         Ok(Some(Event::Message(d))) => d,
                         Ok(Some(Event::Membership(_))) | Ok(None) => continue,
@@ -258,16 +252,11 @@ impl HlaBridge {
                         }
                     };
                 }
-            })?);
+            })?;
         }
-        let (f, bus_in, stop_in, counters_in) = (
-            federate.clone(),
-            bus.clone(),
-            stop.clone(),
-            counters.clone(),
-        );
-        threads.push(spawn("glidepath-hla-in", move || {
-            while !stop_in.load(Ordering::Relaxed) {
+        let (f, bus_in, counters_in) = (federate.clone(), bus.clone(), counters.clone());
+        spawn(&mut workers, "glidepath-hla-in", move |stop| {
+            while !stopped(&stop) {
                 let Some(Callback::ReceiveInteraction { class, values, .. }) =
                     f.next_callback(POLL)
                 else {
@@ -296,12 +285,11 @@ impl HlaBridge {
                     };
                 }
             }
-        })?);
+        })?;
         Ok(HlaBridge {
             bus,
-            stop,
             counters,
-            threads,
+            workers,
         })
     }
 
@@ -328,17 +316,14 @@ impl HlaBridge {
     }
 
     fn shut(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
+        self.workers.stop();
         self.bus.close();
     }
 }
 
 impl Drop for HlaBridge {
     fn drop(&mut self) {
-        if !self.threads.is_empty() {
+        if self.workers.running() {
             self.shut();
         }
     }
@@ -428,11 +413,11 @@ fn to_message(
 }
 
 fn spawn(
+    workers: &mut Workers,
     name: &str,
-    f: impl FnOnce() + Send + 'static,
-) -> Result<std::thread::JoinHandle<()>, HlaBridgeError> {
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(f)
+    f: impl FnOnce(Arc<std::sync::atomic::AtomicBool>) + Send + 'static,
+) -> Result<(), HlaBridgeError> {
+    workers
+        .spawn(name, f)
         .map_err(|e| HlaBridgeError::Rti(format!("cannot start a thread: {e}")))
 }

@@ -55,6 +55,7 @@ mod hub;
 #[cfg(feature = "transport-nats")]
 mod nats;
 mod route;
+mod workers;
 
 pub use hub::InprocHub;
 use route::{LocalSub, RawEvent, Router};
