@@ -603,14 +603,15 @@ impl PyBus {
         })
     }
 
-    /// What the connection could not deliver: `{"malformed", "lost",
-    /// "order_violations"}`.
+    /// What the connection could not deliver, and what it repaired: `{"malformed",
+    /// "lost", "order_violations", "repaired"}`.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.bus.stats();
         let d = PyDict::new(py);
         d.set_item("malformed", s.malformed)?;
         d.set_item("lost", s.lost)?;
         d.set_item("order_violations", s.order_violations)?;
+        d.set_item("repaired", s.repaired)?;
         Ok(d)
     }
 

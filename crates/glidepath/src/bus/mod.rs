@@ -54,6 +54,8 @@ pub mod hla;
 mod hub;
 #[cfg(feature = "transport-nats")]
 mod nats;
+#[cfg(feature = "transport-nats")]
+mod repair;
 mod route;
 mod workers;
 
@@ -160,6 +162,9 @@ pub struct BusStats {
     pub lost: u64,
     /// Messages that arrived out of their group's total order or twice (dropped).
     pub order_violations: u64,
+    /// RELIABLE and FIFO messages core NATS dropped that a repair brought back from
+    /// their sender (delivered in order, not lost).
+    pub repaired: u64,
 }
 
 #[derive(Default)]
@@ -167,6 +172,7 @@ pub(crate) struct Counters {
     malformed: AtomicU64,
     lost: AtomicU64,
     order_violations: AtomicU64,
+    repaired: AtomicU64,
 }
 
 impl Counters {
@@ -179,11 +185,15 @@ impl Counters {
     pub(crate) fn order_violation(&self) {
         self.order_violations.fetch_add(1, Ordering::Relaxed);
     }
+    pub(crate) fn repaired(&self, n: u64) {
+        self.repaired.fetch_add(n, Ordering::Relaxed);
+    }
     fn snapshot(&self) -> BusStats {
         BusStats {
             malformed: self.malformed.load(Ordering::Relaxed),
             lost: self.lost.load(Ordering::Relaxed),
             order_violations: self.order_violations.load(Ordering::Relaxed),
+            repaired: self.repaired.load(Ordering::Relaxed),
         }
     }
 }

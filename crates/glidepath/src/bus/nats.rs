@@ -5,8 +5,12 @@
 //! Subjects (`docs/wire-format.md` section 7.5), for a group `G` and a subject `S`:
 //!
 //! - `gpbus.G.d.S`: UNRELIABLE, RELIABLE and FIFO messages, core NATS, which delivers
-//!   one connection's messages in order to each subscriber; the per-sender sequence
-//!   number shows any loss as a gap, counted.
+//!   one connection's messages in order to each subscriber. A gap in a sender's
+//!   sequence numbers (core NATS drops messages when a connection breaks) is repaired
+//!   for RELIABLE and FIFO ([`super::repair`]): the receiver asks the sender, on
+//!   `gpbus.repair.M`, for what it missed and delivers it in order before what came
+//!   after; after its own connection comes back it asks every sender it knows for
+//!   anything newer. Only what the sender no longer holds is counted lost.
 //! - `gpbus.G.s.m.S` and `gpbus.G.s.v`: CAUSAL and AGREED messages and membership
 //!   changes go to the group's JetStream stream (`GPBUS_G`, memory storage), the
 //!   group's single ordering point: the stream numbers them and republishes each, once
@@ -42,6 +46,7 @@ use glidepath_bus::stability::{Arrival, Stability};
 use glidepath_bus::Subject;
 use parking_lot::Mutex;
 
+use super::repair::{self, Sent};
 use super::route::{RawEvent, Router};
 use super::{Backend, BusError, Counters, MembershipChange};
 
@@ -128,6 +133,12 @@ pub(crate) struct NatsBackend {
     counters: Arc<Counters>,
     streams: Mutex<HashMap<Subject, ()>>,
     joined: Mutex<HashMap<Subject, Joined>>,
+    /// What this connection sent at RELIABLE and FIFO lately, for repairs.
+    sent: Arc<Sent>,
+    /// Counts the connection's returns (and slow-consumer drops): each makes the
+    /// readers ask their senders for anything newer.
+    reconnects: tokio::sync::watch::Receiver<u64>,
+    _repair_server: tokio::task::JoinHandle<()>,
 }
 
 impl NatsBackend {
@@ -140,10 +151,26 @@ impl NatsBackend {
         router: Arc<Router>,
         counters: Arc<Counters>,
     ) -> Result<NatsBackend, BusError> {
+        let (reconnected, reconnects) = tokio::sync::watch::channel(0u64);
         let base = async_nats::ConnectOptions::new()
             .name(format!("glidepath-bus {name}"))
-            .subscription_capacity(1 << 16);
+            .subscription_capacity(1 << 16)
+            .event_callback(move |event| {
+                let reconnected = reconnected.clone();
+                async move {
+                    if matches!(
+                        event,
+                        async_nats::Event::Connected | async_nats::Event::SlowConsumer(_)
+                    ) {
+                        reconnected.send_modify(|n| *n += 1);
+                    }
+                }
+            });
         let client = connect(url, security, base).map_err(err)?;
+        let sent = Arc::new(Sent::default());
+        let requests = block_on(client.subscribe(repair::repair_subject(member)))
+            .map_err(|e| err(format!("cannot subscribe to its repair subject: {e}")))?;
+        let repair_server = runtime().spawn(repair::serve(requests, client.clone(), sent.clone()));
         let js = {
             let _inside = runtime().enter();
             jetstream::new(client.clone())
@@ -158,6 +185,9 @@ impl NatsBackend {
             counters,
             streams: Mutex::new(HashMap::new()),
             joined: Mutex::new(HashMap::new()),
+            sent,
+            reconnects,
+            _repair_server: repair_server,
         })
     }
 
@@ -217,7 +247,13 @@ impl Backend for NatsBackend {
                 format!("gpbus.{group}.s.m.{}", frame.subject)
             }
         };
+        let reliable = matches!(frame.level, ServiceLevel::Reliable | ServiceLevel::Fifo);
+        let seq = frame.seq;
         let bytes = Bytes::from(frame.encode());
+        if reliable {
+            // Kept before it goes: a receiver that misses it can still have it.
+            self.sent.keep(group, seq, bytes.clone());
+        }
         block_on(self.client.publish(subject, bytes)).map_err(err)
     }
 
@@ -254,9 +290,13 @@ impl Backend for NatsBackend {
         let tasks = vec![
             runtime().spawn(read_data(
                 data,
-                group.clone(),
-                self.router.clone(),
-                self.counters.clone(),
+                DataReader {
+                    group: group.clone(),
+                    router: self.router.clone(),
+                    counters: self.counters.clone(),
+                    client: self.client.clone(),
+                    reconnects: self.reconnects.clone(),
+                },
             )),
             runtime().spawn(read_ordered(ordered, member.clone())),
             runtime().spawn(read_acks(acks, member.clone())),
@@ -301,41 +341,99 @@ impl Backend for NatsBackend {
 /// The longest a closing connection waits to hand what it holds to the server.
 pub(crate) const CLOSE_FLUSH: Duration = Duration::from_secs(2);
 
-async fn read_data(
-    mut sub: async_nats::Subscriber,
+/// What a group's data reader needs.
+struct DataReader {
     group: Subject,
     router: Arc<Router>,
     counters: Arc<Counters>,
-) {
-    use futures::StreamExt;
-    // The last sequence number seen from each sender: the first message from a
-    // sender starts its stream for us.
-    let mut last: HashMap<MemberId, u64> = HashMap::new();
-    while let Some(msg) = sub.next().await {
-        let frame = match frame::decode(&msg.payload) {
-            Ok(Frame::Data(f)) => f,
-            Ok(Frame::Membership(_) | Frame::Ack(_)) | Err(_) => {
-                counters.malformed();
-                continue;
-            }
-        };
-        if frame.seq != 0 {
-            let prev = last.entry(frame.sender).or_insert(frame.seq - 1);
-            if frame.seq <= *prev {
-                counters.order_violation();
-                continue;
-            }
-            counters.lost(frame.seq - *prev - 1);
-            *prev = frame.seq;
-        }
-        router.route(
-            &group,
+    client: async_nats::Client,
+    reconnects: tokio::sync::watch::Receiver<u64>,
+}
+
+impl DataReader {
+    fn route(&self, frame: DataFrame) {
+        self.router.route(
+            &self.group,
             RawEvent::Message {
-                group: group.clone(),
+                group: self.group.clone(),
                 frame,
                 group_seq: None,
             },
         );
+    }
+
+    /// Asks `sender` for its frames from `from` (to `to`, exclusive; `None`: all it
+    /// holds), delivers what comes back and counts the rest lost; returns the number
+    /// after the last frame accounted for.
+    async fn repair(&self, sender: MemberId, from: u64, to: Option<u64>) -> u64 {
+        let got = repair::fetch(&self.client, sender, &self.group, from, to).await;
+        self.counters.repaired(got.frames.len() as u64);
+        self.counters.lost(got.lost);
+        for f in got.frames {
+            self.route(f);
+        }
+        got.next
+    }
+}
+
+async fn read_data(mut sub: async_nats::Subscriber, mut r: DataReader) {
+    use futures::StreamExt;
+    // The next sequence number expected from each sender: the first message from a
+    // sender starts its stream for us.
+    let mut next: HashMap<MemberId, u64> = HashMap::new();
+    // Per sender, the number after the last frame a repair accounted for: a later copy
+    // of one of those is expected (the repair came first), not a violation.
+    let mut repaired_to: HashMap<MemberId, u64> = HashMap::new();
+    loop {
+        let msg = tokio::select! {
+            msg = sub.next() => match msg {
+                Some(msg) => msg,
+                None => return,
+            },
+            changed = r.reconnects.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                // Back from a broken connection: whatever the senders sent meanwhile
+                // is asked for, in order, before anything that arrives later.
+                let senders: Vec<(MemberId, u64)> = next.iter().map(|(s, n)| (*s, *n)).collect();
+                for (sender, from) in senders {
+                    let after = r.repair(sender, from, None).await;
+                    next.insert(sender, after);
+                    repaired_to.insert(sender, after);
+                }
+                continue;
+            }
+        };
+        let frame = match frame::decode(&msg.payload) {
+            Ok(Frame::Data(f)) => f,
+            Ok(Frame::Membership(_) | Frame::Ack(_)) | Err(_) => {
+                r.counters.malformed();
+                continue;
+            }
+        };
+        if frame.seq != 0 {
+            let expected = *next.entry(frame.sender).or_insert(frame.seq);
+            if frame.seq < expected {
+                // A repair brought it first: this copy is dropped. Otherwise it came
+                // out of its sender's order (or twice), which core NATS never does.
+                if frame.seq >= repaired_to.get(&frame.sender).copied().unwrap_or(0) {
+                    r.counters.order_violation();
+                }
+                continue;
+            }
+            if frame.seq > expected {
+                let reliable = matches!(frame.level, ServiceLevel::Reliable | ServiceLevel::Fifo);
+                if reliable {
+                    let after = r.repair(frame.sender, expected, Some(frame.seq)).await;
+                    repaired_to.insert(frame.sender, after);
+                } else {
+                    r.counters.lost(frame.seq - expected);
+                }
+            }
+            next.insert(frame.sender, frame.seq + 1);
+        }
+        r.route(frame);
     }
 }
 
