@@ -208,6 +208,39 @@ async fn edit_a_new_layout(c: &Client, url: &str, path: &Path) {
     wait_text(c, 10, "saved", "status", |t| t.contains("saved to")).await;
     assert!(path.exists());
     shoot(c, "editor.png").await;
+
+    // A sector on the monitor, checked by the loader like any property.
+    click(
+        c,
+        Locator::Css(".block[data-name=\"monitor 1\"] .block-name"),
+    )
+    .await;
+    set_property(c, "sector.lat", "38.5, 37").await;
+    set_property(c, "sector.lon", "-123, -121").await;
+    wait_text(
+        c,
+        10,
+        "the loader refuses the inverted latitudes",
+        "errors",
+        |t| t.contains("block \"monitor 1\"") && t.contains("`sector.lat`"),
+    )
+    .await;
+    set_property(c, "sector.lat", "37, 38.5").await;
+    wait_text(c, 10, "valid with a sector", "errors", |t| {
+        t.contains("valid: 2 blocks, 1 link")
+    })
+    .await;
+    let toml = text(c, "toml").await;
+    assert!(
+        toml.contains("sector = { lat = [ 37, 38.5 ], lon = [ -123, -121 ] }"),
+        "{toml}"
+    );
+    click(c, Locator::Id("save")).await;
+    wait_text(c, 10, "saved with the sector", "status", |t| {
+        t.contains("saved to")
+    })
+    .await;
+    shoot(c, "editor-sector.png").await;
 }
 
 async fn open_an_existing_layout(c: &Client, url: &str) {
