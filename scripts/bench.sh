@@ -17,19 +17,7 @@ only="${1:-}"
 out_dir="target/bench-results"
 mkdir -p "$out_dir"
 
-find_nats_server() {
-    if [ -n "${GLIDEPATH_NATS_SERVER:-}" ] && [ -x "$GLIDEPATH_NATS_SERVER" ]; then
-        echo "$GLIDEPATH_NATS_SERVER"; return 0
-    fi
-    local dir
-    for dir in "$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))' 2>/dev/null)" \
-               "$(python3 -c 'import site, os; print(os.path.join(site.getuserbase(), "bin"))' 2>/dev/null)"; do
-        if [ -n "$dir" ] && [ -x "$dir/nats-server" ]; then
-            echo "$dir/nats-server"; return 0
-        fi
-    done
-    command -v nats-server 2>/dev/null
-}
+source scripts/lib-nats.sh
 nats_server="$(find_nats_server)" || {
     echo "nats-server not found: run 'bash scripts/test.sh' once (it installs it) or set GLIDEPATH_NATS_SERVER" >&2
     exit 1
@@ -38,15 +26,8 @@ nats_server="$(find_nats_server)" || {
 cargo build --release -p glidepath-cli
 bin="${CARGO_TARGET_DIR:-target}/release/glidepath"
 
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$nats_server" -a 127.0.0.1 -p "$port" >"$out_dir/nats-server.log" 2>&1 &
-nats_pid=$!
+start_private_nats "$out_dir/nats-server.log"
 trap 'kill "$nats_pid" 2>/dev/null || true' EXIT
-url="nats://127.0.0.1:$port"
-for _ in $(seq 50); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-done
 
 # The commands whose numbers the docs show: `SUITE ARGS...`; NATS rows get
 # `--nats-url` appended. Add a line to add a row to the docs.
