@@ -16,7 +16,10 @@ find_nats_server() {
             echo "$dir/nats-server"; return 0
         fi
     done
-    command -v nats-server 2>/dev/null
+    if command -v nats-server >/dev/null 2>&1; then
+        command -v nats-server; return 0
+    fi
+    return 1
 }
 
 start_private_nats() {

@@ -31,23 +31,9 @@ apt_install() {
 # wheel puts the executable in Python's scripts directory (for example
 # ~/.pyenv/versions/X/bin or ~/.local/bin), which need not be on PATH: we look it up
 # and export GLIDEPATH_NATS_SERVER for the tests.
-find_nats_server() {
-    if [ -n "${GLIDEPATH_NATS_SERVER:-}" ] && [ -x "$GLIDEPATH_NATS_SERVER" ]; then
-        echo "$GLIDEPATH_NATS_SERVER"; return 0
-    fi
-    # The wheel's own executable first: a PATH entry may be a wrapper (pyenv's shim).
-    local dir
-    for dir in "$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))' 2>/dev/null)" \
-               "$(python3 -c 'import site, os; print(os.path.join(site.getuserbase(), "bin"))' 2>/dev/null)"; do
-        if [ -n "$dir" ] && [ -x "$dir/nats-server" ]; then
-            echo "$dir/nats-server"; return 0
-        fi
-    done
-    if command -v nats-server >/dev/null 2>&1; then
-        command -v nats-server; return 0
-    fi
-    return 1
-}
+# (find_nats_server: the wheel's own executable first, as a PATH entry may be a
+# wrapper such as pyenv's shim; defined with the benchmark scripts' helpers.)
+source scripts/lib-nats.sh
 if ! nats_server="$(find_nats_server)"; then
     if ! command -v python3 >/dev/null 2>&1; then
         echo "nats-server not found and python3 is missing to install it: install Python 3 (or nats-server) first" >&2
