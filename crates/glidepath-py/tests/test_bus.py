@@ -117,7 +117,7 @@ def test_in_process_patterns_fifo_order_and_membership():
     for bad in (-1.0, float("inf"), float("nan")):
         with pytest.raises(ValueError, match="timeout must be a finite number of seconds >= 0"):
             one.recv(timeout=bad)
-    assert a.stats() == {"malformed": 0, "lost": 0, "order_violations": 0}
+    assert a.stats() == {"malformed": 0, "lost": 0, "order_violations": 0, "repaired": 0}
     a.close()
 
 
@@ -153,7 +153,7 @@ def test_agreed_over_nats_one_order_at_every_member_across_processes(nats_js_url
         assert [i for s, i, _ in order_a if s == sender] == list(range(count))
     assert {d.message["who"] for d in got_a if d.sender == publisher} == {"python-process"}
     for bus in (a, b):
-        assert bus.stats() == {"malformed": 0, "lost": 0, "order_violations": 0}
+        assert bus.stats() == {"malformed": 0, "lost": 0, "order_violations": 0, "repaired": 0}
         bus.close()
 
 
