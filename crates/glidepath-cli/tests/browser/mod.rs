@@ -48,7 +48,20 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A chromedriver on a free port of its own, listening. A driver that ends at once (its
+/// port taken meanwhile by another test's server) is started again on another port.
 pub fn chromedriver() -> (Driver, u16) {
+    for _ in 0..3 {
+        let (mut driver, port) = chromedriver_once();
+        std::thread::sleep(Duration::from_millis(200));
+        if matches!(driver.0.try_wait(), Ok(None)) {
+            return (driver, port);
+        }
+    }
+    panic!("chromedriver kept ending as it started")
+}
+
+fn chromedriver_once() -> (Driver, u16) {
     let program = std::env::var("GLIDEPATH_CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
     let port = free_port();
     let child = Command::new(&program)
@@ -163,11 +176,23 @@ impl Session {
                 ]
             }),
         );
-        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-            .capabilities(caps)
-            .connect(&format!("http://127.0.0.1:{driver_port}"))
-            .await
-            .expect("a chromium session");
+        // A busy machine can leave the driver a moment behind its port: a few tries.
+        let mut tries = 0;
+        let client = loop {
+            match ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+                .capabilities(caps.clone())
+                .connect(&format!("http://127.0.0.1:{driver_port}"))
+                .await
+            {
+                Ok(client) => break client,
+                Err(e) if tries < 5 => {
+                    tries += 1;
+                    eprintln!("chromium session, try {tries}: {e}");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                Err(e) => panic!("a chromium session: {e}"),
+            }
+        };
         Session { client, profile }
     }
 
