@@ -335,7 +335,7 @@ pub fn matrix_table(reports: &[RunReport]) -> String {
             r.codec,
             r.compression,
             if r.persistence { "on" } else { "off" },
-            r.credit.map_or("—".to_string(), |c| group(c)),
+            r.credit.map_or("—".to_string(), group),
             fmt_f(r.hours, 2),
             fmt_f(r.execution_s, 3),
             fmt_f(r.throughput_mbit_s, 3),

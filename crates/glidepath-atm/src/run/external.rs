@@ -245,31 +245,22 @@ impl Externals {
         if *class != report.class {
             return;
         }
-        let field = |p: ParameterHandle, data_type: &str| {
+        let field = |p: ParameterHandle, name: &str, data_type: &str| {
             let bytes = values
                 .iter()
                 .find(|(q, _)| *q == p)
                 .map(|(_, v)| v)
-                .ok_or_else(|| {
-                    format!(
-                        "no `{}` parameter",
-                        if p == report.block {
-                            "block"
-                        } else {
-                            "published"
-                        }
-                    )
-                })?;
+                .ok_or_else(|| format!("no `{name}` parameter"))?;
             manager
                 .fom()
                 .decode_value(data_type, bytes)
                 .map_err(|e| e.to_string())
         };
         let taken = (|| -> Result<(), String> {
-            let Value::Text(name) = field(report.block, "HLAunicodeString")? else {
+            let Value::Text(name) = field(report.block, "block", "HLAunicodeString")? else {
                 return Err("`block` is not text".into());
             };
-            let Value::Int(n) = field(report.published, "HLAinteger64BE")? else {
+            let Value::Int(n) = field(report.published, "published", "HLAinteger64BE")? else {
                 return Err("`published` is not an integer".into());
             };
             let b = self
