@@ -82,6 +82,10 @@ pub struct BenchOptions {
     /// Reliable delivery over core NATS: the sender's window in envelopes; `Some(0)`
     /// turns it off, `None` keeps the default (NATS only).
     pub reliable_window_envelopes: Option<usize>,
+    /// Data distribution management on the NATS wire: slices per axis of the cell
+    /// grid; `Some(0)` sends everything on the topics' subjects, `None` keeps the
+    /// default (NATS only).
+    pub ddm_cells: Option<u32>,
     /// Also run the raw peer and report the ratios.
     pub raw: bool,
     /// Busy work in microseconds per cycle at both ends (latency's compute load).
@@ -116,6 +120,7 @@ impl Default for BenchOptions {
             bundle_time_us: None,
             bundle_bytes: None,
             reliable_window_envelopes: None,
+            ddm_cells: None,
             raw: false,
             compute_us: 0,
             background_load: false,
@@ -218,6 +223,9 @@ impl BenchOptions {
         config.bundle = bundle;
         if let Some(window) = self.reliable_window_envelopes {
             config.reliable_window_envelopes = window;
+        }
+        if let Some(cells) = self.ddm_cells {
+            config.ddm_cells = cells;
         }
         config
     }

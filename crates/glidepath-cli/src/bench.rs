@@ -71,6 +71,10 @@ pub struct BenchArgs {
     /// acknowledgement; 0 turns reliable delivery off (nats only) [default: 16384].
     #[arg(long, value_name = "ENVELOPES")]
     reliable_window: Option<String>,
+    /// Over core NATS, slices per axis of the cell grid carrying updates sent with
+    /// regions; 0 sends them on the topics' subjects (nats only) [default: 8].
+    #[arg(long, value_name = "N")]
+    ddm_cells: Option<String>,
     /// Also run the raw peer (raw NATS, raw channels or raw shared-memory rings) and report the ratios.
     #[arg(long)]
     raw: bool,
@@ -290,6 +294,9 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
     }
     if let Some(v) = &args.reliable_window {
         o.reliable_window_envelopes = Some(number("--reliable-window", v)?);
+    }
+    if let Some(v) = &args.ddm_cells {
+        o.ddm_cells = Some(number("--ddm-cells", v)?);
     }
     if let Some(v) = &args.compute_us {
         o.compute_us = number("--compute-us", v)?;

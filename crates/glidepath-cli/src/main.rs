@@ -172,6 +172,15 @@ struct MessagingArgs {
     /// acknowledgement; 0 turns acknowledgements and retransmission off [default: $GLIDEPATH_RELIABLE_WINDOW, else 16384].
     #[arg(long, value_name = "ENVELOPES")]
     reliable_window: Option<String>,
+    /// Over core NATS, slices per axis of the cell grid that carries updates and
+    /// interactions sent with regions; every process of a federation must agree; 0
+    /// turns filtering on the wire off [default: $GLIDEPATH_DDM_CELLS, else 8].
+    #[arg(long, value_name = "N")]
+    ddm_cells: Option<String>,
+    /// The dimensions the cell grid is cut along, comma-separated names [default:
+    /// $GLIDEPATH_DDM_DIMENSIONS, else the FOM's first two non-HLA dimensions].
+    #[arg(long, value_name = "NAMES")]
+    ddm_dimensions: Option<String>,
 }
 
 impl MessagingArgs {
@@ -185,6 +194,8 @@ impl MessagingArgs {
             ("--bundle-bytes", self.bundle_bytes),
             ("--bundle-time-us", self.bundle_time_us),
             ("--reliable-window", self.reliable_window),
+            ("--ddm-cells", self.ddm_cells),
+            ("--ddm-dimensions", self.ddm_dimensions),
         ];
         for (flag, value) in flags {
             if let Some(value) = value {
@@ -442,6 +453,8 @@ fn server(args: ServerArgs) -> anyhow::Result<()> {
         bundle_bytes: None,
         bundle_time_us: None,
         reliable_window: None,
+        ddm_cells: None,
+        ddm_dimensions: None,
     };
     messaging.apply(&mut config)?;
     if let Some(mode) = args.persistence {

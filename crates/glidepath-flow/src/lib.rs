@@ -202,6 +202,7 @@ mod tests {
             seq,
             bytes: 10,
             retransmitted,
+            deferred: false,
         }
     }
 
@@ -339,6 +340,7 @@ mod tests {
                 seq: 1,
                 bytes: 10,
                 retransmitted: false,
+                deferred: false,
             };
             receiver.handle_envelope(u64::from(sender), a, 1, &mut log);
         }
@@ -675,5 +677,71 @@ mod tests {
         assert!(log.lost.is_empty());
         // One timeout (first and last sent again), one NACK answered.
         assert!(rounds <= 3, "{rounds} rounds");
+    }
+
+    /// Items as `Option`: `None` is what a skip passes over.
+    #[derive(Default)]
+    struct Skips {
+        delivered: Vec<u64>,
+        lost: usize,
+    }
+
+    impl Sink<u8, Option<u64>> for Skips {
+        fn deliver(&mut self, _: u8, _: u64, item: Option<u64>) {
+            if let Some(i) = item {
+                self.delivered.push(i);
+            }
+        }
+        fn lost(&mut self, _: u8, _: u64, _: u64, _: GiveUp) {
+            self.lost += 1;
+        }
+    }
+
+    #[test]
+    fn deferred_holes_wait_for_a_skip_and_are_asked_for_only_if_none_comes() {
+        let c = config(64);
+        let mut receiver = Receiver::<u8, Option<u64>>::new(7, c);
+        let mut sink = Skips::default();
+        let deferred = |seq| Arrival {
+            deferred: true,
+            ..arrival(seq, false)
+        };
+        receiver.handle_envelope(0, arrival(1, false), Some(1), &mut sink);
+        while receiver.poll_control().is_some() {}
+        // 2 and 3 went to other subjects; 4 is ours and waits without a NACK.
+        receiver.handle_envelope(1, deferred(4), Some(4), &mut sink);
+        assert!(receiver.poll_control().is_none(), "no NACK at once");
+        receiver.handle_skip(2, 1, 2, 3, &mut sink);
+        assert_eq!(sink.delivered, [1, 4]);
+        assert_eq!(sink.lost, 0);
+        // A skipped envelope arriving after all is a duplicate.
+        assert_eq!(
+            receiver.handle_envelope(3, arrival(2, true), Some(2), &mut sink),
+            Admission::Duplicate
+        );
+        // A deferred hole no skip explains is asked for after the NACK delay.
+        receiver.handle_envelope(4, deferred(7), Some(7), &mut sink);
+        receiver.handle_timeout(5, &mut sink);
+        let nacks = |r: &mut Receiver<u8, Option<u64>>| {
+            std::iter::from_fn(|| r.poll_control())
+                .filter(|(_, c)| matches!(c, Control::Nack { .. }))
+                .count()
+        };
+        assert_eq!(nacks(&mut receiver), 0);
+        receiver.handle_timeout(4 + c.nack_retry_ns, &mut sink);
+        assert_eq!(nacks(&mut receiver), 1);
+        // ... or at once when an account shows it lost.
+        receiver.handle_envelope(5 + c.nack_retry_ns, deferred(9), Some(9), &mut sink);
+        receiver.expedite_nack(1);
+        receiver.handle_timeout(6 + c.nack_retry_ns, &mut sink);
+        assert_eq!(nacks(&mut receiver), 1);
+        receiver.handle_envelope(7 + c.nack_retry_ns, arrival(5, true), Some(5), &mut sink);
+        receiver.handle_skip(8 + c.nack_retry_ns, 1, 6, 6, &mut sink);
+        receiver.handle_envelope(9 + c.nack_retry_ns, arrival(8, true), Some(8), &mut sink);
+        assert_eq!(sink.delivered, [1, 4, 5, 7, 8, 9]);
+        assert_eq!(sink.lost, 0);
+        // A claim larger than any window is not believed.
+        receiver.handle_skip(10 + c.nack_retry_ns, 1, 10, 10_000, &mut sink);
+        assert_eq!(receiver.delivered(1), Some(9));
     }
 }

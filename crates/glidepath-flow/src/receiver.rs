@@ -5,14 +5,20 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::{Control, FlowConfig};
 
-/// Where an envelope came from: its sender and `seq`, its encoded size, and whether
-/// it came as a retransmission.
+/// Where an envelope came from: its sender and `seq`, its encoded size, whether it
+/// came as a retransmission, and whether the holes it reveals may be ones the sender
+/// will say were not for this receiver ([`Receiver::handle_skip`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Arrival<K> {
     pub sender: K,
     pub seq: u64,
     pub bytes: usize,
     pub retransmitted: bool,
+    /// A hole below this envelope may be skipped rather than lost (the envelope came
+    /// on a subject only some receivers read, so the sender's other envelopes there
+    /// went elsewhere): it is not asked for at once, only after
+    /// [`FlowConfig::nack_retry_ns`] if nothing explained it meanwhile.
+    pub deferred: bool,
 }
 
 /// What a receiver did with an envelope.
@@ -204,6 +210,7 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
             seq,
             bytes,
             retransmitted,
+            deferred,
         } = arrival;
         let token = self.token;
         let inbound = match self.senders.entry(sender) {
@@ -248,7 +255,10 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
             // asked for already are repeated by the timer).
             let new_hole = seq - 1 > inbound.nacked_upto.max(inbound.delivered)
                 && !inbound.pending.contains_key(&(seq - 1));
-            if new_hole {
+            if new_hole && deferred {
+                // Perhaps not ours at all: the timer asks, unless a skip comes first.
+                inbound.nacked_ns.get_or_insert(now_ns);
+            } else if new_hole {
                 let first = inbound.nacked_upto.max(inbound.delivered) + 1;
                 inbound.nacked_ns = Some(now_ns);
                 inbound.nacked_upto = seq - 1;
@@ -272,6 +282,10 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
         inbound.bytes_since_ack += bytes;
         sink.deliver(sender, seq, item);
         inbound.release(sender, sink);
+        if deferred && !inbound.pending.is_empty() {
+            // The hole now lowest is another one, perhaps not ours either.
+            inbound.nacked_ns = Some(now_ns);
+        }
         self.ack_if_due(sender, now_ns);
         Admission::Accepted
     }
@@ -390,6 +404,58 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
         inbound.gone_upto = last;
         if inbound.pending.is_empty() {
             inbound.gap_progress_ns = now_ns;
+        }
+    }
+
+    /// Takes a sender's word that `first..=last` holds nothing for this receiver
+    /// (envelopes it sent on subjects this receiver does not read): what of the range
+    /// was neither delivered nor is held is passed over without being counted lost,
+    /// and what waited behind it is released. An envelope of the range that arrives
+    /// later is dropped as a duplicate. A sender never heard of is ignored (its first
+    /// envelope starts its stream).
+    pub fn handle_skip(
+        &mut self,
+        now_ns: u64,
+        sender: K,
+        first: u64,
+        last: u64,
+        sink: &mut impl Sink<K, T>,
+    ) where
+        T: Default,
+    {
+        let Some(inbound) = self.senders.get_mut(&sender) else {
+            return;
+        };
+        let from = first.max(inbound.delivered + 1);
+        if from > last {
+            return;
+        }
+        // Bounded by what a window can hold; a larger claim is not believed.
+        if last - from > (self.config.window.envelopes.max(1) as u64) * 2 {
+            return;
+        }
+        for seq in from..=last {
+            inbound.pending.entry(seq).or_insert((T::default(), 0));
+        }
+        inbound.gap_progress_ns = now_ns;
+        inbound.release(sender, sink);
+        if inbound.pending.is_empty() {
+            inbound.nacked_upto = inbound.nacked_upto.max(last);
+        } else {
+            // What is held now waits behind holes after the range: perhaps skipped
+            // by the next account too.
+            inbound.nacked_ns = Some(now_ns);
+        }
+        self.ack_if_due(sender, now_ns);
+    }
+
+    /// Asks for the holes of `sender` at the next timeout instead of after the NACK
+    /// retry delay (a hole deferred by [`Arrival::deferred`] turned out to be real).
+    pub fn expedite_nack(&mut self, sender: K) {
+        if let Some(inbound) = self.senders.get_mut(&sender) {
+            if !inbound.pending.is_empty() {
+                inbound.nacked_ns = None;
+            }
         }
     }
 

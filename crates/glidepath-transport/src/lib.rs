@@ -132,6 +132,17 @@ pub trait Endpoint: Send + Sync {
         let _ = (federation, topic, regions);
         Ok(())
     }
+    /// Tells the backend the dimensions of a federation this endpoint joined (handle,
+    /// name, upper bound). A backend that filters on the wire cuts them into cells
+    /// (NATS); others ignore them.
+    fn set_dimensions(
+        &self,
+        federation: FederationId,
+        dimensions: &[(glidepath_core::DimensionHandle, String, u64)],
+    ) -> Result<(), TransportError> {
+        let _ = (federation, dimensions);
+        Ok(())
+    }
     /// Asks the executive and blocks until it answers; its notifications are
     /// published before this returns.
     fn request(&self, request: ExecRequest) -> Result<ExecReply, TransportError>;

@@ -14,6 +14,11 @@
 //! glidepath.<federation>.d.<federate>     Topic::Federate (direct messages)
 //! glidepath-flow.<federation>.<sender>    acknowledgements, NACKs and goodbyes for one sender
 //! glidepath-retx.<federation>.<receiver>  retransmissions for one receiver (hex token)
+//! glidepath.<federation>.cells            a sender's account of its cell envelopes
+//! glidepath-cell.<federation>.<grid>.o.<class>.<cell>
+//! glidepath-cell.<federation>.<grid>.i.<class>.<cell>
+//!                                         updates and interactions sent with regions,
+//!                                         on the cells of the grid they cover (DDM)
 //! ```
 //!
 //! `<federation>` is the decimal [`FederationId`], the classes and federates their
@@ -99,6 +104,71 @@ pub fn parse_topic(federation: FederationId, subject: &str) -> Option<Topic> {
     }
 }
 
+/// `glidepath.<federationId>.cells`: where a sender accounts for the envelopes it
+/// sent on cell subjects (inside the federation's wildcard, so every receiver reads
+/// it in order with the sender's other envelopes).
+pub fn cells_subject(federation: FederationId) -> String {
+    format!("{ROOT}.{}.cells", federation.0)
+}
+
+/// The `o.<class>` / `i.<class>` part of a data topic's subjects; `None` for the
+/// other topics, which never travel on cells.
+fn data_topic(topic: Topic) -> Option<String> {
+    match topic {
+        Topic::ObjectClass(c) => Some(format!("o.{}", c.0)),
+        Topic::InteractionClass(c) => Some(format!("i.{}", c.0)),
+        _ => None,
+    }
+}
+
+/// `glidepath-cell.<federationId>.<grid>.<o|i>.<class>.<cell>`: one cell of a data
+/// topic on a grid (`<grid>` in 4 lowercase hex digits); `None` for a topic that is no
+/// object or interaction class.
+pub fn cell_subject(
+    federation: FederationId,
+    grid: u16,
+    topic: Topic,
+    cell: u32,
+) -> Option<String> {
+    let t = data_topic(topic)?;
+    Some(format!(
+        "{ROOT}-cell.{}.{grid:04x}.{t}.{cell}",
+        federation.0
+    ))
+}
+
+/// Every cell of a data topic on a grid: `glidepath-cell.<federationId>.<grid>.<o|i>.<class>.*`.
+pub fn cell_wildcard(federation: FederationId, grid: u16, topic: Topic) -> Option<String> {
+    let t = data_topic(topic)?;
+    Some(format!("{ROOT}-cell.{}.{grid:04x}.{t}.*", federation.0))
+}
+
+/// The topic and cell of a cell subject of `federation` on `grid`; `None` for
+/// anything else.
+pub fn parse_cell_subject(
+    federation: FederationId,
+    grid: u16,
+    subject: &str,
+) -> Option<(Topic, u32)> {
+    let rest = subject.strip_prefix(ROOT)?.strip_prefix("-cell.")?;
+    let (f, rest) = rest.split_once('.')?;
+    if number::<u64>(f)? != federation.0 {
+        return None;
+    }
+    let (g, rest) = rest.split_once('.')?;
+    if g.len() != 4 || u16::from_str_radix(g, 16).ok()? != grid {
+        return None;
+    }
+    let (kind, rest) = rest.split_once('.')?;
+    let (class, cell) = rest.split_once('.')?;
+    let topic = match kind {
+        "o" => Topic::ObjectClass(ObjectClassHandle(number(class)?)),
+        "i" => Topic::InteractionClass(InteractionClassHandle(number(class)?)),
+        _ => return None,
+    };
+    Some((topic, number(cell)?))
+}
+
 /// `glidepath-flow.<federationId>.<sender>`: the subject on which receivers talk to
 /// one sender of a federation (the NATS backend's reliable delivery).
 pub fn flow_subject(federation: FederationId, sender: FederateHandle) -> String {
@@ -117,6 +187,42 @@ pub fn retx_subject(federation: FederationId, token: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cell_subjects_round_trip_and_others_are_refused() {
+        let f = FederationId(7);
+        let o = Topic::ObjectClass(ObjectClassHandle(3));
+        let i = Topic::InteractionClass(InteractionClassHandle(12));
+        assert_eq!(cells_subject(f), "glidepath.7.cells");
+        assert_eq!(
+            cell_subject(f, 0xa3, o, 37).unwrap(),
+            "glidepath-cell.7.00a3.o.3.37"
+        );
+        assert_eq!(
+            cell_wildcard(f, 0xa3, i).unwrap(),
+            "glidepath-cell.7.00a3.i.12.*"
+        );
+        assert_eq!(cell_subject(f, 1, Topic::Time, 0), None);
+        assert_eq!(
+            parse_cell_subject(f, 0xa3, "glidepath-cell.7.00a3.o.3.37"),
+            Some((o, 37))
+        );
+        assert_eq!(
+            parse_cell_subject(f, 0xa3, "glidepath-cell.7.00a3.i.12.0"),
+            Some((i, 0))
+        );
+        for bad in [
+            "glidepath-cell.8.00a3.o.3.37",
+            "glidepath-cell.7.00a4.o.3.37",
+            "glidepath-cell.7.a3.o.3.37",
+            "glidepath-cell.7.00a3.x.3.37",
+            "glidepath-cell.7.00a3.o.3",
+            "glidepath-cell.7.00a3.o.3.037",
+            "glidepath.7.o.3",
+        ] {
+            assert_eq!(parse_cell_subject(f, 0xa3, bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn subjects_are_as_specified() {

@@ -62,6 +62,15 @@ pub const REQUEST_TIMEOUT_MS_ENV: &str = "GLIDEPATH_REQUEST_TIMEOUT_MS";
 #[cfg(feature = "transport-nats")]
 pub const STREAM_REPLICAS_ENV: &str = "GLIDEPATH_STREAM_REPLICAS";
 
+/// The environment variable for [`RtiConfig::ddm_cells`] (flag `--ddm-cells`).
+#[cfg(feature = "transport-nats")]
+pub const DDM_CELLS_ENV: &str = "GLIDEPATH_DDM_CELLS";
+
+/// The environment variable for [`RtiConfig::ddm_dimensions`] (flag
+/// `--ddm-dimensions`, names separated by commas).
+#[cfg(feature = "transport-nats")]
+pub const DDM_DIMENSIONS_ENV: &str = "GLIDEPATH_DDM_DIMENSIONS";
+
 /// The environment variable for [`RtiConfig::shm_name`] (flag `--shm-name`).
 #[cfg(all(feature = "transport-shm", target_os = "linux"))]
 pub const SHM_NAME_ENV: &str = "GLIDEPATH_SHM_NAME";
@@ -242,6 +251,17 @@ pub struct RtiConfig {
     /// counts). Default 1.
     #[cfg(feature = "transport-nats")]
     pub stream_replicas: usize,
+    /// Data distribution management on the NATS wire: slices per axis of each
+    /// federation's cell grid (`glidepath_transport::nats::cells`); updates and
+    /// interactions with regions travel on their cells' subjects, and a subscriber
+    /// reads only the cells its regions cover. Every process of a federation must use
+    /// the same grid. Default 8; 0 sends everything on the topics' subjects.
+    #[cfg(feature = "transport-nats")]
+    pub ddm_cells: u32,
+    /// The dimensions the cell grid is cut along, by name (at most three); empty, the
+    /// default, takes the FOM's first two non-`HLA` dimensions.
+    #[cfg(feature = "transport-nats")]
+    pub ddm_dimensions: Vec<String>,
     /// For `glidepath server`: run as one of several executive servers with failover
     /// (a request log and a lease in JetStream, kept `stream_replicas` times; a
     /// standby takes over when the active server dies). Default off.
@@ -279,6 +299,8 @@ impl fmt::Debug for RtiConfig {
             .field("reliable_window_envelopes", &self.reliable_window_envelopes)
             .field("request_timeout", &self.request_timeout)
             .field("stream_replicas", &self.stream_replicas)
+            .field("ddm_cells", &self.ddm_cells)
+            .field("ddm_dimensions", &self.ddm_dimensions)
             .field("executive_failover", &self.executive_failover)
             .field("executive_snapshot_every", &self.executive_snapshot_every)
             .field("nats_security", &self.nats_security);
@@ -304,6 +326,10 @@ impl Default for RtiConfig {
             request_timeout: glidepath_transport::NatsOptions::default().request_timeout,
             #[cfg(feature = "transport-nats")]
             stream_replicas: 1,
+            #[cfg(feature = "transport-nats")]
+            ddm_cells: glidepath_transport::NatsOptions::default().ddm_cells,
+            #[cfg(feature = "transport-nats")]
+            ddm_dimensions: Vec::new(),
             #[cfg(feature = "transport-nats")]
             executive_failover: false,
             #[cfg(feature = "transport-nats")]
@@ -352,6 +378,8 @@ impl RtiConfig {
             ),
             save_replicas: self.stream_replicas,
             request_timeout: self.request_timeout,
+            ddm_cells: self.ddm_cells,
+            ddm_dimensions: self.ddm_dimensions.clone(),
             ..Default::default()
         }
     }
@@ -388,6 +416,10 @@ const SETTINGS: &[(&str, &str)] = &[
     ("--request-timeout-ms", REQUEST_TIMEOUT_MS_ENV),
     #[cfg(feature = "transport-nats")]
     ("--stream-replicas", STREAM_REPLICAS_ENV),
+    #[cfg(feature = "transport-nats")]
+    ("--ddm-cells", DDM_CELLS_ENV),
+    #[cfg(feature = "transport-nats")]
+    ("--ddm-dimensions", DDM_DIMENSIONS_ENV),
 ];
 
 /// Every setting a flag or variable can make.
@@ -519,6 +551,37 @@ impl RtiConfig {
                 }
                 self.stream_replicas = n;
             }
+            #[cfg(feature = "transport-nats")]
+            "--ddm-cells" => {
+                let n: u32 = number(setting, value)?;
+                if n > 4096 {
+                    return Err(ConfigError::InvalidValue {
+                        setting,
+                        value: value.to_string(),
+                        reason: "at most 4096 slices per axis".into(),
+                    });
+                }
+                self.ddm_cells = n;
+            }
+            #[cfg(feature = "transport-nats")]
+            "--ddm-dimensions" => {
+                let names: Vec<String> = value
+                    .split(',')
+                    .map(|n| n.trim().to_string())
+                    .filter(|n| !n.is_empty())
+                    .collect();
+                if names.len() > glidepath_transport::nats::cells::GRID_AXES_MAX {
+                    return Err(ConfigError::InvalidValue {
+                        setting,
+                        value: value.to_string(),
+                        reason: format!(
+                            "a grid has at most {} dimensions",
+                            glidepath_transport::nats::cells::GRID_AXES_MAX
+                        ),
+                    });
+                }
+                self.ddm_dimensions = names;
+            }
             "--key-file" => self.chain.key = Some(read_key_file(setting, value)?),
             #[cfg(all(feature = "transport-shm", target_os = "linux"))]
             "--shm-name" => {
@@ -598,7 +661,17 @@ impl RtiConfig {
             self.persistence.name().to_string(),
             "--reliable-window".to_string(),
             self.reliable_window_envelopes.to_string(),
+            "--ddm-cells".to_string(),
+            self.ddm_cells.to_string(),
         ]);
+        // Children must cut the space as this process does.
+        #[cfg(feature = "transport-nats")]
+        if !self.ddm_dimensions.is_empty() {
+            args.extend([
+                "--ddm-dimensions".to_string(),
+                self.ddm_dimensions.join(","),
+            ]);
+        }
         // Not `--stream-replicas`: only the executive server creates streams, and
         // children (a run's blocks) take no such flag. Nor `--save-dir`: only the
         // process hosting the executive keeps saves.

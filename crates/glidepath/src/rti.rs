@@ -241,6 +241,23 @@ impl Rti {
             }
         };
         rti.set_mom_host(&crate::mom_clock::host_name());
+        // A backend that filters regions on the wire cuts these into cells.
+        let dimensions: Vec<_> = rti
+            .fom()
+            .dimensions
+            .iter()
+            .map(|d| (d.handle, d.name.clone(), d.upper_bound))
+            .collect();
+        if let Err(e) = endpoint.set_dimensions(rti.federation(), &dimensions) {
+            let mut link = EndpointLink {
+                endpoint: &*endpoint,
+                outbound: &outbound,
+            };
+            let _ = rti.resign(&mut link, glidepath_core::ResignAction::DeleteObjects);
+            let _ = outbound.send(&*endpoint, &mut rti);
+            endpoint.close();
+            return Err(transport_error(e));
+        }
         // The federate's own topic: a subscription that failed would leave it deaf.
         if let Err(e) = outbound.send(&*endpoint, &mut rti) {
             let mut link = EndpointLink {

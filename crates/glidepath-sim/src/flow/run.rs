@@ -211,6 +211,7 @@ impl FlowSim {
                     seq,
                     bytes,
                     retransmitted,
+                    deferred: false,
                 };
                 if rec.protocol.handle_envelope(now, arrival, item, &mut sink)
                     == Admission::Duplicate

@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 
 use crate::{monotonic_now_ns, Endpoint, EndpointStats, TransportError};
 
+use super::cell_routes::FederationCells;
 use super::{
     barrier, federation_wildcard, flow, frames, jetstream, parse_notified, read_federation,
     subscribe_error, topic_subject, FederationSubscription, NatsEndpoint, Notified, Reader,
@@ -84,6 +85,7 @@ impl NatsEndpoint {
     /// [`NatsOptions::request_timeout`].
     pub fn flush(&self) -> Result<(), TransportError> {
         self.check_open()?;
+        self.cells.sender.publish_all();
         let timeout = self.transport.options.request_timeout;
         self.transport.block_on(async {
             self.outgoing.flush().await?;
@@ -198,7 +200,21 @@ impl Endpoint for NatsEndpoint {
         }
         if let Some(flow) = &self.flow {
             if envelope.sender != FederateHandle::EXECUTIVE {
+                let route = self.cells.route(federation, &envelope);
+                // Kept first (perhaps waiting for credit, while the account thread
+                // may still publish what releases it), then published.
                 flow.admit(federation, &envelope, topic, &payload)?;
+                if let Some(route) = route {
+                    return self.cells.publish(
+                        &self.client,
+                        federation,
+                        topic,
+                        &envelope,
+                        payload,
+                        route,
+                    );
+                }
+                self.cells.before_main(federation, envelope.sender);
             }
         }
         if !self.transport.codec.plain() {
@@ -220,6 +236,9 @@ impl Endpoint for NatsEndpoint {
         if let Some(sub) = state.federations.get_mut(&federation) {
             if sub.topics.insert(topic) {
                 sub.filter.write().insert(topic);
+            }
+            if let Some(fc) = &mut sub.cells {
+                self.cells_subscribed(federation, fc, topic)?;
             }
             return Ok(());
         }
@@ -251,8 +270,12 @@ impl Endpoint for NatsEndpoint {
             ),
             None => None,
         };
+        let (cell_tx, cell_rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut fc = FederationCells::new(cell_tx);
         let task = transport.runtime.handle().spawn(read_federation(
             Reader {
+                cell_view: fc.view.clone(),
+                arrivals: Default::default(),
                 federation,
                 filter: filter.clone(),
                 inbox,
@@ -265,9 +288,15 @@ impl Endpoint for NatsEndpoint {
             },
             subscriber,
             retransmissions,
+            Some(cell_rx),
             stop_rx,
         ));
+        if let Err(e) = self.cells_subscribed(federation, &mut fc, topic) {
+            let _ = stop_tx.send(());
+            return Err(e);
+        }
         let mut sub = FederationSubscription {
+            cells: Some(fc),
             topics: HashSet::from([topic]),
             filter,
             stop: Some(stop_tx),
@@ -292,9 +321,52 @@ impl Endpoint for NatsEndpoint {
         };
         if sub.topics.remove(&topic) {
             sub.filter.write().remove(&topic);
+            if let Some(fc) = &mut sub.cells {
+                NatsEndpoint::cells_unsubscribed(fc, topic);
+            }
             if sub.topics.is_empty() {
                 if let Some(mut sub) = state.federations.remove(&federation) {
                     sub.stop();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn set_interest(
+        &self,
+        federation: FederationId,
+        topic: Topic,
+        regions: Option<glidepath_core::RegionSet>,
+    ) -> Result<(), TransportError> {
+        let mut state = self.state.lock();
+        if state.inbox_tx.is_none() {
+            return Err(TransportError::Closed);
+        }
+        match state
+            .federations
+            .get_mut(&federation)
+            .and_then(|s| s.cells.as_mut())
+        {
+            Some(fc) => self.cells_told(federation, fc, topic, regions),
+            None => Ok(()),
+        }
+    }
+
+    fn set_dimensions(
+        &self,
+        federation: FederationId,
+        dimensions: &[(glidepath_core::DimensionHandle, String, u64)],
+    ) -> Result<(), TransportError> {
+        if !self.cells.set_grid(federation, dimensions)? {
+            return Ok(());
+        }
+        let mut state = self.state.lock();
+        if let Some(sub) = state.federations.get_mut(&federation) {
+            let topics: Vec<Topic> = sub.topics.iter().copied().collect();
+            if let Some(fc) = &mut sub.cells {
+                for topic in topics {
+                    self.cells_subscribed(federation, fc, topic)?;
                 }
             }
         }
@@ -370,6 +442,8 @@ impl Endpoint for NatsEndpoint {
         let jetstream = self.jetstream.clone();
         let flow = self.flow.clone();
         let flow_stop = self.flow_stop.lock().take();
+        // What went to cells is accounted for before anything else closes.
+        self.cells.sender.close();
         let finish = async move {
             // With persistence: until the stream has acknowledged everything.
             if let Some(js) = &jetstream {
@@ -452,6 +526,7 @@ impl Endpoint for NatsEndpoint {
     /// client sends what it holds on its own).
     fn flush(&self) -> Result<(), TransportError> {
         self.check_open()?;
+        self.cells.sender.publish_all();
         self.transport.block_on(self.outgoing.flush())?;
         self.counters.take_permission_error()
     }

@@ -576,6 +576,31 @@ impl Receiver {
             .handle_envelope(now, arrival, envelope, &mut sink)
     }
 
+    /// Passes over `first..=last` of `sender`, which its cell account says held
+    /// nothing for this endpoint; what waited behind goes to `deliver`.
+    pub(crate) fn skip(
+        &mut self,
+        sender: FederateHandle,
+        first: u64,
+        last: u64,
+        lost: &AtomicU64,
+        deliver: &mut dyn FnMut(Envelope),
+    ) {
+        let now = since(self.origin);
+        let mut sink = Deliver {
+            federation: self.federation,
+            lost,
+            deliver,
+        };
+        self.protocol
+            .handle_skip(now, sender, first, last, &mut sink);
+    }
+
+    /// Asks `sender` for the holes at the next tick (an account showed them lost).
+    pub(crate) fn expedite(&mut self, sender: FederateHandle) {
+        self.protocol.expedite_nack(sender);
+    }
+
     /// Periodic work: acknowledgements, NACK repeats, gaps given up (counted in
     /// `lost`; the envelopes they release go to `deliver`).
     pub(crate) fn tick(&mut self, lost: &AtomicU64, deliver: &mut dyn FnMut(Envelope)) {

@@ -86,6 +86,8 @@
 //! are back (they are kept until acknowledged). With [`Persistence::JetStream`] ([`NatsOptions::persistence`]) nothing acknowledged
 //! is lost and a run can be replayed: see [`jetstream`].
 
+mod cell_routes;
+pub mod cells;
 mod endpoint;
 pub mod flow;
 mod frames;
@@ -191,6 +193,19 @@ pub struct NatsOptions {
     /// federation saves ([`SAVE_BUCKET`]) the NATS cluster keeps when the server
     /// creates it (1 on a single server; 3 on a cluster). Default 1.
     pub save_replicas: usize,
+    /// Data distribution management on the wire ([`cells`]): how many slices each
+    /// axis of a federation's grid is cut into. Updates and interactions sent with
+    /// regions travel on the subjects of the cells they cover, and a receiver reads
+    /// only the cells its regions cover. Every member of a federation must use the
+    /// same grid (a member on another grid still gets everything, through
+    /// retransmissions). Default 8; 0 sends everything on the topics' subjects. Used
+    /// with reliable delivery over core NATS, without a federation key, bundling or
+    /// persistence.
+    pub ddm_cells: u32,
+    /// The dimensions the grid is cut along, by name (at most
+    /// [`cells::GRID_AXES_MAX`]); empty (the default) takes the FOM's first two
+    /// dimensions that are not the standard's `HLA…` ones.
+    pub ddm_dimensions: Vec<String>,
 }
 
 impl Default for NatsOptions {
@@ -208,6 +223,8 @@ impl Default for NatsOptions {
             security: NatsSecurity::default(),
             failover: None,
             save_replicas: 1,
+            ddm_cells: 8,
+            ddm_dimensions: Vec::new(),
         }
     }
 }
@@ -278,6 +295,8 @@ struct Notified {
 }
 /// One federation's wildcard subscription.
 struct FederationSubscription {
+    /// Cell subscriptions and what the reader sees of them (`None` with persistence).
+    cells: Option<cell_routes::FederationCells>,
     /// The topics subscribed, as the user asked.
     topics: HashSet<Topic>,
     /// The same set, read by the reader task for every message.
@@ -313,6 +332,8 @@ pub struct NatsEndpoint {
     /// This endpoint's name as a receiver (acknowledgements, retransmissions).
     token: u64,
     window: flow::Window,
+    /// Data distribution management on the wire: grids, accounts, cell subscriptions.
+    cells: cell_routes::Cells,
 }
 /// What a federation's reader task needs.
 struct Reader {
@@ -330,6 +351,10 @@ struct Reader {
     receiver: Option<flow::Receiver>,
     /// This endpoint's sending side: while it waits for credit, we never stop reading.
     flow: Option<Arc<flow::Flow>>,
+    /// The cells this endpoint reads in this federation.
+    cell_view: Arc<RwLock<cells::CellView>>,
+    /// Cell envelopes held that no account has covered yet.
+    arrivals: cells::Arrivals,
 }
 
 /// Which subscription a message came through.
@@ -339,4 +364,6 @@ enum Via {
     Federation,
     /// This endpoint's retransmission subject (reliable delivery).
     Retransmission,
+    /// A cell subscription: the envelope's topic and cell.
+    Cell(Topic, u32),
 }

@@ -4,19 +4,23 @@
 
 use std::collections::hash_map::Entry;
 use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use async_nats::{Message, Subscriber};
 use bytes::Bytes;
 use crossbeam_channel::Sender;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use glidepath_core::{Envelope, FederateHandle, Topic};
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::oneshot;
 
 use crate::{is_best_effort, BEST_EFFORT_BACKLOG_MAX};
 
+use super::cell_routes::CellCommand;
 use super::{
-    flow, frames, parse_topic, warn_throttled, Counters, FrameCodec, Reader, Refused, Via,
+    cells, flow, frames, parse_topic, subject, warn_throttled, Counters, FrameCodec, Reader,
+    Refused, Via,
 };
 
 impl Reader {
@@ -32,8 +36,9 @@ impl Reader {
             }
             return;
         }
-        let topic = match &self.receiver {
-            Some(receiver) if via == Via::Retransmission => receiver.retransmitted_topic(&message),
+        let topic = match (&self.receiver, via) {
+            (_, Via::Cell(topic, _)) => Some(topic),
+            (Some(receiver), Via::Retransmission) => receiver.retransmitted_topic(&message),
             _ => parse_topic(self.federation, &message.subject),
         };
         let Some(topic) = topic else {
@@ -93,11 +98,15 @@ impl Reader {
             if let Some(receiver) = &mut self.receiver {
                 let (inbox, counters) = (&self.inbox, &*self.counters);
                 let mut deliver = |e: Envelope| deliver_to(inbox, counters, e);
+                if let Via::Cell(topic, cell) = via {
+                    self.arrivals.record(sender, seq, topic, cell);
+                }
                 let arrival = flow::Arrival {
                     sender,
                     seq,
                     bytes,
                     retransmitted: via == Via::Retransmission,
+                    deferred: matches!(via, Via::Cell(..)),
                 };
                 match receiver.admit(arrival, envelope, &counters.lost, &mut deliver) {
                     flow::Admission::Accepted => {}
@@ -138,6 +147,58 @@ impl Reader {
         }
         if sender == FederateHandle::EXECUTIVE {
             self.notified.record(self.federation, seq);
+        }
+    }
+
+    /// Takes a message from a cell subscription.
+    pub(super) fn handle_cell(&mut self, message: Message) {
+        let grid = self.cell_view.read().grid;
+        let parsed =
+            grid.and_then(|g| subject::parse_cell_subject(self.federation, g, &message.subject));
+        match parsed {
+            Some((topic, cell)) => self.handle(message, Via::Cell(topic, cell)),
+            None => {
+                let total = self.counters.malformed.fetch_add(1, Ordering::Relaxed) + 1;
+                warn_throttled!(subject = %message.subject, total, "dropped a message on a subject that is no cell of this federation's grid");
+            }
+        }
+    }
+
+    /// Takes a sender's account of what it sent to cells: skips what was not for
+    /// this endpoint when it holds everything that was, else asks for the holes at
+    /// once (see [`super::cells`]).
+    pub(super) fn account(&mut self, payload: &[u8]) {
+        let account = match cells::Account::decode(payload) {
+            Ok(a) => a,
+            Err(error) => {
+                let total = self.counters.malformed.fetch_add(1, Ordering::Relaxed) + 1;
+                warn_throttled!(federation = self.federation.0, %error, total, "dropped a cell account");
+                return;
+            }
+        };
+        let Some(receiver) = &mut self.receiver else {
+            return;
+        };
+        let complete = {
+            let view = self.cell_view.read();
+            let filter = self.filter.read();
+            if view.grid.is_some_and(|g| g != account.grid) {
+                warn_throttled!(federation = self.federation.0, sender = %account.sender, theirs = account.grid, ours = view.grid.unwrap_or(0), "a sender cuts the federation into other cells than this endpoint (different --ddm-cells or --ddm-dimensions?); its envelopes with regions arrive only as retransmissions");
+            }
+            self.arrivals
+                .complete(&account, &view, |t| filter.contains(&t))
+        };
+        if complete {
+            let (inbox, counters) = (&self.inbox, &*self.counters);
+            receiver.skip(
+                account.sender,
+                account.from + 1,
+                account.upto,
+                &counters.lost,
+                &mut |e: Envelope| deliver_to(inbox, counters, e),
+            );
+        } else {
+            receiver.expedite(account.sender);
         }
     }
 
@@ -184,6 +245,71 @@ pub(super) async fn next_of(subscriber: &mut Option<Subscriber>) -> Option<Messa
     }
 }
 
+/// The next command of an optional channel; pending forever without one.
+async fn next_command(
+    commands: &mut Option<UnboundedReceiver<CellCommand>>,
+) -> Option<CellCommand> {
+    match commands {
+        Some(r) => r.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The cell subscriptions a federation's reader reads, and the commands that change
+/// them.
+struct CellSubscriptions {
+    subs: Vec<(String, Subscriber)>,
+    /// Where the next poll starts, so no cell starves the others.
+    next: usize,
+}
+
+impl CellSubscriptions {
+    fn apply(&mut self, command: CellCommand) {
+        match command {
+            CellCommand::Add(subject, sub) => self.subs.push((subject, sub)),
+            CellCommand::Remove(subject) => self.subs.retain(|(s, _)| *s != subject),
+        }
+    }
+
+    /// Takes the commands already waiting.
+    fn apply_waiting(&mut self, commands: &mut Option<UnboundedReceiver<CellCommand>>) {
+        while let Some(c) = commands.as_mut().and_then(|r| r.try_recv().ok()) {
+            self.apply(c);
+        }
+    }
+
+    /// The next message of any cell subscription; pending while there is none.
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Message> {
+        let n = self.subs.len();
+        for k in 0..n {
+            let i = (self.next + k) % n;
+            if let Poll::Ready(Some(m)) = self.subs[i].1.poll_next_unpin(cx) {
+                self.next = (i + 1) % n;
+                return Poll::Ready(m);
+            }
+        }
+        Poll::Pending
+    }
+
+    /// Every message already waiting on the cell subscriptions, without waiting.
+    /// Unconstrained by tokio's cooperative budget, which would otherwise report a
+    /// channel empty that is not.
+    fn drain(
+        &mut self,
+        commands: &mut Option<UnboundedReceiver<CellCommand>>,
+        reader: &mut Reader,
+    ) {
+        self.apply_waiting(commands);
+        let drain = std::future::poll_fn(|cx| loop {
+            match self.poll_next(cx) {
+                Poll::Ready(m) => reader.handle_cell(m),
+                Poll::Pending => return Poll::Ready(()),
+            }
+        });
+        let _ = tokio::task::unconstrained(drain).now_or_never();
+    }
+}
+
 /// Moves one federation's messages from the client into the endpoint's inbox until
 /// stopped; dropping the subscriber at the end unsubscribes at the server. With flow
 /// control it also acknowledges on a timer, and stops reading while the inbox is full.
@@ -191,10 +317,16 @@ pub(super) async fn read_federation(
     mut reader: Reader,
     mut subscriber: Subscriber,
     mut retransmissions: Option<Subscriber>,
+    mut cell_commands: Option<UnboundedReceiver<CellCommand>>,
     mut stop: oneshot::Receiver<()>,
 ) {
     let mut tick = tokio::time::interval(flow::ACK_INTERVAL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let accounts = subject::cells_subject(reader.federation);
+    let mut cells = CellSubscriptions {
+        subs: Vec::new(),
+        next: 0,
+    };
     loop {
         let stalled = reader.stalled();
         if let Some(receiver) = &mut reader.receiver {
@@ -206,10 +338,17 @@ pub(super) async fn read_federation(
             _ = tick.tick(), if reader.receiver.is_some() => reader.tick(),
             // Retransmissions first: they fill gaps that hold newer envelopes back.
             Some(m) = next_of(&mut retransmissions), if !stalled => reader.handle(m, Via::Retransmission),
+            Some(c) = next_command(&mut cell_commands) => cells.apply(c),
             message = subscriber.next(), if !stalled => match message {
+                Some(m) if m.subject.as_str() == accounts => {
+                    // Every cell envelope sent before the account is in hand first.
+                    cells.drain(&mut cell_commands, &mut reader);
+                    reader.account(&m.payload);
+                }
                 Some(m) => reader.handle(m, Via::Federation),
                 None => break,
             },
+            m = std::future::poll_fn(|cx| cells.poll_next(cx)), if !stalled => reader.handle_cell(m),
             _ = tokio::time::sleep(Duration::from_millis(1)), if stalled => {}
         }
         if let Some(receiver) = &mut reader.receiver {

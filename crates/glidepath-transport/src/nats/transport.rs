@@ -156,7 +156,14 @@ impl NatsTransport {
         } else {
             None
         };
+        let cells = super::cell_routes::Cells::new(
+            flow.is_some() && inner.codec.plain(),
+            inner.options.ddm_cells,
+            inner.options.ddm_dimensions.clone(),
+            client.clone(),
+        );
         Ok(NatsEndpoint {
+            cells,
             jetstream: jetstream::JetStreamEndpoint::new(
                 &client,
                 inner.runtime.handle(),

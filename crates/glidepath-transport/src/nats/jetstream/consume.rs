@@ -72,6 +72,8 @@ pub(in crate::nats) fn subscribe(
     let filter = Arc::new(RwLock::new(HashSet::from([topic])));
     let (stop_tx, stop_rx) = oneshot::channel();
     let reader = Reader {
+        cell_view: Default::default(),
+        arrivals: Default::default(),
         federation,
         filter: filter.clone(),
         inbox,
@@ -90,6 +92,7 @@ pub(in crate::nats) fn subscribe(
         stop_rx,
     ))?;
     Ok(FederationSubscription {
+        cells: None,
         topics: HashSet::from([topic]),
         filter,
         stop: Some(stop_tx),
@@ -351,6 +354,8 @@ mod tests {
                 .unwrap();
             let silent = ordered_messages(&empty, FederationId(8), 1).await.unwrap();
             let reader = Reader {
+                cell_view: Default::default(),
+                arrivals: Default::default(),
                 federation,
                 filter: Arc::new(RwLock::new(HashSet::from([topic]))),
                 inbox,
