@@ -247,3 +247,73 @@ fn a_subscriber_on_another_grid_still_gets_everything_that_overlaps() {
         "what reached west came again"
     );
 }
+
+/// The NATS server restarts in the middle of a stream of contacts sent with regions:
+/// what was on the wire (envelopes and accounts alike) is repaired, and each
+/// subscriber gets exactly what overlaps its region, once, in order.
+#[test]
+fn contacts_with_regions_survive_a_nats_server_restart_exactly_once_in_order() {
+    const SENT: u32 = 3000;
+    let mut testbed = NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"));
+    let port = testbed.server.port();
+    let main = rti(&testbed, 8);
+    main.create_federation_execution_with_fom("restart", sectors_fom())
+        .unwrap();
+    let sender = join(&main, "restart", "sender");
+    let s = Sectors::of(&sender);
+    let what = sender.parameter_handle(s.contact, "what").unwrap();
+    sender.publish_interaction_class(s.contact).unwrap();
+    sender.publish_interaction_class(s.chat).unwrap();
+    let other = rti(&testbed, 8);
+    let halves: Vec<(Federate, (u64, u64))> = [(0, 500), (500, 1000)]
+        .into_iter()
+        .enumerate()
+        .map(|(k, x)| {
+            let f = join(&other, "restart", &format!("half{k}"));
+            let region = region_xy(&f, &s, r(x.0, x.1), None);
+            f.subscribe_interaction_class_with_regions(s.contact, &[region])
+                .unwrap();
+            f.subscribe_interaction_class(s.chat).unwrap();
+            (f, x)
+        })
+        .collect();
+    for (f, _) in &halves {
+        let _ = until_chat(&sender, f, &s, "settled");
+    }
+    let mut points = Points(4242);
+    let mut sent = Vec::new();
+    let mut restarted = None;
+    for i in 0..SENT {
+        if i == SENT / 2 {
+            testbed.server.stop();
+            restarted = Some(
+                glidepath::backend::nats::NatsServerProcess::start_on_port(port)
+                    .unwrap_or_else(|e| panic!("{e}")),
+            );
+        }
+        let p = points.next();
+        let region = sender.create_region(&[s.x, s.y]).unwrap();
+        sender.set_range_bounds(region, s.x, RangeBounds::new(p.0, p.0)).unwrap();
+        sender.set_range_bounds(region, s.y, RangeBounds::new(p.1, p.1)).unwrap();
+        sender.commit_region_modifications(&[region]).unwrap();
+        sender
+            .send_interaction_with_regions(s.contact, [(what, b(&format!("c{i}")))], &[region], "")
+            .unwrap();
+        sender.delete_region(region).unwrap();
+        sent.push((format!("c{i}"), p));
+    }
+    for (f, x) in &halves {
+        let expected: Vec<String> = sent
+            .iter()
+            .filter(|(_, p)| (x.0..x.1).contains(&p.0))
+            .map(|(w, _)| w.clone())
+            .collect();
+        let got = contacts_at(&until_chat(&sender, f, &s, "end"), &s);
+        assert_eq!(got, expected, "{}", f.name());
+        assert_eq!(f.transport_stats().lost_envelopes, 0, "{}", f.name());
+    }
+    drop(halves);
+    drop(sender);
+    drop((main, other, testbed));
+    drop(restarted);
+}
