@@ -44,6 +44,8 @@ pub enum Target {
     BusXml,
     /// A bus message in the compact binary form.
     BusBinary,
+    /// A NATS sender's cell account (`glidepath_transport::nats::cells::Account`).
+    CellAccount,
     /// A bus frame as it travels (service level, sender, sequence, message).
     BusFrame,
     /// An attribute or parameter value decoded as its FOM data type
@@ -81,7 +83,7 @@ fn air_traffic_fom() -> &'static glidepath_fom::Fom {
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 11] = [
+    pub const ALL: [Target; 12] = [
         Target::Envelope,
         Target::Bundle,
         Target::ChainFrame,
@@ -93,6 +95,7 @@ impl Target {
         Target::BusFrame,
         Target::TypedValue,
         Target::TgMessage,
+        Target::CellAccount,
     ];
 
     /// Its name on the command line and under `corpus/`.
@@ -109,6 +112,7 @@ impl Target {
             Target::BusFrame => "bus-frame",
             Target::TypedValue => "typed-value",
             Target::TgMessage => "tg-message",
+            Target::CellAccount => "cell-account",
         }
     }
 
@@ -189,6 +193,15 @@ impl Target {
             }
             Target::TypedValue => typed_value(input),
             Target::TgMessage => tg_message(input),
+            Target::CellAccount => {
+                use glidepath_transport::nats::cells::Account;
+                if let Ok(account) = Account::decode(input) {
+                    assert!(account.from <= account.upto, "a range that ends before it starts");
+                    let again = Account::decode(&account.encode())
+                        .unwrap_or_else(|e| panic!("re-encoded account fails to decode: {e}"));
+                    assert_eq!(again, account, "an account changed on a round trip");
+                }
+            }
         }
     }
 
@@ -300,6 +313,7 @@ impl Target {
                     .collect()
             }
             Target::TgMessage => tg_samples(),
+            Target::CellAccount => cell_account_samples(),
             Target::FomXml | Target::LayoutToml => Vec::new(),
         }
     }
@@ -696,4 +710,29 @@ fn tg_samples() -> Vec<Vec<u8>> {
         out.push(tagged(3, line.as_bytes().to_vec()));
     }
     out
+}
+
+fn cell_account_samples() -> Vec<Vec<u8>> {
+    use glidepath_core::{FederateHandle, InteractionClassHandle, ObjectClassHandle, Topic};
+    use glidepath_transport::nats::cells::Account;
+    let o = Topic::ObjectClass(ObjectClassHandle(4));
+    let i = Topic::InteractionClass(InteractionClassHandle(300));
+    [
+        (1, 0, 1, vec![((o, 0), 1)]),
+        (0xbeef, 1_000, 1_512, vec![((o, 7), 300), ((o, 63), 200), ((i, 9), 12)]),
+        (7, u64::MAX - 3, u64::MAX, vec![((i, 4_000_000), 3)]),
+    ]
+    .into_iter()
+    .map(|(grid, from, upto, counts)| {
+        Account {
+            grid,
+            sender: FederateHandle(3),
+            from,
+            upto,
+            counts: counts.into_iter().collect(),
+        }
+        .encode()
+        .to_vec()
+    })
+    .collect()
 }

@@ -54,6 +54,7 @@ fuzz_test!(bus_binary_never_panics, Target::BusBinary);
 fuzz_test!(bus_frame_never_panics, Target::BusFrame);
 fuzz_test!(typed_value_never_panics, Target::TypedValue);
 fuzz_test!(tg_message_never_panics, Target::TgMessage);
+fuzz_test!(cell_account_never_panics, Target::CellAccount);
 
 #[test]
 fn saved_crashes_stay_fixed() {
