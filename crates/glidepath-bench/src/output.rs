@@ -112,7 +112,7 @@ fn write_ddm_table(out: &mut impl Write, results: &[BenchResult]) -> std::io::Re
     writeln!(out)?;
     writeln!(
         out,
-        "{:<8} {:<6} {:>4} {:>10} {:>8} {:>12} {:>8} {:>10} {:>10} {:>6} {:>6} {:>8}",
+        "{:<10} {:<6} {:>4} {:>10} {:>8} {:>12} {:>8} {:>10} {:>10} {:>6} {:>6} {:>8}",
         "variant",
         "trans",
         "subs",
@@ -130,7 +130,7 @@ fn write_ddm_table(out: &mut impl Write, results: &[BenchResult]) -> std::io::Re
         let Some(d) = &r.ddm else { continue };
         writeln!(
             out,
-            "{:<8} {:<6} {:>4} {:>10.1} {:>8.3} {:>12} {:>8} {:>10.1} {:>10.1} {:>6} {:>6} {:>8.2}",
+            "{:<10} {:<6} {:>4} {:>10.1} {:>8.3} {:>12} {:>8} {:>10.1} {:>10.1} {:>6} {:>6} {:>8.2}",
             r.variant,
             r.transport,
             r.subscribers,

@@ -12,6 +12,10 @@
 //! - `regions`: subscribers subscribe `position` with their cell's region; the
 //!   publisher registers every entity with a point region, moves it (set range
 //!   bounds and commit) before each update, and updates with it.
+//! - `one-region`, with one subscriber only: the subscriber subscribes with its
+//!   region (the whole plane), the publisher registers every entity with one region
+//!   covering the plane and never moves it — regions with nothing to filter, whose
+//!   cost is the publisher's time against `no-ddm` (the goal: ≤ 10 %).
 //!
 //! After the set-up settles (two marker rounds), per subscriber it counts the
 //! envelopes its RTI took in (`LocalStats::received`),
@@ -123,18 +127,46 @@ pub fn run(
     let mut results = Vec::new();
     for (i, n) in counts.iter().copied().enumerate() {
         progress.stage(&format!("ddm, {n} subscribers"));
-        let baseline = run_mode(bench, &fom, n, count, entities, false)?;
-        let with = run_mode(bench, &fom, n, count, entities, true)?;
+        let baseline = run_mode(bench, &fom, n, count, entities, Variant::NoDdm)?;
+        let with = run_mode(bench, &fom, n, count, entities, Variant::Regions)?;
         results.push(row(opts, n, count, entities, &baseline, None));
         results.push(row(opts, n, count, entities, &with, Some(&baseline)));
+        if n == 1 {
+            // The other goal: one region, nothing to filter.
+            let one = run_mode(bench, &fom, n, count, entities, Variant::OneRegion)?;
+            results.push(row(opts, n, count, entities, &one, Some(&baseline)));
+        }
         progress.set(i as u64 + 1, counts.len() as u64);
     }
     Ok(results)
 }
 
+/// What a run subscribes and updates with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    /// Class subscription, updates without regions.
+    NoDdm,
+    /// Subscription with the cell's region; every entity's point region moved and
+    /// committed before each update.
+    Regions,
+    /// Subscription with the cell's region; every entity registered with one region
+    /// covering the plane, never moved (run with one subscriber: nothing to filter).
+    OneRegion,
+}
+
+impl Variant {
+    fn name(self) -> &'static str {
+        match self {
+            Variant::NoDdm => "no-ddm",
+            Variant::Regions => "regions",
+            Variant::OneRegion => "one-region",
+        }
+    }
+}
+
 /// What one run measured.
 struct Run {
-    regions: bool,
+    variant: Variant,
     /// Per subscriber: envelopes its RTI took in, wire bytes read, reflections,
     /// updates that overlapped its cell, false positives.
     subscribers: Vec<SubscriberCount>,
@@ -170,8 +202,9 @@ fn run_mode(
     n: usize,
     count: u64,
     entities: u64,
-    regions: bool,
+    variant: Variant,
 ) -> anyhow::Result<Run> {
+    let regions = variant != Variant::NoDdm;
     let federation = bench.new_federation_with_fom("ddm", fom.clone())?;
     let publisher = bench.join(&federation, "publisher")?;
     let h = handles(&publisher)?;
@@ -202,8 +235,24 @@ fn run_mode(
         .map(|_| (walk.next() % UPPER, walk.next() % UPPER))
         .collect();
     let mut instances = Vec::with_capacity(entities as usize);
+    let plane = if variant == Variant::OneRegion {
+        let region = publisher.create_region(&[h.latitude, h.longitude])?;
+        publisher.set_range_bounds(region, h.latitude, RangeBounds::new(0, UPPER))?;
+        publisher.set_range_bounds(region, h.longitude, RangeBounds::new(0, UPPER))?;
+        publisher.commit_region_modifications(&[region])?;
+        Some(region)
+    } else {
+        None
+    };
     for &(lat, lon) in &at {
-        let instance = if regions {
+        let instance = if let Some(region) = plane {
+            let i = publisher.register_object_instance_with_regions(
+                h.entity,
+                &[(&[h.position], &[region])],
+                None,
+            )?;
+            (i, None)
+        } else if regions {
             let region = publisher.create_region(&[h.latitude, h.longitude])?;
             point(&publisher, &h, region, lat, lon)?;
             let i = publisher.register_object_instance_with_regions(
@@ -291,7 +340,7 @@ fn run_mode(
     members.extend(subscribers);
     bench.finish(&federation, members)?;
     Ok(Run {
-        regions,
+        variant,
         subscribers: out,
         sender_s,
         elapsed_s,
@@ -381,7 +430,7 @@ fn row(
     run: &Run,
     baseline: Option<&Run>,
 ) -> BenchResult {
-    let mut r = opts.result("ddm", if run.regions { "regions" } else { "no-ddm" });
+    let mut r = opts.result("ddm", run.variant.name());
     r.subscribers = n as u64;
     r.federates = n as u64 + 1;
     r.size_bytes = 24;

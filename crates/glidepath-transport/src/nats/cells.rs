@@ -156,14 +156,15 @@ impl CellGrid {
     pub fn cells(&self, regions: &RegionSet, max: usize) -> Option<Vec<u32>> {
         let mut out: Vec<u32> = Vec::new();
         for extent in regions.extents() {
-            let spans: Vec<(u32, u32)> = self
-                .axes
-                .iter()
-                .map(|a| match extent.range(a.dimension) {
+            // At most GRID_AXES_MAX axes: no allocation on the publish path.
+            let mut spans = [(0u32, 0u32); GRID_AXES_MAX];
+            for (span, a) in spans.iter_mut().zip(&self.axes) {
+                *span = match extent.range(a.dimension) {
                     Some(r) => a.slices_of(r.lower, r.upper),
                     None => (0, a.slices - 1),
-                })
-                .collect();
+                };
+            }
+            let spans = &spans[..self.axes.len()];
             let count: u64 = spans.iter().map(|(l, u)| u64::from(u - l + 1)).product();
             if count > max as u64 {
                 return None;
@@ -171,7 +172,7 @@ impl CellGrid {
             for k in 0..count {
                 // The k-th cell of the product; the first axis varies fastest.
                 let (mut rest, mut cell, mut stride) = (k, 0u64, 1u64);
-                for (a, (l, u)) in self.axes.iter().zip(&spans) {
+                for (a, (l, u)) in self.axes.iter().zip(spans) {
                     let width = u64::from(u - l + 1);
                     cell += (u64::from(*l) + rest % width) * stride;
                     rest /= width;
