@@ -434,7 +434,13 @@ impl Arrivals {
     /// An envelope arrived on a cell.
     pub(super) fn record(&mut self, sender: FederateHandle, seq: u64, topic: Topic, cell: u32) {
         let seqs = self.by_sender.entry(sender).or_default();
-        seqs.entry(seq).or_default().push((topic, cell));
+        // Counted once per (seq, cell), however often it came (two subscriptions
+        // matching one subject while they are being swapped): a count inflated by a
+        // copy could hide a missing envelope of the same cell.
+        let on = seqs.entry(seq).or_default();
+        if !on.contains(&(topic, cell)) {
+            on.push((topic, cell));
+        }
         // Bounded: an account that never comes leaves nothing behind for long.
         while seqs.len() > 1 << 16 {
             seqs.pop_first();
@@ -602,6 +608,8 @@ mod tests {
             interest: HashMap::from([(o, CellInterest::Cells(HashSet::from([1])))]),
         };
         let mut arrivals = Arrivals::default();
+        arrivals.record(FederateHandle(2), 11, o, 1);
+        // A second copy of the same envelope on the same cell counts once.
         arrivals.record(FederateHandle(2), 11, o, 1);
         assert!(!arrivals.complete(&account, &view, |_| true));
         arrivals.record(FederateHandle(2), 11, o, 1);
