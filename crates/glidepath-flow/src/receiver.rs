@@ -478,9 +478,18 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
         self.senders.get(&sender).map(|i| i.delivered)
     }
 
-    /// How many envelopes of `sender` wait behind a gap.
+    /// How many envelopes of `sender` wait behind a gap (with the `seq`s passed over
+    /// by [`Receiver::handle_skip`] that wait there too).
     pub fn pending_len(&self, sender: K) -> usize {
         self.senders.get(&sender).map_or(0, |i| i.pending.len())
+    }
+
+    /// How many envelopes of `sender` wait behind a gap, without the `seq`s passed
+    /// over (held as zero-byte markers; an envelope has at least one byte).
+    pub fn held_len(&self, sender: K) -> usize {
+        self.senders
+            .get(&sender)
+            .map_or(0, |i| i.pending.values().filter(|(_, b)| *b > 0).count())
     }
 
     /// How many quiet senders' positions are remembered (at most

@@ -196,7 +196,10 @@ impl Target {
             Target::CellAccount => {
                 use glidepath_transport::nats::cells::Account;
                 if let Ok(account) = Account::decode(input) {
-                    assert!(account.from <= account.upto, "a range that ends before it starts");
+                    assert!(
+                        account.from <= account.upto,
+                        "a range that ends before it starts"
+                    );
                     let again = Account::decode(&account.encode())
                         .unwrap_or_else(|e| panic!("re-encoded account fails to decode: {e}"));
                     assert_eq!(again, account, "an account changed on a round trip");
@@ -719,7 +722,12 @@ fn cell_account_samples() -> Vec<Vec<u8>> {
     let i = Topic::InteractionClass(InteractionClassHandle(300));
     [
         (1, 0, 1, vec![((o, 0), 1)]),
-        (0xbeef, 1_000, 1_512, vec![((o, 7), 300), ((o, 63), 200), ((i, 9), 12)]),
+        (
+            0xbeef,
+            1_000,
+            1_512,
+            vec![((o, 7), 300), ((o, 63), 200), ((i, 9), 12)],
+        ),
         (7, u64::MAX - 3, u64::MAX, vec![((i, 4_000_000), 3)]),
     ]
     .into_iter()

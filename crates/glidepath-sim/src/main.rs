@@ -94,6 +94,10 @@ struct Args {
     /// With --flow: whether a sender crashes (drawn per seed when absent).
     #[arg(long, value_enum, requires = "flow")]
     crash: Option<Draw>,
+    /// With --flow: whether senders send to cells only some receivers read, with
+    /// accounts (the NATS backend's DDM cells; drawn per seed when absent).
+    #[arg(long, value_enum, requires = "flow")]
+    cells: Option<Draw>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -360,6 +364,7 @@ fn flow_config(args: &Args, seed: u64) -> FlowSimConfig {
     let draw = |d: Option<Draw>| d.map(|d| matches!(d, Draw::Always));
     cfg.partition = draw(args.partition);
     cfg.crash = draw(args.crash);
+    cfg.cells = draw(args.cells);
     cfg.verbose = args.verbose;
     cfg
 }
@@ -418,6 +423,7 @@ fn flow_main(args: &Args) -> ExitCode {
          faults injected: {} losses, {} duplicates, {} reorders, {} partitions ({} packets cut), {} crashes; \
          {} retransmitted, {} duplicates dropped, {} lost in {} holes given up ({} by overflow, {} at the sender's word, {} such words), \
          {} before first contact, {} crash tails, {} receivers given up, {} credit waits; \
+         {} cell accounts, {} envelopes passed over on them, {} of the lost sent to cells their receiver does not read; \
          loss {} duplicate {} reorder {}; {:.1} s on {} jobs",
         passed.load(Ordering::Relaxed),
         start,
@@ -443,6 +449,9 @@ fn flow_main(args: &Args) -> ExitCode {
         t.crash_tails,
         t.receivers_given_up,
         t.credit_waits,
+        t.accounts,
+        t.skipped,
+        t.lost_not_wanted,
         args.loss,
         args.duplicate,
         args.reorder,

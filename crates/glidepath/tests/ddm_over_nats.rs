@@ -293,8 +293,12 @@ fn contacts_with_regions_survive_a_nats_server_restart_exactly_once_in_order() {
         }
         let p = points.next();
         let region = sender.create_region(&[s.x, s.y]).unwrap();
-        sender.set_range_bounds(region, s.x, RangeBounds::new(p.0, p.0)).unwrap();
-        sender.set_range_bounds(region, s.y, RangeBounds::new(p.1, p.1)).unwrap();
+        sender
+            .set_range_bounds(region, s.x, RangeBounds::new(p.0, p.0))
+            .unwrap();
+        sender
+            .set_range_bounds(region, s.y, RangeBounds::new(p.1, p.1))
+            .unwrap();
         sender.commit_region_modifications(&[region]).unwrap();
         sender
             .send_interaction_with_regions(s.contact, [(what, b(&format!("c{i}")))], &[region], "")

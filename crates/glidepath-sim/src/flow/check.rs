@@ -10,6 +10,10 @@ use super::{payload, FlowFailure, FlowOutcome, FlowSim, Traced, Track};
 /// delivers, and remembers the first violation.
 pub(super) struct Checker<'a> {
     pub(super) receiver: usize,
+    /// The cells the receiver reads.
+    pub(super) cells: u8,
+    /// Where each sender's envelopes went (by `seq − 1`; 0 to everyone).
+    pub(super) dest: &'a [&'a [u8]],
     pub(super) tracks: &'a mut [Track],
     pub(super) published: &'a [u64],
     pub(super) out: &'a mut FlowOutcome,
@@ -18,13 +22,45 @@ pub(super) struct Checker<'a> {
     pub(super) notes: &'a mut Vec<Traced>,
 }
 
-impl Sink<usize, u64> for Checker<'_> {
-    fn deliver(&mut self, sender: usize, seq: u64, item: u64) {
+impl Sink<usize, Option<u64>> for Checker<'_> {
+    fn deliver(&mut self, sender: usize, seq: u64, item: Option<u64>) {
         if self.violation.is_some() {
             return;
         }
         let t = &mut self.tracks[sender];
         let r = self.receiver;
+        let Some(item) = item else {
+            // Passed over on an account: only ever what went to cells it does not read.
+            let to = self.dest[sender].get(seq as usize - 1).copied();
+            let violation = if seq != t.upto + 1 || t.first.is_none() {
+                Some(format!(
+                    "receiver {r} passed over seq {seq} of sender {sender} after {} (out of order)",
+                    t.upto
+                ))
+            } else {
+                match to {
+                    None => Some(format!(
+                        "receiver {r} passed over seq {seq} of sender {sender}, which published only {}",
+                        self.published[sender]
+                    )),
+                    Some(0) => Some(format!(
+                        "receiver {r} passed over seq {seq} of sender {sender}, sent to everyone"
+                    )),
+                    Some(m) if m & self.cells != 0 => Some(format!(
+                        "receiver {r} passed over seq {seq} of sender {sender}, sent to cells {m:04b} of which it reads {:04b}",
+                        self.cells
+                    )),
+                    Some(_) => None,
+                }
+            };
+            if violation.is_some() {
+                *self.violation = violation;
+                return;
+            }
+            t.upto = seq;
+            self.out.skipped += 1;
+            return;
+        };
         if t.first.is_none() {
             t.first = Some(seq);
             t.upto = seq.saturating_sub(1);
@@ -88,6 +124,16 @@ impl Sink<usize, u64> for Checker<'_> {
         t.upto = last;
         t.lost += last + 1 - first;
         self.out.lost += last + 1 - first;
+        // Of those, what went to cells this receiver does not read: it never wanted
+        // them (counted lost all the same, since it could not tell).
+        let not_for_it = (first..=last)
+            .filter(|seq| {
+                self.dest[sender]
+                    .get(*seq as usize - 1)
+                    .is_some_and(|m| *m != 0 && *m & self.cells == 0)
+            })
+            .count() as u64;
+        self.out.lost_not_wanted += not_for_it;
         self.out.holes += 1;
         match why {
             GiveUp::Overflow => self.out.overflows += 1,
@@ -103,7 +149,7 @@ impl FlowSim {
         let w = self.flow.window;
         for (r, rec) in self.receivers.iter().enumerate() {
             for s in 0..self.senders.len() {
-                let held = rec.protocol.pending_len(s);
+                let held = rec.protocol.held_len(s);
                 if held > 2 * w.envelopes.max(1) {
                     return Err(self.fail(format!(
                         "receiver {r} holds {held} envelopes of sender {s} behind a gap (window {})",

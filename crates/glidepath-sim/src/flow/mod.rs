@@ -12,6 +12,11 @@
 //! - **exactly once, in order:** each receiver gets each sender's envelopes with
 //!   contiguous `seq`s from the first it heard of, each with the payload published,
 //!   except holes it gave up, which must be reported (counted) exactly where they are;
+//! - **cells** (half the seeds): a sender sends some envelopes to 1–2 of four cells,
+//!   which only the receivers reading one of them get, and accounts for them before
+//!   its next envelope to everyone, every eight and when idle; a receiver passes
+//!   over what an account says went elsewhere once it holds what it reads of the
+//!   range, and never passes over an envelope sent to everyone or to a cell it reads;
 //! - **bounded buffers:** a receiver holds at most two windows behind a gap; a sender
 //!   keeps at most its window's bytes (plus one envelope) and never runs more than its
 //!   window ahead of its slowest known receiver;
@@ -35,6 +40,7 @@ use std::collections::VecDeque;
 use std::fmt::Write as _;
 
 use glidepath_flow::{Control, FlowConfig, GiveUp, Receiver, Sender};
+
 use rand_chacha::ChaCha8Rng;
 
 use net::{Event, Network};
@@ -49,6 +55,10 @@ pub struct FlowSimConfig {
     pub partition: Option<bool>,
     /// Whether a sender crashes; drawn per seed when `None`.
     pub crash: Option<bool>,
+    /// Whether senders send some envelopes to cells that only some receivers read,
+    /// and account for them (the NATS backend's DDM cells); drawn per seed when
+    /// `None`.
+    pub cells: Option<bool>,
     /// The run must settle before this virtual time (the deadlock guard).
     pub max_virtual_ns: u64,
     /// Print every event.
@@ -70,6 +80,7 @@ impl FlowSimConfig {
             faults: DEFAULT_FAULTS,
             partition: None,
             crash: None,
+            cells: None,
             max_virtual_ns: 600_000_000_000,
             verbose: false,
         }
@@ -81,7 +92,11 @@ impl FlowSimConfig {
             "cargo run -p glidepath-sim -- --flow --seed {} --loss {} --duplicate {} --reorder {}",
             self.seed, self.faults.loss, self.faults.duplicate, self.faults.reorder
         );
-        for (name, v) in [("partition", self.partition), ("crash", self.crash)] {
+        for (name, v) in [
+            ("partition", self.partition),
+            ("crash", self.crash),
+            ("cells", self.cells),
+        ] {
             if let Some(v) = v {
                 let _ = write!(s, " --{name} {}", if v { "always" } else { "never" });
             }
@@ -133,6 +148,12 @@ pub struct FlowOutcome {
     pub credit_waits: u64,
     /// The most envelopes any receiver held behind a gap.
     pub pending_max: usize,
+    /// Envelopes receivers passed over on a sender's account (sent to cells they do
+    /// not read), and the accounts senders sent.
+    pub skipped: u64,
+    pub accounts: u64,
+    /// Of the envelopes counted lost, those sent to cells the receiver does not read.
+    pub lost_not_wanted: u64,
     pub virtual_time_ns: u64,
 }
 
@@ -162,6 +183,9 @@ impl FlowOutcome {
         self.receivers_given_up += o.receivers_given_up;
         self.credit_waits += o.credit_waits;
         self.pending_max = self.pending_max.max(o.pending_max);
+        self.skipped += o.skipped;
+        self.accounts += o.accounts;
+        self.lost_not_wanted += o.lost_not_wanted;
         self.virtual_time_ns = self.virtual_time_ns.max(o.virtual_time_ns);
     }
 }
@@ -216,7 +240,15 @@ struct SimSender {
     crashed: bool,
     /// A publish event is queued.
     publish_queued: bool,
+    /// Where each envelope went, by `seq − 1`: 0 to every receiver, else the cells.
+    dest: Vec<u8>,
+    /// Cell envelopes not yet accounted for: the range `(from, upto]` and the
+    /// envelopes per cell.
+    account: Option<(u64, u64, [u32; CELLS])>,
 }
+
+/// Cells a sender may send to in a cells seed.
+const CELLS: usize = 4;
 
 /// What a receiver got from one sender, as the checker sees it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -230,8 +262,13 @@ struct Track {
 }
 
 struct SimReceiver {
-    protocol: Receiver<usize, u64>,
+    /// Items are payloads; `None` is what a skip passes over.
+    protocol: Receiver<usize, Option<u64>>,
     tracks: Vec<Track>,
+    /// The cells it reads (a bit each).
+    cells: u8,
+    /// Per sender: the cells each `seq` arrived on, until an account covers it.
+    arrivals: Vec<std::collections::BTreeMap<u64, u8>>,
 }
 
 /// One traced event, kept as data and written out only on failure or `--verbose`.
@@ -273,6 +310,16 @@ enum Traced {
         last: u64,
         why: GiveUp,
     },
+    Skipped {
+        receiver: usize,
+        sender: usize,
+        first: u64,
+        last: u64,
+    },
+    Incomplete {
+        receiver: usize,
+        sender: usize,
+    },
 }
 
 struct FlowSim {
@@ -291,4 +338,6 @@ struct FlowSim {
     violation: Option<String>,
     notes: Vec<Traced>,
     trace: VecDeque<(u64, Traced)>,
+    /// Whether this seed sends to cells.
+    cells: bool,
 }

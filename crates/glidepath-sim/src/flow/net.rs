@@ -31,6 +31,16 @@ pub(crate) enum Event {
         item: u64,
         bytes: usize,
         retransmitted: bool,
+        /// The cell it came on (`None`: to everyone, or a retransmission).
+        cell: Option<u8>,
+    },
+    /// A sender's account of `(first, upto]`, all sent to cells: how many to each.
+    Account {
+        from: usize,
+        to: usize,
+        first: u64,
+        upto: u64,
+        counts: [u32; 4],
     },
     /// A sender's notice that it no longer keeps `first..=last` reaches a receiver.
     Gone {

@@ -12,7 +12,7 @@ use super::check::Checker;
 use super::net::{Event, Network, Partition};
 use super::{
     payload, FlowFailure, FlowOutcome, FlowSim, FlowSimConfig, SimReceiver, SimSender, Traced,
-    Track, RECEIVER_TICK_NS, SENDER_TICK_NS, TRACE_EVENTS,
+    Track, CELLS, RECEIVER_TICK_NS, SENDER_TICK_NS, TRACE_EVENTS,
 };
 
 impl FlowSim {
@@ -35,8 +35,11 @@ impl FlowSim {
                 blocked: false,
                 crashed: false,
                 publish_queued: false,
+                dest: Vec::new(),
+                account: None,
             })
             .collect();
+        let cells = cfg.cells.unwrap_or_else(|| rng.gen_bool(0.5));
         // Distinct tokens, not in receiver order, as random tokens would be.
         let mut tokens: Vec<u64> = Vec::new();
         while tokens.len() < n_receivers {
@@ -50,6 +53,8 @@ impl FlowSim {
             .map(|&t| SimReceiver {
                 protocol: Receiver::new(t, flow),
                 tracks: vec![Track::default(); n_senders],
+                cells: if cells { rng.gen_range(0..16) } else { 0 },
+                arrivals: vec![Default::default(); n_senders],
             })
             .collect();
         let partition = cfg.partition.unwrap_or_else(|| rng.gen_bool(0.3)).then(|| {
@@ -95,6 +100,7 @@ impl FlowSim {
             ..FlowOutcome::default()
         };
         let mut sim = FlowSim {
+            cells,
             cfg: cfg.clone(),
             rng,
             net,
@@ -167,13 +173,18 @@ impl FlowSim {
                 }
                 self.retransmit(s);
                 self.unblock(s);
+                // Idle (as far as a tick can tell): what went to cells is accounted for.
+                self.send_account(s);
                 self.net.at(self.now + SENDER_TICK_NS, Event::SenderTick(s));
             }
             Event::ReceiverTick(r) => {
                 let now = self.now;
+                let dest: Vec<&[u8]> = self.senders.iter().map(|x| &x.dest[..]).collect();
                 let rec = &mut self.receivers[r];
                 let mut sink = Checker {
                     receiver: r,
+                    cells: rec.cells,
+                    dest: &dest,
                     tracks: &mut rec.tracks,
                     published: &self.published,
                     out: &mut self.out,
@@ -195,11 +206,18 @@ impl FlowSim {
                 item,
                 bytes,
                 retransmitted,
+                cell,
             } => {
                 let now = self.now;
+                let dest: Vec<&[u8]> = self.senders.iter().map(|x| &x.dest[..]).collect();
                 let rec = &mut self.receivers[to];
+                if let Some(c) = cell {
+                    *rec.arrivals[from].entry(seq).or_insert(0) |= 1 << c;
+                }
                 let mut sink = Checker {
                     receiver: to,
+                    cells: rec.cells,
+                    dest: &dest,
                     tracks: &mut rec.tracks,
                     published: &self.published,
                     out: &mut self.out,
@@ -211,16 +229,25 @@ impl FlowSim {
                     seq,
                     bytes,
                     retransmitted,
-                    deferred: false,
+                    deferred: cell.is_some(),
                 };
-                if rec.protocol.handle_envelope(now, arrival, item, &mut sink)
+                if rec
+                    .protocol
+                    .handle_envelope(now, arrival, Some(item), &mut sink)
                     == Admission::Duplicate
                 {
                     self.out.duplicates_dropped += 1;
                 }
-                self.out.pending_max = self.out.pending_max.max(rec.protocol.pending_len(from));
+                self.out.pending_max = self.out.pending_max.max(rec.protocol.held_len(from));
                 self.send_controls(to);
             }
+            Event::Account {
+                from,
+                to,
+                first,
+                upto,
+                counts,
+            } => self.account(from, to, first, upto, counts),
             Event::Gone {
                 from,
                 to,
@@ -278,20 +305,59 @@ impl FlowSim {
             seq,
             lag,
         });
+        // In a cells seed, most envelopes go to one or two cells, the rest to everyone.
+        let dest: u8 = if self.cells && self.rng.gen_bool(0.7) {
+            let mut m = 1 << self.rng.gen_range(0..CELLS);
+            if self.rng.gen_bool(0.3) {
+                m |= 1 << self.rng.gen_range(0..CELLS);
+            }
+            m
+        } else {
+            0
+        };
+        self.senders[s].dest.push(dest);
+        if dest == 0 {
+            // What went to cells is accounted for before anything goes to everyone.
+            self.send_account(s);
+        }
         for r in 0..self.receivers.len() {
-            self.net.send(
-                &mut self.rng,
-                self.now,
-                (s, r),
-                Event::Data {
-                    from: s,
-                    to: r,
-                    seq,
-                    item,
-                    bytes,
-                    retransmitted: false,
-                },
-            );
+            let cells = if dest == 0 {
+                vec![None]
+            } else {
+                (0..CELLS as u8)
+                    .filter(|c| dest & self.receivers[r].cells & (1 << c) != 0)
+                    .map(Some)
+                    .collect()
+            };
+            for cell in cells {
+                self.net.send(
+                    &mut self.rng,
+                    self.now,
+                    (s, r),
+                    Event::Data {
+                        from: s,
+                        to: r,
+                        seq,
+                        item,
+                        bytes,
+                        retransmitted: false,
+                        cell,
+                    },
+                );
+            }
+        }
+        if dest != 0 {
+            let sender = &mut self.senders[s];
+            let (_, upto, counts) = sender.account.get_or_insert((seq - 1, seq, [0; CELLS]));
+            *upto = seq;
+            for (c, n) in counts.iter_mut().enumerate() {
+                if dest & (1 << c) != 0 {
+                    *n += 1;
+                }
+            }
+            if seq - sender.account.map_or(seq, |a| a.0) >= 8 {
+                self.send_account(s);
+            }
         }
         let sender = &mut self.senders[s];
         if sender.published < sender.total {
@@ -299,6 +365,79 @@ impl FlowSim {
             sender.publish_queued = true;
             self.net.at(self.now + gap, Event::Publish(s));
         }
+    }
+
+    /// Sends sender `s`'s open account, if any, to every receiver.
+    fn send_account(&mut self, s: usize) {
+        if self.senders[s].crashed {
+            return;
+        }
+        let Some((first, upto, counts)) = self.senders[s].account.take() else {
+            return;
+        };
+        self.out.accounts += 1;
+        for r in 0..self.receivers.len() {
+            self.net.send(
+                &mut self.rng,
+                self.now,
+                (s, r),
+                Event::Account {
+                    from: s,
+                    to: r,
+                    first,
+                    upto,
+                    counts,
+                },
+            );
+        }
+    }
+
+    /// Receiver `r` takes sender `s`'s account of `(first, upto]`: it passes over the
+    /// range when it holds every envelope of it on the cells it reads, else asks for
+    /// the holes at once (as `nats/reader.rs` does).
+    fn account(&mut self, s: usize, r: usize, first: u64, upto: u64, counts: [u32; CELLS]) {
+        let now = self.now;
+        let dest: Vec<&[u8]> = self.senders.iter().map(|x| &x.dest[..]).collect();
+        let rec = &mut self.receivers[r];
+        let arrivals = &mut rec.arrivals[s];
+        let complete = (0..CELLS).all(|c| {
+            let bit = 1u8 << c;
+            counts[c] == 0
+                || rec.cells & bit == 0
+                || arrivals
+                    .range(first + 1..=upto)
+                    .filter(|(_, m)| *m & bit != 0)
+                    .count()
+                    >= counts[c] as usize
+        });
+        let rest = arrivals.split_off(&(upto + 1));
+        *arrivals = rest;
+        if complete {
+            self.notes.push(Traced::Skipped {
+                receiver: r,
+                sender: s,
+                first: first + 1,
+                last: upto,
+            });
+            let mut sink = Checker {
+                receiver: r,
+                cells: rec.cells,
+                dest: &dest,
+                tracks: &mut rec.tracks,
+                published: &self.published,
+                out: &mut self.out,
+                violation: &mut self.violation,
+                notes: &mut self.notes,
+            };
+            rec.protocol.handle_skip(now, s, first + 1, upto, &mut sink);
+        } else {
+            self.notes.push(Traced::Incomplete {
+                receiver: r,
+                sender: s,
+            });
+            rec.protocol.expedite_nack(s);
+        }
+        self.send_controls(r);
     }
 
     /// A blocked sender publishes as soon as it has credit again.
@@ -362,6 +501,7 @@ impl FlowSim {
                         item,
                         bytes,
                         retransmitted: true,
+                        cell: None,
                     },
                 );
             }
