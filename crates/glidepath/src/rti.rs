@@ -241,6 +241,17 @@ impl Rti {
             }
         };
         rti.set_mom_host(&crate::mom_clock::host_name());
+        // Joined, but the federate cannot be started: resign it again and say why.
+        let abandon = |rti: &mut LocalRti, e: RtiError| {
+            let mut link = EndpointLink {
+                endpoint: &*endpoint,
+                outbound: &outbound,
+            };
+            let _ = rti.resign(&mut link, glidepath_core::ResignAction::DeleteObjects);
+            let _ = outbound.send(&*endpoint, rti);
+            endpoint.close();
+            Err(e)
+        };
         // A backend that filters regions on the wire cuts these into cells.
         let dimensions: Vec<_> = rti
             .fom()
@@ -249,25 +260,11 @@ impl Rti {
             .map(|d| (d.handle, d.name.clone(), d.upper_bound))
             .collect();
         if let Err(e) = endpoint.set_dimensions(rti.federation(), &dimensions) {
-            let mut link = EndpointLink {
-                endpoint: &*endpoint,
-                outbound: &outbound,
-            };
-            let _ = rti.resign(&mut link, glidepath_core::ResignAction::DeleteObjects);
-            let _ = outbound.send(&*endpoint, &mut rti);
-            endpoint.close();
-            return Err(transport_error(e));
+            return abandon(&mut rti, transport_error(e));
         }
         // The federate's own topic: a subscription that failed would leave it deaf.
         if let Err(e) = outbound.send(&*endpoint, &mut rti) {
-            let mut link = EndpointLink {
-                endpoint: &*endpoint,
-                outbound: &outbound,
-            };
-            let _ = rti.resign(&mut link, glidepath_core::ResignAction::DeleteObjects);
-            let _ = outbound.send(&*endpoint, &mut rti);
-            endpoint.close();
-            return Err(e);
+            return abandon(&mut rti, e);
         }
         Federate::start(
             endpoint,

@@ -35,17 +35,28 @@ impl Points {
     }
 }
 
-/// The `what` of every contact among `callbacks`, in order, with its time.
-fn contacts_at(callbacks: &[Callback], s: &Sectors) -> Vec<String> {
-    callbacks
-        .iter()
-        .filter_map(|c| match c {
-            Callback::ReceiveInteraction { class, values, .. } if *class == s.contact => {
-                Some(String::from_utf8_lossy(&values[0].1).into_owned())
-            }
-            _ => None,
-        })
-        .collect()
+/// Sends contact `what` at point `p`, in a region of its own made for it (at `time`
+/// when given), and deletes the region.
+fn send_contact(sender: &Federate, s: &Sectors, what: &str, p: (u64, u64), time: Option<f64>) {
+    let param = sender.parameter_handle(s.contact, "what").unwrap();
+    let region = sender.create_region(&[s.x, s.y]).unwrap();
+    sender
+        .set_range_bounds(region, s.x, RangeBounds::new(p.0, p.0))
+        .unwrap();
+    sender
+        .set_range_bounds(region, s.y, RangeBounds::new(p.1, p.1))
+        .unwrap();
+    sender.commit_region_modifications(&[region]).unwrap();
+    let values = [(param, b(what))];
+    match time {
+        Some(t) => sender
+            .send_interaction_with_regions_at(s.contact, values, &[region], "", t)
+            .unwrap(),
+        None => sender
+            .send_interaction_with_regions(s.contact, values, &[region], "")
+            .unwrap(),
+    };
+    sender.delete_region(region).unwrap();
 }
 
 struct Quadrant {
@@ -72,7 +83,6 @@ fn time_stamped_contacts_reach_exactly_the_overlapping_quadrants_and_little_else
         .unwrap();
     let sender = join(&main, "quadrants", "sender");
     let s = Sectors::of(&sender);
-    let what = sender.parameter_handle(s.contact, "what").unwrap();
     sender.publish_interaction_class(s.contact).unwrap();
     sender.publish_interaction_class(s.chat).unwrap();
     regulating_and_constrained(&sender, 1.0);
@@ -113,24 +123,13 @@ fn time_stamped_contacts_reach_exactly_the_overlapping_quadrants_and_little_else
     let mut sent = Vec::new();
     for i in 0..SENT {
         let p = points.next();
-        let region = sender.create_region(&[s.x, s.y]).unwrap();
-        sender
-            .set_range_bounds(region, s.x, RangeBounds::new(p.0, p.0))
-            .unwrap();
-        sender
-            .set_range_bounds(region, s.y, RangeBounds::new(p.1, p.1))
-            .unwrap();
-        sender.commit_region_modifications(&[region]).unwrap();
-        sender
-            .send_interaction_with_regions_at(
-                s.contact,
-                [(what, b(&format!("c{i}")))],
-                &[region],
-                "",
-                2.0 + f64::from(i) / 1000.0,
-            )
-            .unwrap();
-        sender.delete_region(region).unwrap();
+        send_contact(
+            &sender,
+            &s,
+            &format!("c{i}"),
+            p,
+            Some(2.0 + f64::from(i) / 1000.0),
+        );
         sent.push((format!("c{i}"), p));
     }
     // Everyone advances past the contacts: the grant at 3 comes only after them all.
@@ -147,7 +146,7 @@ fn time_stamped_contacts_reach_exactly_the_overlapping_quadrants_and_little_else
                 );
                 if f.name() != "sender" {
                     // Stash what came for the checks below.
-                    let got = contacts_at(&before, &Sectors::of(f));
+                    let got = contacts(&before, &Sectors::of(f));
                     STORE.lock().unwrap().push((f.name().to_string(), got));
                 }
             });
@@ -209,7 +208,6 @@ fn a_subscriber_on_another_grid_still_gets_everything_that_overlaps() {
         .unwrap();
     let sender = join(&main, "grids", "sender");
     let s = Sectors::of(&sender);
-    let what = sender.parameter_handle(s.contact, "what").unwrap();
     sender.publish_interaction_class(s.contact).unwrap();
     sender.publish_interaction_class(s.chat).unwrap();
     let other = rti(&testbed, 5);
@@ -223,23 +221,12 @@ fn a_subscriber_on_another_grid_still_gets_everything_that_overlaps() {
     let mut expected = Vec::new();
     for i in 0..SENT {
         let p = points.next();
-        let region = sender.create_region(&[s.x, s.y]).unwrap();
-        sender
-            .set_range_bounds(region, s.x, RangeBounds::new(p.0, p.0))
-            .unwrap();
-        sender
-            .set_range_bounds(region, s.y, RangeBounds::new(p.1, p.1))
-            .unwrap();
-        sender.commit_region_modifications(&[region]).unwrap();
-        sender
-            .send_interaction_with_regions(s.contact, [(what, b(&format!("c{i}")))], &[region], "")
-            .unwrap();
-        sender.delete_region(region).unwrap();
+        send_contact(&sender, &s, &format!("c{i}"), p, None);
         if p.0 < 500 {
             expected.push(format!("c{i}"));
         }
     }
-    let got = contacts_at(&until_chat(&sender, &west, &s, "end"), &s);
+    let got = contacts(&until_chat(&sender, &west, &s, "end"), &s);
     assert_eq!(got, expected);
     assert_eq!(west.transport_stats().lost_envelopes, 0);
     assert!(
@@ -261,7 +248,6 @@ fn contacts_with_regions_survive_a_nats_server_restart_exactly_once_in_order() {
         .unwrap();
     let sender = join(&main, "restart", "sender");
     let s = Sectors::of(&sender);
-    let what = sender.parameter_handle(s.contact, "what").unwrap();
     sender.publish_interaction_class(s.contact).unwrap();
     sender.publish_interaction_class(s.chat).unwrap();
     let other = rti(&testbed, 8);
@@ -292,18 +278,7 @@ fn contacts_with_regions_survive_a_nats_server_restart_exactly_once_in_order() {
             );
         }
         let p = points.next();
-        let region = sender.create_region(&[s.x, s.y]).unwrap();
-        sender
-            .set_range_bounds(region, s.x, RangeBounds::new(p.0, p.0))
-            .unwrap();
-        sender
-            .set_range_bounds(region, s.y, RangeBounds::new(p.1, p.1))
-            .unwrap();
-        sender.commit_region_modifications(&[region]).unwrap();
-        sender
-            .send_interaction_with_regions(s.contact, [(what, b(&format!("c{i}")))], &[region], "")
-            .unwrap();
-        sender.delete_region(region).unwrap();
+        send_contact(&sender, &s, &format!("c{i}"), p, None);
         sent.push((format!("c{i}"), p));
     }
     for (f, x) in &halves {
@@ -312,7 +287,7 @@ fn contacts_with_regions_survive_a_nats_server_restart_exactly_once_in_order() {
             .filter(|(_, p)| (x.0..x.1).contains(&p.0))
             .map(|(w, _)| w.clone())
             .collect();
-        let got = contacts_at(&until_chat(&sender, f, &s, "end"), &s);
+        let got = contacts(&until_chat(&sender, f, &s, "end"), &s);
         assert_eq!(got, expected, "{}", f.name());
         assert_eq!(f.transport_stats().lost_envelopes, 0, "{}", f.name());
     }
