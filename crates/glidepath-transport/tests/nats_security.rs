@@ -11,7 +11,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use glidepath_core::{ConnectCause, FederationId};
+use glidepath_core::{
+    Body, ConnectCause, DimensionHandle, Extent, FederationId, RangeBounds, RegionSet,
+};
 use glidepath_transport::nats::{
     serve_executive_with, NatsAuth, NatsOptions, NatsSecurity, NatsServerProcess, NatsTls, Secret,
 };
@@ -350,6 +352,13 @@ fn the_example_permissions_let_each_role_work_and_keep_a_federate_out_of_another
         FederationId(1),
         "the example permits federation 1"
     );
+    // A grid over the plane, so that what is sent with regions goes to cells: the
+    // example permits those subjects too.
+    let dims = [
+        (DimensionHandle(1), "X".to_string(), 1000),
+        (DimensionHandle(2), "Y".to_string(), 1000),
+    ];
+    receiver.set_dimensions(federation, &dims).unwrap();
     receiver.subscribe(federation, TOPIC).unwrap();
 
     // The monitor reads federation 1's traffic with a plain NATS client.
@@ -372,9 +381,21 @@ fn the_example_permissions_let_each_role_work_and_keep_a_federate_out_of_another
 
     // The federate's own traffic flows.
     let sender = federate.open_endpoint().unwrap();
+    sender.set_dimensions(federation, &dims).unwrap();
     sender.publish(federation, TOPIC, data(7, 1)).unwrap();
+    let mut with_region = data(7, 2);
+    if let Body::Interaction { regions, .. } = &mut with_region.body {
+        *regions = RegionSet::new(vec![Extent::new([
+            (DimensionHandle(1), RangeBounds::new(10, 10)),
+            (DimensionHandle(2), RangeBounds::new(990, 990)),
+        ])]);
+    }
+    sender.publish(federation, TOPIC, with_region).unwrap();
     sender.flush().unwrap();
     expect_within(&receiver, 7, 1, TIMEOUT);
+    expect_within(&receiver, 7, 2, TIMEOUT);
+    assert_eq!(receiver.stats().permission_violations, 0);
+    assert_eq!(sender.stats().permission_violations, 0);
     let seen = runtime.block_on(async {
         use futures::StreamExt;
         tokio::time::timeout(TIMEOUT, monitor.1.next()).await
