@@ -148,6 +148,11 @@ struct ServerArgs {
     /// state; the log before each snapshot is purged, so it stays short [default: 1024].
     #[arg(long, value_name = "N", requires = "failover", value_parser = clap::value_parser!(u64).range(1..))]
     snapshot_every: Option<u64>,
+    /// Resign a member whose endpoint has been gone this long (its process died or
+    /// lost its connection), so a crashed regulator does not hold time back for
+    /// ever; 0 never does [default: 10].
+    #[arg(long, value_name = "SECONDS")]
+    lost_after: Option<f64>,
 }
 
 /// Encoder-chain and bundling flags, shared by the commands that send messages.
@@ -466,6 +471,12 @@ fn server(args: ServerArgs) -> anyhow::Result<()> {
     config.executive_failover = args.failover;
     if let Some(n) = args.snapshot_every {
         config.executive_snapshot_every = n;
+    }
+    if let Some(s) = args.lost_after {
+        if !s.is_finite() || s < 0.0 {
+            anyhow::bail!("--lost-after `{s}`: seconds, a finite number at least 0");
+        }
+        config.executive_lost_after = (s > 0.0).then(|| std::time::Duration::from_secs_f64(s));
     }
     let keyed = if config.chain.key.is_some() {
         ", federation key required"

@@ -642,6 +642,14 @@ impl Executive {
         self.next_id = self.next_id.max(last);
     }
 
+    /// Every member of every hosted federation.
+    pub fn all_members(&self) -> Vec<(FederationId, FederateHandle)> {
+        self.federations
+            .iter()
+            .flat_map(|(id, f)| f.members().map(move |m| (*id, m.handle)))
+            .collect()
+    }
+
     /// A hosted federation execution.
     pub fn federation(&self, id: FederationId) -> Option<&FederationExecution> {
         self.federations.get(&id)

@@ -197,3 +197,60 @@ fn endpoints_and_the_executive_carry_on_after_a_nats_server_restart() {
     drop((a, b, transport, bed));
     drop(restarted);
 }
+
+/// A member whose endpoint is gone without resigning (its process died) is resigned
+/// by the executive server once the liveness probe has found nobody for
+/// `lost_after`: the others hear `FederateResigned`, and it is no longer listed. A
+/// member that is still there is never taken for lost.
+#[test]
+fn a_member_whose_endpoint_is_gone_is_resigned_by_the_executive() {
+    use glidepath_core::{Body, FederationId, Notification, Topic};
+    let nats = NatsServerProcess::start().unwrap_or_else(|e| panic!("{e}"));
+    let options = glidepath_transport::NatsOptions {
+        lost_after: Some(Duration::from_millis(1500)),
+        ..Default::default()
+    };
+    let executive = glidepath_transport::nats::serve_executive_with(&nats.url(), options)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let transport = NatsTransport::connect(&nats.url()).unwrap();
+    let doomed = transport.open_endpoint().unwrap();
+    let survivor = transport.open_endpoint().unwrap();
+    let fed = create(&survivor, "lost");
+    let joined = |e: &NatsEndpoint, name: &str| match e.request(ExecRequest::Join {
+        federation: fed,
+        federate_name: Some(name.into()),
+        federate_type: "test".into(),
+    }) {
+        Ok(ExecReply::Joined { federate, .. }) => federate,
+        other => panic!("join {name}: {other:?}"),
+    };
+    let lost = joined(&doomed, "doomed");
+    let kept = joined(&survivor, "survivor");
+    survivor.subscribe(fed, Topic::Federation).unwrap();
+    // Both answer: after more than lost_after, both are still members.
+    std::thread::sleep(Duration::from_millis(3000));
+    let members = |e: &NatsEndpoint, federation: FederationId| match e
+        .request(ExecRequest::ListFederates { federation })
+    {
+        Ok(ExecReply::Federates(list)) => list.into_iter().map(|m| m.handle).collect::<Vec<_>>(),
+        other => panic!("list: {other:?}"),
+    };
+    assert_eq!(members(&survivor, fed), [lost, kept]);
+    assert_eq!(executive.lost_federates(), 0);
+    // The doomed one's connection goes, without a resign.
+    doomed.close();
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let envelope = survivor
+            .inbox()
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("no FederateResigned for the lost federate: {e}"));
+        if matches!(envelope.body, Body::Exec(Notification::FederateResigned { federate }) if federate == lost)
+        {
+            break;
+        }
+    }
+    assert_eq!(members(&survivor, fed), [kept]);
+    assert_eq!(executive.lost_federates(), 1);
+}

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use glidepath_core::{
-    Body, ConnectCause, DimensionHandle, Extent, FederationId, RangeBounds, RegionSet,
+    Body, ConnectCause, DimensionHandle, ExecReply, ExecRequest, Extent, FederationId, RangeBounds,
+    RegionSet,
 };
 use glidepath_transport::nats::{
     serve_executive_with, NatsAuth, NatsOptions, NatsSecurity, NatsServerProcess, NatsTls, Secret,
@@ -342,8 +343,14 @@ fn the_example_permissions_let_each_role_work_and_keep_a_federate_out_of_another
     let nats = NatsServerProcess::start_with(None, &["-c", conf.to_str().unwrap()])
         .unwrap_or_else(|e| panic!("{e}"));
     let url = nats.url();
-    let _executive =
-        serve_executive_with(&url, role("executive")).unwrap_or_else(|e| panic!("{e}"));
+    let executive = serve_executive_with(
+        &url,
+        NatsOptions {
+            lost_after: Some(Duration::from_millis(1500)),
+            ..role("executive")
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let federate = NatsTransport::connect_with(&url, role("federate-1")).unwrap();
     let receiver = federate.open_endpoint().unwrap();
     let federation = create(&receiver, "permitted");
@@ -360,6 +367,17 @@ fn the_example_permissions_let_each_role_work_and_keep_a_federate_out_of_another
     ];
     receiver.set_dimensions(federation, &dims).unwrap();
     receiver.subscribe(federation, TOPIC).unwrap();
+    // A joined federate answers the executive's liveness probes: the example lets it
+    // subscribe to them and answer, so it is never taken for lost.
+    let joined = receiver.request(ExecRequest::Join {
+        federation,
+        federate_name: Some("permitted".into()),
+        federate_type: "test".into(),
+    });
+    assert!(matches!(joined, Ok(ExecReply::Joined { .. })), "{joined:?}");
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(executive.lost_federates(), 0);
+    assert_eq!(receiver.stats().permission_violations, 0);
 
     // The monitor reads federation 1's traffic with a plain NATS client.
     let runtime = tokio::runtime::Builder::new_current_thread()

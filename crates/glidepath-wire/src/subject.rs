@@ -14,6 +14,8 @@
 //! glidepath.<federation>.d.<federate>     Topic::Federate (direct messages)
 //! glidepath-flow.<federation>.<sender>    acknowledgements, NACKs and goodbyes for one sender
 //! glidepath-retx.<federation>.<receiver>  retransmissions for one receiver (hex token)
+//! glidepath-alive.<federation>.<federate> liveness probes of a joined federate (the
+//!                                         executive server asks; its endpoint answers)
 //! glidepath.<federation>.cells            a sender's account of its cell envelopes
 //! glidepath-cell.<federation>.<grid>.o.<class>.<cell>
 //! glidepath-cell.<federation>.<grid>.i.<class>.<cell>
@@ -169,6 +171,13 @@ pub fn parse_cell_subject(
     Some((topic, number(cell)?))
 }
 
+/// `glidepath-alive.<federationId>.<federate>`: where the executive server asks
+/// whether a joined federate's endpoint is still connected (NATS answers "no
+/// responders" at once when it is not).
+pub fn alive_subject(federation: FederationId, federate: FederateHandle) -> String {
+    format!("glidepath-alive.{}.{}", federation.0, federate.0)
+}
+
 /// `glidepath-flow.<federationId>.<sender>`: the subject on which receivers talk to
 /// one sender of a federation (the NATS backend's reliable delivery).
 pub fn flow_subject(federation: FederationId, sender: FederateHandle) -> String {
@@ -194,6 +203,7 @@ mod tests {
         let o = Topic::ObjectClass(ObjectClassHandle(3));
         let i = Topic::InteractionClass(InteractionClassHandle(12));
         assert_eq!(cells_subject(f), "glidepath.7.cells");
+        assert_eq!(alive_subject(f, FederateHandle(3)), "glidepath-alive.7.3");
         assert_eq!(
             cell_subject(f, 0xa3, o, 37).unwrap(),
             "glidepath-cell.7.00a3.o.3.37"

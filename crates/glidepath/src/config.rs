@@ -272,6 +272,11 @@ pub struct RtiConfig {
     /// `--snapshot-every`). Default 1024.
     #[cfg(feature = "transport-nats")]
     pub executive_snapshot_every: u64,
+    /// For `glidepath server`: how long a member's endpoint may be gone before the
+    /// executive resigns it as lost, so that a crashed regulator does not hold time
+    /// back for ever (flag `--lost-after SECONDS`, 0 for never). Default 10 s.
+    #[cfg(feature = "transport-nats")]
+    pub executive_lost_after: Option<std::time::Duration>,
     /// TLS and the credential of every NATS connection (flags `--nats-ca`,
     /// `--nats-cert`, `--nats-key`, `--nats-user` with `--nats-password-file`,
     /// `--nats-token-file`, `--nats-nkey-file`, `--nats-creds`, and their variables).
@@ -303,6 +308,7 @@ impl fmt::Debug for RtiConfig {
             .field("ddm_dimensions", &self.ddm_dimensions)
             .field("executive_failover", &self.executive_failover)
             .field("executive_snapshot_every", &self.executive_snapshot_every)
+            .field("executive_lost_after", &self.executive_lost_after)
             .field("nats_security", &self.nats_security);
         d.finish()
     }
@@ -334,6 +340,8 @@ impl Default for RtiConfig {
             executive_failover: false,
             #[cfg(feature = "transport-nats")]
             executive_snapshot_every: glidepath_transport::nats::SNAPSHOT_EVERY,
+            #[cfg(feature = "transport-nats")]
+            executive_lost_after: glidepath_transport::NatsOptions::default().lost_after,
             #[cfg(feature = "transport-nats")]
             nats_security: Default::default(),
         }
@@ -380,6 +388,7 @@ impl RtiConfig {
             request_timeout: self.request_timeout,
             ddm_cells: self.ddm_cells,
             ddm_dimensions: self.ddm_dimensions.clone(),
+            lost_after: self.executive_lost_after,
             ..Default::default()
         }
     }

@@ -404,6 +404,27 @@ impl Endpoint for NatsEndpoint {
                 what: "undecodable",
                 reason: e.to_string(),
             })?;
+        // A joined federate answers the executive server's liveness probes until it
+        // resigns (`alive`).
+        match (&request, &reply) {
+            (ExecRequest::Join { federation, .. }, ExecReply::Joined { federate, .. }) => {
+                self.alive.start(
+                    &self.client,
+                    self.transport.runtime.handle(),
+                    *federation,
+                    *federate,
+                )
+            }
+            (
+                ExecRequest::Resign {
+                    federation,
+                    federate,
+                    ..
+                },
+                ExecReply::Resigned { .. },
+            ) => self.alive.stop(*federation, *federate),
+            _ => {}
+        }
         if let Some((federation, seq)) = header(NOTIFIED_HEADER).as_deref().and_then(parse_notified)
         {
             // As on inproc: the notifications this request caused are in our inbox
@@ -444,6 +465,7 @@ impl Endpoint for NatsEndpoint {
         let flow_stop = self.flow_stop.lock().take();
         // What went to cells is accounted for before anything else closes.
         self.cells.sender.close();
+        self.alive.stop_all();
         let finish = async move {
             // With persistence: until the stream has acknowledged everything.
             if let Some(js) = &jetstream {

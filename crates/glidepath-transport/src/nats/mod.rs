@@ -86,6 +86,7 @@
 //! are back (they are kept until acknowledged). With [`Persistence::JetStream`] ([`NatsOptions::persistence`]) nothing acknowledged
 //! is lost and a run can be replayed: see [`jetstream`].
 
+mod alive;
 mod cell_routes;
 pub mod cells;
 mod endpoint;
@@ -206,6 +207,11 @@ pub struct NatsOptions {
     /// [`cells::GRID_AXES_MAX`]); empty (the default) takes the FOM's first two
     /// dimensions that are not the standard's `HLA…` ones.
     pub ddm_dimensions: Vec<String>,
+    /// For an executive server: how long a member's endpoint may be gone (NATS
+    /// answers its liveness probe with "no responders") before the server resigns it
+    /// as lost, so that a crashed regulator does not hold time back for ever
+    /// (`alive`). Default 10 s; `None` never resigns anyone.
+    pub lost_after: Option<Duration>,
 }
 
 impl Default for NatsOptions {
@@ -225,6 +231,7 @@ impl Default for NatsOptions {
             save_replicas: 1,
             ddm_cells: 8,
             ddm_dimensions: Vec::new(),
+            lost_after: Some(Duration::from_secs(10)),
         }
     }
 }
@@ -334,6 +341,8 @@ pub struct NatsEndpoint {
     window: flow::Window,
     /// Data distribution management on the wire: grids, accounts, cell subscriptions.
     cells: cell_routes::Cells,
+    /// Answers the executive server's liveness probes for the federates joined here.
+    alive: alive::Responders,
 }
 /// What a federation's reader task needs.
 struct Reader {

@@ -22,10 +22,12 @@ use async_nats::{Client, HeaderMap, Message, RequestErrorKind, Subject};
 use bytes::Bytes;
 use futures::StreamExt;
 use glidepath_core::{
-    Envelope, ExecReply, ExecRequest, ExecutiveHost, FederationId, Hosted, Topic,
+    Envelope, ExecReply, ExecRequest, ExecutiveHost, FederateHandle, FederationId, Hosted,
+    ResignAction, Topic,
 };
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
+use super::alive;
 use super::frames::{sender_of, FrameCodec, Refused};
 use super::jetstream::StreamHost;
 use super::save_bucket::{self, BucketSaveStore};
@@ -35,10 +37,12 @@ use super::{connect_client, Counters, NatsOptions};
 use crate::{monotonic_now_ns, TransportError};
 
 mod failover;
+mod standby;
 use failover::{Appended, Entry, Log};
 pub use failover::{
     FailoverOptions, LEASE_BUCKET, LOG_STREAM, LOG_SUBJECT, REPUBLISH, SNAPSHOT_EVERY,
 };
+use standby::serve_failover;
 
 /// A reply header set by the executive server when a request could not be decoded
 /// or answered; its value says why, and the body is `{"error": "..."}`.
@@ -71,6 +75,8 @@ struct ServerCounters {
     requests: AtomicU64,
     malformed: AtomicU64,
     rejected: AtomicU64,
+    /// Members resigned because their endpoint was gone (`alive`).
+    lost: AtomicU64,
 }
 
 impl std::fmt::Debug for ExecutiveServer {
@@ -101,6 +107,12 @@ impl ExecutiveServer {
     /// Requests refused because they failed authentication (no key or a wrong key).
     pub fn rejected_requests(&self) -> u64 {
         self.counters.rejected.load(Ordering::Relaxed)
+    }
+
+    /// Members this server resigned because their endpoint had been gone for
+    /// [`NatsOptions::lost_after`].
+    pub fn lost_federates(&self) -> u64 {
+        self.counters.lost.load(Ordering::Relaxed)
     }
 
     /// Whether this server answers requests now: always without failover; with it,
@@ -212,6 +224,7 @@ pub fn serve_executive_with(
                     options.request_timeout,
                     streams,
                     saves,
+                    options.lost_after,
                 )
                 .await;
             });
@@ -310,6 +323,7 @@ async fn serve(
     timeout: std::time::Duration,
     streams: Option<StreamHost>,
     saves: Option<BucketSaveStore>,
+    lost_after: Option<std::time::Duration>,
 ) {
     let mut executive = save_bucket::host(saves);
     if let Some(streams) = &streams {
@@ -323,8 +337,10 @@ async fn serve(
         max_payload: client.server_info().max_payload,
         codec,
         log: None,
+        members: Default::default(),
     };
     counters.active.store(true, Ordering::Release);
+    let (mut lost, prober) = host.watch_members(&client, lost_after);
     loop {
         tokio::select! {
             biased;
@@ -333,6 +349,7 @@ async fn serve(
                 Some(m) => host.handle(&client, m, counters).await,
                 None => break,
             },
+            Some(member) = lost.recv() => host.resign_lost(&client, member, counters).await,
             message = barrier.next() => match message {
                 Some(Message { reply: Some(reply), .. }) => {
                     let _ = client.publish(reply, Bytes::new()).await;
@@ -341,6 +358,9 @@ async fn serve(
                 None => break,
             },
         }
+    }
+    if let Some(prober) = prober {
+        prober.abort();
     }
     // Bounded: with the NATS server gone, neither would ever finish.
     let _ = tokio::time::timeout(timeout, client.flush()).await;
@@ -358,6 +378,8 @@ struct Host {
     streams: Option<StreamHost>,
     /// With failover: the request log and the lease.
     log: Option<Log>,
+    /// Every federation's members, for the liveness probe (`alive`).
+    members: alive::Members,
 }
 
 /// Counts a request that cannot be read and logs it (rate-limited: a flood of bad
@@ -449,6 +471,7 @@ impl Host {
     ) -> (ExecReply, Option<(FederationId, u64)>) {
         // Stamped when published, below.
         let hosted = self.executive.handle(request, 0);
+        *self.members.lock() = self.executive.executive().all_members();
         let last = hosted.last_notified();
         let Hosted {
             reply,
@@ -469,6 +492,63 @@ impl Host {
             log.remember(federation, notifications);
         }
         (reply, last)
+    }
+
+    /// Starts asking the members whether they are still there, when `lost_after`
+    /// says to: the receiver gets each one gone that long.
+    fn watch_members(
+        &mut self,
+        client: &Client,
+        lost_after: Option<std::time::Duration>,
+    ) -> (
+        mpsc::UnboundedReceiver<(FederationId, FederateHandle)>,
+        Option<tokio::task::JoinHandle<()>>,
+    ) {
+        *self.members.lock() = self.executive.executive().all_members();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let prober = lost_after.map(|after| {
+            tokio::spawn(alive::probe(
+                client.clone(),
+                self.members.clone(),
+                after,
+                tx,
+            ))
+        });
+        (rx, prober)
+    }
+
+    /// Resigns a member whose endpoint has been gone (`alive`), as if it had asked
+    /// (logged first, with failover): its objects stay, its attributes are divested.
+    async fn resign_lost(
+        &mut self,
+        client: &Client,
+        (federation, federate): (FederationId, FederateHandle),
+        counters: &ServerCounters,
+    ) {
+        let request = ExecRequest::Resign {
+            federation,
+            federate,
+            action: ResignAction::UnconditionallyDivestAttributes,
+        };
+        if let Some(mut log) = self.log.take() {
+            let payload = self
+                .codec
+                .seal(None, Bytes::from(glidepath_wire::encode_request(&request)));
+            let logged = match payload {
+                Ok(p) => self.append_request(&mut log, &p).await,
+                Err(e) => Err(e.to_string()),
+            };
+            self.log = Some(log);
+            if let Err(why) = logged {
+                tracing::warn!(%why, federation = federation.0, %federate, "could not log the resignation of a lost federate; asking again later");
+                return;
+            }
+        }
+        let (reply, _) = self.execute(client, request).await;
+        if matches!(reply, ExecReply::Resigned { .. }) {
+            counters.lost.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(federation = federation.0, %federate, "resigned a federate whose endpoint is gone (its process died or lost its connection): its objects stay, its attributes are divested");
+        }
     }
 
     /// Publishes notifications of `federation` on its `fed` subject.
@@ -634,142 +714,6 @@ impl Host {
             Appended::Behind => Ok(()),
         }
     }
-}
-
-/// An executive server with failover (see [`failover`]): follows the log as a
-/// standby, answers while it holds the lease, and stands by again if it loses it.
-async fn serve_failover(
-    url: &str,
-    options: &NatsOptions,
-    failover: FailoverOptions,
-    codec: FrameCodec,
-    ready: std::sync::mpsc::Sender<Result<(), TransportError>>,
-    mut stop: oneshot::Receiver<()>,
-    counters: &ServerCounters,
-) {
-    let started = async {
-        let client = connect_client(
-            url,
-            options,
-            "glidepath-executive".into(),
-            Arc::new(Counters::default()),
-        )
-        .await?;
-        let streams = StreamHost::start(&client, &options.persistence).await?;
-        let log = Log::open(&client, failover).await?;
-        let saves = save_bucket::for_server(url, options);
-        Ok::<_, TransportError>((client, streams, log, saves))
-    };
-    let (client, streams, log, saves) = match started.await {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = ready.send(Err(e));
-            return;
-        }
-    };
-    let _ = ready.send(Ok(()));
-    let poll = failover.lease / 5;
-    let mut host = Host {
-        streams,
-        executive: save_bucket::host(saves.clone()),
-        max_payload: client.server_info().max_payload,
-        codec,
-        log: Some(log),
-    };
-    'serving: loop {
-        // Standby: follow the log until the lease is ours; only the active server
-        // writes saves to the bucket.
-        counters.active.store(false, Ordering::Release);
-        saves.iter().for_each(BucketSaveStore::hold);
-        loop {
-            let mut log = host.log.take().expect("the log");
-            let followed = host.catch_up(&mut log).await;
-            let acquired = followed.is_ok() && log.try_acquire().await;
-            host.log = Some(log);
-            if let Err(e) = followed {
-                warn_throttled!(error = %e, "a standby executive server could not read the log");
-            }
-            if acquired {
-                break;
-            }
-            tokio::select! {
-                _ = &mut stop => break 'serving,
-                _ = tokio::time::sleep(poll) => {}
-            }
-        }
-        // Active: the whole log applied, the last notifications published again,
-        // then requests.
-        let mut log = host.log.take().expect("the log");
-        if let Err(e) = host.catch_up(&mut log).await {
-            tracing::warn!(error = %e, "could not read the log on taking over; standing by");
-            host.log = Some(log);
-            continue;
-        }
-        if log.applied == 0 {
-            if let Some(kept) = host.streams.as_ref().map(StreamHost::kept_through) {
-                if kept > 0 {
-                    if let Ok(Appended::At(seq)) = log.append(&Entry::Reserve(kept)).await {
-                        log.applied = seq;
-                        let _ = host.apply(&mut log, Entry::Reserve(kept));
-                    }
-                }
-            }
-        }
-        if let Some(Err(e)) = saves.as_ref().map(BucketSaveStore::release) {
-            tracing::warn!(error = %e, "a save applied while standing by is not in the bucket");
-        }
-        let recent: Vec<(FederationId, Vec<Envelope>)> = log.recent.iter().cloned().collect();
-        host.log = Some(log);
-        for (federation, notifications) in &recent {
-            host.publish(&client, *federation, notifications).await;
-        }
-        let (Ok(mut exec), Ok(mut barrier)) = (
-            client.subscribe(EXEC_SUBJECT).await,
-            client.subscribe(BARRIER_SUBJECT).await,
-        ) else {
-            tracing::warn!("could not subscribe to the executive's subjects; standing by");
-            continue;
-        };
-        counters.active.store(true, Ordering::Release);
-        tracing::info!("this executive server is now the active one");
-        let mut renew = tokio::time::interval(poll);
-        loop {
-            tokio::select! {
-                biased;
-                _ = &mut stop => {
-                    if let Some(log) = &mut host.log {
-                        log.release().await;
-                    }
-                    break 'serving;
-                }
-                message = exec.next() => match message {
-                    Some(m) => host.handle(&client, m, counters).await,
-                    None => break 'serving,
-                },
-                message = barrier.next() => match message {
-                    Some(Message { reply: Some(reply), .. }) => {
-                        let _ = client.publish(reply, Bytes::new()).await;
-                    }
-                    Some(_) => {}
-                    None => break 'serving,
-                },
-                _ = renew.tick() => {
-                    let renewed = match &mut host.log {
-                        Some(log) => log.renew().await,
-                        None => false,
-                    };
-                    if !renewed {
-                        tracing::warn!("this executive server lost its lease to another one; standing by");
-                        break;
-                    }
-                }
-            }
-        }
-        drop((exec, barrier));
-    }
-    counters.active.store(false, Ordering::Release);
-    let _ = tokio::time::timeout(options.request_timeout, client.flush()).await;
-    let _ = tokio::time::timeout(options.request_timeout, client.drain()).await;
 }
 
 async fn reply_error(client: &Client, reply_to: Subject, why: &str) {

@@ -164,6 +164,7 @@ impl NatsTransport {
         );
         Ok(NatsEndpoint {
             cells,
+            alive: Default::default(),
             jetstream: jetstream::JetStreamEndpoint::new(
                 &client,
                 inner.runtime.handle(),
