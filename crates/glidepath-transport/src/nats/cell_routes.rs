@@ -303,6 +303,9 @@ impl NatsEndpoint {
         else {
             return Ok(());
         };
+        // The reader reads cell subjects by the grid's id: known before any of them
+        // can arrive.
+        fc.view.write().grid = Some(grid.id());
         let have = fc.subscribed.remove(&topic).unwrap_or_default();
         let transport = &self.transport;
         let mut added = Vec::new();
@@ -321,11 +324,7 @@ impl NatsEndpoint {
         for (subject, sub) in added {
             let _ = fc.commands.send(CellCommand::Add(subject, sub));
         }
-        {
-            let mut view = fc.view.write();
-            view.grid = Some(grid.id());
-            view.interest.insert(topic, interest);
-        }
+        fc.view.write().interest.insert(topic, interest);
         for subject in have.difference(&want) {
             let _ = fc.commands.send(CellCommand::Remove(subject.clone()));
         }
