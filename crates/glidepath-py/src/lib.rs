@@ -92,7 +92,8 @@ impl From<PyResignAction> for ResignAction {
 /// `Rti()` is the in-process RTI. Keyword arguments override settings; names are
 /// the command-line flags' (`transport`, `nats_url`, `compression`,
 /// `compress_min_bytes`, `key_file`, `bundle_bytes`, `bundle_time_us`,
-/// `persistence`, `reliable_window`, `shm_name`, `shm_ring_bytes`, `save_dir`).
+/// `persistence`, `reliable_window`, `ddm_cells`, `ddm_dimensions`, `shm_name`,
+/// `shm_ring_bytes`, `save_dir`).
 /// `Rti.from_env()` starts from the `GLIDEPATH_*` environment variables instead of the
 /// defaults. `save_dir` is where `inproc` keeps federation saves (default
 /// `glidepath-saves` under the working directory).
@@ -117,6 +118,8 @@ fn config_with(mut config: RtiConfig, settings: Vec<(String, String)>) -> PyResu
         "bundle-time-us",
         "persistence",
         "reliable-window",
+        "ddm-cells",
+        "ddm-dimensions",
         "shm-name",
         "shm-ring-bytes",
         "save-dir",

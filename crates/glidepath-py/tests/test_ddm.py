@@ -37,9 +37,17 @@ def drain(fed: glidepath.Federate, seconds: float = 0.5) -> None:
         fed.evoke(0.05)
 
 
-@pytest.fixture
-def pair():
-    rti = glidepath.Rti()
+@pytest.fixture(params=["inproc", "nats"])
+def pair(request):
+    """A sector subscriber and a traffic publisher, in one process or over a real
+    nats-server, where regions filter on the wire (cells of an 8 x 8 grid)."""
+    server = None
+    if request.param == "nats":
+        url = request.getfixturevalue("nats_url")
+        rti = glidepath.Rti(transport="nats", nats_url=url, ddm_cells=8)
+        server = rti.ensure_executive()
+    else:
+        rti = glidepath.Rti()
     name = f"ddm-{time.monotonic_ns()}"
     rti.create_federation_execution(name, [FOM])
     inbox = Inbox()
@@ -49,6 +57,8 @@ def pair():
     for f in (sub, pub):
         f.resign_federation_execution()
     rti.destroy_federation_execution(name)
+    if server is not None:
+        server.close()
 
 
 def box(fed, dims, lat, lon):
