@@ -49,6 +49,7 @@ class Rti:
 
     Keyword settings: transport, nats_url, compression, compress_min_bytes,
     key_file, bundle_bytes, bundle_time_us, persistence, reliable_window,
+    ddm_cells, ddm_dimensions (the cell grid of regions filtered on the NATS wire),
     shm_name, shm_ring_bytes, save_dir (where inproc keeps federation saves).
     """
 
