@@ -537,3 +537,99 @@ fn a_block_process_that_dies_mid_run_fails_the_run_at_once() {
     );
     let _ = std::fs::remove_dir_all(&report);
 }
+
+/// A regulating federate's process is killed (SIGKILL, no resign): a constrained
+/// federate's time advance waits for it only until the executive server (`--lost-after
+/// 2`) has found its endpoint gone and resigned it, then is granted.
+#[test]
+fn a_killed_regulator_is_resigned_and_time_advances_go_on() {
+    use glidepath::{Callback, Rti, RtiConfig, TransportKind};
+    let nats = nats_server();
+    let url = nats.url();
+    let _server = executive_server(&url, &["--lost-after", "2"]);
+    let mut config = RtiConfig::default();
+    config.transport = TransportKind::Nats;
+    config.nats_url = url.clone();
+    let rti = Rti::from_config(&config).unwrap();
+    let fom = glidepath::Fom::load_files(&[support::workspace_root().join("foms/air-traffic.xml")])
+        .unwrap();
+    rti.create_federation_execution_with_fom("lost-regulator", fom)
+        .unwrap();
+    let watcher = rti
+        .join(
+            "lost-regulator",
+            glidepath::JoinOptions::named("watcher", "watcher"),
+        )
+        .unwrap();
+    watcher.enable_time_constrained().unwrap();
+    let next = |what: &str| {
+        watcher
+            .next_callback(TIMEOUT)
+            .unwrap_or_else(|| panic!("no callback while waiting for {what}"))
+    };
+    while !matches!(next("constrained"), Callback::TimeConstrainedEnabled { .. }) {}
+    // An aircraft in a process of its own: regulating, flying for far longer than this.
+    let aircraft = Running(
+        glidepath(&[
+            "demo",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &url,
+            "--role",
+            "aircraft",
+            "--federates",
+            "1",
+            "--steps",
+            "100000000",
+            "--federation",
+            "lost-regulator",
+        ])
+        .spawn()
+        .unwrap(),
+    );
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    let regulating = |w: &glidepath::Federate| {
+        w.list_federates()
+            .unwrap()
+            .iter()
+            .any(|m| m.name.starts_with("aircraft-1"))
+    };
+    while !regulating(&watcher) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the aircraft never joined"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    // While it flies, it holds the watcher back: a grant at 1e9 cannot come.
+    watcher.time_advance_request(1.0e9).unwrap();
+    thread::sleep(Duration::from_millis(500));
+    let early: Vec<Callback> = std::iter::from_fn(|| watcher.next_callback(Duration::ZERO))
+        .filter(|c| matches!(c, Callback::TimeAdvanceGrant { .. }))
+        .collect();
+    assert!(
+        early.is_empty(),
+        "granted while the regulator flew: {early:?}"
+    );
+    drop(aircraft); // SIGKILL
+    let killed = std::time::Instant::now();
+    loop {
+        match next("the grant after the regulator was lost") {
+            Callback::TimeAdvanceGrant { time } => {
+                assert_eq!(time, glidepath::LogicalTime::new(1.0e9).unwrap());
+                break;
+            }
+            _ => continue,
+        }
+    }
+    let waited = killed.elapsed();
+    println!("granted {waited:?} after the regulator's process was killed (--lost-after 2)");
+    assert!(
+        !regulating(&watcher),
+        "the lost aircraft is still listed as a member"
+    );
+    watcher
+        .resign(glidepath::ResignAction::DeleteObjects)
+        .unwrap();
+}

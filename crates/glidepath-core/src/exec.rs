@@ -47,6 +47,14 @@ pub enum ExecRequest {
         federate: FederateHandle,
         action: ResignAction,
     },
+    /// The executive's host found `federate`'s endpoint gone (its process died):
+    /// resign it as lost, with `UnconditionallyDivestAttributes`. The members get
+    /// [`Notification::FederateLost`] instead of `FederateResigned`, since no last
+    /// status of its own will follow.
+    Lost {
+        federation: FederationId,
+        federate: FederateHandle,
+    },
     ListFederates {
         federation: FederationId,
     },
@@ -205,6 +213,11 @@ pub enum Notification {
     FederateResigned {
         federate: FederateHandle,
     },
+    /// A member resigned by the executive's host because its endpoint was gone: it
+    /// will send nothing more, not even the last status a resigning federate sends.
+    FederateLost {
+        federate: FederateHandle,
+    },
     AnnounceSynchronizationPoint {
         label: String,
         tag: Bytes,
@@ -288,6 +301,50 @@ impl FederationExecution {
     /// The joined federates, in join order.
     pub fn members(&self) -> impl Iterator<Item = &FederateInfo> {
         self.members.values()
+    }
+
+    /// Resigns `federate` (asked by it, or `lost` when its host found it gone).
+    fn resign(
+        &mut self,
+        federate: FederateHandle,
+        action: ResignAction,
+        lost: bool,
+        out: &mut Vec<Notification>,
+    ) -> ExecReply {
+        use ExecReply as R;
+        let fed_err = |e: FederationError| R::FederationError(e);
+        if let Err(e) = self.member(federate) {
+            // Asked again: the first resign was applied, its reply lost.
+            return match self.resigned.iter().find(|(f, _)| *f == federate) {
+                Some((_, delete)) => R::Resigned {
+                    delete: delete.clone(),
+                },
+                None => fed_err(e),
+            };
+        }
+        let delete = match self.resign_ownership(federate, action, out) {
+            Ok(delete) => delete,
+            Err(e) => return fed_err(e),
+        };
+        self.members.remove(&federate);
+        self.regulators.remove(&federate);
+        self.reserved.retain(|_, f| *f != federate);
+        for sp in self.sync_points.values_mut() {
+            sp.members.remove(&federate);
+            sp.achieved.remove(&federate);
+        }
+        out.push(if lost {
+            Notification::FederateLost { federate }
+        } else {
+            Notification::FederateResigned { federate }
+        });
+        self.save_member_left(federate, out);
+        self.complete_sync_points(out);
+        if self.resigned.len() == RESIGN_MEMORY {
+            self.resigned.pop_front();
+        }
+        self.resigned.push_back((federate, delete.clone()));
+        R::Resigned { delete }
     }
 
     fn member(&self, f: FederateHandle) -> Result<(), FederationError> {
@@ -374,36 +431,13 @@ impl FederationExecution {
             }
             ExecRequest::Resign {
                 federate, action, ..
-            } => {
-                if let Err(e) = self.member(federate) {
-                    // Asked again: the first resign was applied, its reply lost.
-                    return match self.resigned.iter().find(|(f, _)| *f == federate) {
-                        Some((_, delete)) => R::Resigned {
-                            delete: delete.clone(),
-                        },
-                        None => fed_err(e),
-                    };
-                }
-                let delete = match self.resign_ownership(federate, action, out) {
-                    Ok(delete) => delete,
-                    Err(e) => return fed_err(e),
-                };
-                self.members.remove(&federate);
-                self.regulators.remove(&federate);
-                self.reserved.retain(|_, f| *f != federate);
-                for sp in self.sync_points.values_mut() {
-                    sp.members.remove(&federate);
-                    sp.achieved.remove(&federate);
-                }
-                out.push(Notification::FederateResigned { federate });
-                self.save_member_left(federate, out);
-                self.complete_sync_points(out);
-                if self.resigned.len() == RESIGN_MEMORY {
-                    self.resigned.pop_front();
-                }
-                self.resigned.push_back((federate, delete.clone()));
-                R::Resigned { delete }
-            }
+            } => self.resign(federate, action, false, out),
+            ExecRequest::Lost { federate, .. } => self.resign(
+                federate,
+                ResignAction::UnconditionallyDivestAttributes,
+                true,
+                out,
+            ),
             ExecRequest::ListFederates { .. } => {
                 R::Federates(self.members.values().cloned().collect())
             }
@@ -749,6 +783,7 @@ fn federation_of(req: &ExecRequest) -> FederationId {
     match req {
         ExecRequest::Join { federation, .. }
         | ExecRequest::Resign { federation, .. }
+        | ExecRequest::Lost { federation, .. }
         | ExecRequest::ListFederates { federation }
         | ExecRequest::ReserveName { federation, .. }
         | ExecRequest::ReleaseName { federation, .. }

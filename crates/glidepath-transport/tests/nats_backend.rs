@@ -200,7 +200,7 @@ fn endpoints_and_the_executive_carry_on_after_a_nats_server_restart() {
 
 /// A member whose endpoint is gone without resigning (its process died) is resigned
 /// by the executive server once the liveness probe has found nobody for
-/// `lost_after`: the others hear `FederateResigned`, and it is no longer listed. A
+/// `lost_after`: the others hear `FederateLost`, and it is no longer listed. A
 /// member that is still there is never taken for lost.
 #[test]
 fn a_member_whose_endpoint_is_gone_is_resigned_by_the_executive() {
@@ -245,8 +245,8 @@ fn a_member_whose_endpoint_is_gone_is_resigned_by_the_executive() {
         let envelope = survivor
             .inbox()
             .recv_timeout(left)
-            .unwrap_or_else(|e| panic!("no FederateResigned for the lost federate: {e}"));
-        if matches!(envelope.body, Body::Exec(Notification::FederateResigned { federate }) if federate == lost)
+            .unwrap_or_else(|e| panic!("no FederateLost for the lost federate: {e}"));
+        if matches!(envelope.body, Body::Exec(Notification::FederateLost { federate }) if federate == lost)
         {
             break;
         }

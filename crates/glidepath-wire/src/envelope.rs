@@ -60,6 +60,8 @@ pub enum BodyKind {
     Ownership = 0x14,
     /// [`Notification::Save`]: its [`glidepath_core::SaveNotice`] as CBOR.
     Save = 0x15,
+    /// [`Notification::FederateLost`] (version 7, session 16).
+    FederateLost = 0x16,
 }
 
 impl BodyKind {
@@ -75,6 +77,7 @@ impl BodyKind {
             Body::Restored { .. } => BodyKind::Restored,
             Body::Exec(Notification::FederateJoined { .. }) => BodyKind::FederateJoined,
             Body::Exec(Notification::FederateResigned { .. }) => BodyKind::FederateResigned,
+            Body::Exec(Notification::FederateLost { .. }) => BodyKind::FederateLost,
             Body::Exec(Notification::AnnounceSynchronizationPoint { .. }) => {
                 BodyKind::AnnounceSynchronizationPoint
             }
@@ -102,6 +105,7 @@ impl BodyKind {
             0x13 => BodyKind::FederationSynchronized,
             0x14 => BodyKind::Ownership,
             0x15 => BodyKind::Save,
+            0x16 => BodyKind::FederateLost,
             _ => return None,
         })
     }

@@ -35,6 +35,7 @@ fn request_name(r: &ExecRequest) -> &'static str {
         ExecRequest::Lookup { .. } => "Lookup",
         ExecRequest::Join { .. } => "Join",
         ExecRequest::Resign { .. } => "Resign",
+        ExecRequest::Lost { .. } => "Lost",
         ExecRequest::ListFederates { .. } => "ListFederates",
         ExecRequest::ReserveName { .. } => "ReserveName",
         ExecRequest::ReleaseName { .. } => "ReleaseName",
@@ -49,7 +50,7 @@ fn request_name(r: &ExecRequest) -> &'static str {
         ExecRequest::Save { .. } => "Save",
     }
 }
-const REQUEST_VARIANTS: usize = 17;
+const REQUEST_VARIANTS: usize = 18;
 
 fn reply_name(r: &ExecReply) -> &'static str {
     match r {
@@ -251,6 +252,10 @@ fn requests() -> Vec<ExecRequest> {
             action,
         });
     }
+    v.push(ExecRequest::Lost {
+        federation: f,
+        federate: me,
+    });
     v
 }
 

@@ -213,6 +213,25 @@ impl LocalRti {
                 self.members.remove(&federate);
                 self.mom_member_resigned(federate);
             }
+            Notification::FederateLost { federate } => {
+                // Gone for good (its process died): no last status of its own will
+                // come, so its last known one stands for it, marked resigned. What it
+                // sent before dying arrived long ago (the host waits seconds before
+                // calling it lost) or never will.
+                self.members.remove(&federate);
+                self.mom_member_resigned(federate);
+                if let Some((seq, status)) = self.time.statuses.get(&federate).cloned() {
+                    let mut last = status;
+                    last.resigned = true;
+                    let republish = self.handle_status(federate, seq, last);
+                    if republish
+                        && self.time.regulation == Regulation::On
+                        && self.time.constrained == Constrained::On
+                    {
+                        self.publish_status(StatusReason::Changed);
+                    }
+                }
+            }
             Notification::AnnounceSynchronizationPoint {
                 label,
                 tag,

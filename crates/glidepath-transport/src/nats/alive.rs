@@ -9,7 +9,8 @@
 //! that has been the answer for [`NatsOptions::lost_after`] is resigned by the server
 //! itself, with `UnconditionallyDivestAttributes` (its objects stay, their attributes
 //! go to a federate acquiring them or to nobody): the other members get its
-//! `FederateResigned` notification and time advances go on without it. A reply that
+//! `FederateLost` notification, take its last status as its final one, and time
+//! advances go on without it. A reply that
 //! is merely late (a slow link, a busy host) is not an absence: only "no responders"
 //! counts, so a federate is never resigned for being slow, only for being gone longer
 //! than a reconnection takes.

@@ -22,8 +22,7 @@ use async_nats::{Client, HeaderMap, Message, RequestErrorKind, Subject};
 use bytes::Bytes;
 use futures::StreamExt;
 use glidepath_core::{
-    Envelope, ExecReply, ExecRequest, ExecutiveHost, FederateHandle, FederationId, Hosted,
-    ResignAction, Topic,
+    Envelope, ExecReply, ExecRequest, ExecutiveHost, FederateHandle, FederationId, Hosted, Topic,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -525,10 +524,9 @@ impl Host {
         (federation, federate): (FederationId, FederateHandle),
         counters: &ServerCounters,
     ) {
-        let request = ExecRequest::Resign {
+        let request = ExecRequest::Lost {
             federation,
             federate,
-            action: ResignAction::UnconditionallyDivestAttributes,
         };
         if let Some(mut log) = self.log.take() {
             let payload = self

@@ -476,6 +476,9 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
         BodyKind::FederateResigned => Body::Exec(Notification::FederateResigned {
             federate: r.federate("federate")?,
         }),
+        BodyKind::FederateLost => Body::Exec(Notification::FederateLost {
+            federate: r.federate("federate")?,
+        }),
         BodyKind::AnnounceSynchronizationPoint => {
             Body::Exec(Notification::AnnounceSynchronizationPoint {
                 label: r.str("label")?.to_owned(),

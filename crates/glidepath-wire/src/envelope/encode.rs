@@ -287,7 +287,9 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
             s.bytes(name.as_bytes());
             s.bytes(federate_type.as_bytes());
         }
-        Body::Exec(Notification::FederateResigned { federate }) => {
+        Body::Exec(
+            Notification::FederateResigned { federate } | Notification::FederateLost { federate },
+        ) => {
             s.varint(u64::from(federate.0));
         }
         Body::Exec(Notification::AnnounceSynchronizationPoint {

@@ -249,6 +249,13 @@ pub fn samples() -> Vec<Envelope> {
         ),
         env(
             u32::MAX,
+            15,
+            Body::Exec(Notification::FederateLost {
+                federate: FederateHandle(9),
+            }),
+        ),
+        env(
+            u32::MAX,
             16,
             Body::Exec(Notification::AnnounceSynchronizationPoint {
                 label: "ReadyToRun".into(),
@@ -473,6 +480,9 @@ fn arb_notification() -> impl Strategy<Value = Notification> {
             }
         }),
         arb_u32().prop_map(|f| Notification::FederateResigned {
+            federate: FederateHandle(f)
+        }),
+        arb_u32().prop_map(|f| Notification::FederateLost {
             federate: FederateHandle(f)
         }),
         (".{0,12}", arb_bytes(), arb_federates()).prop_map(|(label, tag, targets)| {
