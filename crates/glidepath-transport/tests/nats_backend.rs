@@ -23,6 +23,22 @@ fn expect(endpoint: &NatsEndpoint, sender: u32, seq: u64) {
     expect_within(endpoint, sender, seq, TIMEOUT);
 }
 
+/// Joins federation `federation` as `name` through `e`; its handle (a refusal panics).
+fn join_as(
+    e: &NatsEndpoint,
+    federation: glidepath_core::FederationId,
+    name: &str,
+) -> FederateHandle {
+    match e.request(ExecRequest::Join {
+        federation,
+        federate_name: Some(name.into()),
+        federate_type: "test".into(),
+    }) {
+        Ok(ExecReply::Joined { federate, .. }) => federate,
+        other => panic!("join {name}: {other:?}"),
+    }
+}
+
 fn testbed() -> NatsTestbed {
     NatsTestbed::start().unwrap_or_else(|e| panic!("{e}"))
 }
@@ -160,14 +176,7 @@ fn endpoints_and_the_executive_carry_on_after_a_nats_server_restart() {
     let a = transport.open_endpoint().unwrap();
     let b = transport.open_endpoint().unwrap();
     let fed = create(&a, "restart");
-    let joined = |e: &NatsEndpoint, name: &str| match e.request(ExecRequest::Join {
-        federation: fed,
-        federate_name: Some(name.into()),
-        federate_type: "test".into(),
-    }) {
-        Ok(ExecReply::Joined { federate, .. }) => federate,
-        other => panic!("join {name}: {other:?}"),
-    };
+    let joined = |e: &NatsEndpoint, name: &str| join_as(e, fed, name);
     let first = joined(&a, "a");
     b.subscribe(fed, TOPIC).unwrap();
     a.publish(fed, TOPIC, data(first.0, 1)).unwrap();
@@ -216,14 +225,7 @@ fn a_member_whose_endpoint_is_gone_is_resigned_by_the_executive() {
     let doomed = transport.open_endpoint().unwrap();
     let survivor = transport.open_endpoint().unwrap();
     let fed = create(&survivor, "lost");
-    let joined = |e: &NatsEndpoint, name: &str| match e.request(ExecRequest::Join {
-        federation: fed,
-        federate_name: Some(name.into()),
-        federate_type: "test".into(),
-    }) {
-        Ok(ExecReply::Joined { federate, .. }) => federate,
-        other => panic!("join {name}: {other:?}"),
-    };
+    let joined = |e: &NatsEndpoint, name: &str| join_as(e, fed, name);
     let lost = joined(&doomed, "doomed");
     let kept = joined(&survivor, "survivor");
     survivor.subscribe(fed, Topic::Federation).unwrap();
