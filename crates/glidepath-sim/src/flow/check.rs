@@ -13,7 +13,7 @@ pub(super) struct Checker<'a> {
     /// The cells the receiver reads.
     pub(super) cells: u8,
     /// Where each sender's envelopes went (by `seq − 1`; 0 to everyone).
-    pub(super) dest: &'a [&'a [u8]],
+    pub(super) dest: &'a [Vec<u8>],
     pub(super) tracks: &'a mut [Track],
     pub(super) published: &'a [u64],
     pub(super) out: &'a mut FlowOutcome,

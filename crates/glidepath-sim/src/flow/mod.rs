@@ -240,8 +240,6 @@ struct SimSender {
     crashed: bool,
     /// A publish event is queued.
     publish_queued: bool,
-    /// Where each envelope went, by `seq − 1`: 0 to every receiver, else the cells.
-    dest: Vec<u8>,
     /// Cell envelopes not yet accounted for: the range `(from, upto]` and the
     /// envelopes per cell.
     account: Option<(u64, u64, [u32; CELLS])>,
@@ -332,6 +330,9 @@ struct FlowSim {
     /// Receiver tokens, by receiver index.
     tokens: Vec<u64>,
     published: Vec<u64>,
+    /// Per sender, where each envelope went, by `seq − 1`: 0 to every receiver, else
+    /// the cells (kept here, beside `published`, for the checker to borrow).
+    dest: Vec<Vec<u8>>,
     crash: Option<(usize, u64)>,
     now: u64,
     out: FlowOutcome,

@@ -35,7 +35,6 @@ impl FlowSim {
                 blocked: false,
                 crashed: false,
                 publish_queued: false,
-                dest: Vec::new(),
                 account: None,
             })
             .collect();
@@ -109,6 +108,7 @@ impl FlowSim {
             receivers,
             tokens,
             published: vec![0; n_senders],
+            dest: vec![Vec::new(); n_senders],
             crash,
             now: 0,
             out,
@@ -179,12 +179,11 @@ impl FlowSim {
             }
             Event::ReceiverTick(r) => {
                 let now = self.now;
-                let dest: Vec<&[u8]> = self.senders.iter().map(|x| &x.dest[..]).collect();
                 let rec = &mut self.receivers[r];
                 let mut sink = Checker {
                     receiver: r,
                     cells: rec.cells,
-                    dest: &dest,
+                    dest: &self.dest,
                     tracks: &mut rec.tracks,
                     published: &self.published,
                     out: &mut self.out,
@@ -209,7 +208,6 @@ impl FlowSim {
                 cell,
             } => {
                 let now = self.now;
-                let dest: Vec<&[u8]> = self.senders.iter().map(|x| &x.dest[..]).collect();
                 let rec = &mut self.receivers[to];
                 if let Some(c) = cell {
                     *rec.arrivals[from].entry(seq).or_insert(0) |= 1 << c;
@@ -217,7 +215,7 @@ impl FlowSim {
                 let mut sink = Checker {
                     receiver: to,
                     cells: rec.cells,
-                    dest: &dest,
+                    dest: &self.dest,
                     tracks: &mut rec.tracks,
                     published: &self.published,
                     out: &mut self.out,
@@ -315,7 +313,7 @@ impl FlowSim {
         } else {
             0
         };
-        self.senders[s].dest.push(dest);
+        self.dest[s].push(dest);
         if dest == 0 {
             // What went to cells is accounted for before anything goes to everyone.
             self.send_account(s);
@@ -397,7 +395,6 @@ impl FlowSim {
     /// the holes at once (as `nats/reader.rs` does).
     fn account(&mut self, s: usize, r: usize, first: u64, upto: u64, counts: [u32; CELLS]) {
         let now = self.now;
-        let dest: Vec<&[u8]> = self.senders.iter().map(|x| &x.dest[..]).collect();
         let rec = &mut self.receivers[r];
         let arrivals = &mut rec.arrivals[s];
         let complete = (0..CELLS).all(|c| {
@@ -422,7 +419,7 @@ impl FlowSim {
             let mut sink = Checker {
                 receiver: r,
                 cells: rec.cells,
-                dest: &dest,
+                dest: &self.dest,
                 tracks: &mut rec.tracks,
                 published: &self.published,
                 out: &mut self.out,
