@@ -59,12 +59,10 @@ pub(super) struct CellSender {
     origin: Instant,
     stop: AtomicBool,
     thread: Mutex<Option<std::thread::Thread>>,
-    pub(super) accounts_sent: AtomicU64,
 }
 
 impl CellSender {
     fn publish_account(&self, federation: FederationId, account: &Account) {
-        self.accounts_sent.fetch_add(1, Ordering::Relaxed);
         let sent = futures::executor::block_on(
             self.client
                 .publish(cells_subject(federation), account.encode()),
@@ -75,8 +73,12 @@ impl CellSender {
         }
     }
 
-    /// Publishes every open account, taking the lock.
+    /// Publishes every open account (the lock is not taken when none is open: a
+    /// flush on every time advance request costs an atomic load).
     pub(super) fn publish_all(&self) {
+        if !self.any_open.load(Ordering::Acquire) {
+            return;
+        }
         let mut accounts = self.accounts.lock();
         for (federation, account) in accounts.take_all() {
             self.publish_account(federation, &account);
@@ -139,7 +141,6 @@ impl Cells {
                 origin: Instant::now(),
                 stop: AtomicBool::new(false),
                 thread: Mutex::new(None),
-                accounts_sent: AtomicU64::new(0),
             }),
         }
     }
@@ -189,7 +190,6 @@ impl Cells {
         payload: Bytes,
         (grid, cells): (Arc<CellGrid>, Vec<u32>),
     ) -> Result<(), TransportError> {
-        self.start_thread();
         let mut accounts = self.sender.accounts.lock();
         for cell in &cells {
             let Some(subject) = cell_subject(federation, grid.id(), topic, *cell) else {
@@ -216,23 +216,25 @@ impl Cells {
             }
         }
         drop(accounts);
-        if let Some(t) = self.sender.thread.lock().as_ref() {
-            t.unpark();
-        }
+        self.wake_account_thread();
         Ok(())
     }
 
-    fn start_thread(&self) {
+    /// Wakes the account thread, starting it the first time.
+    fn wake_account_thread(&self) {
         let mut thread = self.sender.thread.lock();
-        if thread.is_none() {
-            let sender = self.sender.clone();
-            match std::thread::Builder::new()
-                .name("glidepath-cell-accounts".into())
-                .spawn(move || sender.run())
-            {
-                Ok(handle) => *thread = Some(handle.thread().clone()),
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot start the cell account thread; accounts go out with the next envelope or flush")
+        match thread.as_ref() {
+            Some(t) => t.unpark(),
+            None => {
+                let sender = self.sender.clone();
+                match std::thread::Builder::new()
+                    .name("glidepath-cell-accounts".into())
+                    .spawn(move || sender.run())
+                {
+                    Ok(handle) => *thread = Some(handle.thread().clone()),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot start the cell account thread; accounts go out with the next envelope or flush")
+                    }
                 }
             }
         }
