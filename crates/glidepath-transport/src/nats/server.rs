@@ -468,9 +468,20 @@ impl Host {
         client: &Client,
         request: ExecRequest,
     ) -> (ExecReply, Option<(FederationId, u64)>) {
+        // Only these change who is a member (a standby's log replay does too; the
+        // list is read afresh when it becomes active, `watch_members`).
+        let membership = matches!(
+            request,
+            ExecRequest::Join { .. }
+                | ExecRequest::Resign { .. }
+                | ExecRequest::Lost { .. }
+                | ExecRequest::Destroy { .. }
+        );
         // Stamped when published, below.
         let hosted = self.executive.handle(request, 0);
-        *self.members.lock() = self.executive.executive().all_members();
+        if membership {
+            *self.members.lock() = self.executive.executive().all_members();
+        }
         let last = hosted.last_notified();
         let Hosted {
             reply,
