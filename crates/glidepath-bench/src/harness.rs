@@ -86,6 +86,8 @@ pub struct BenchOptions {
     /// grid; `Some(0)` sends everything on the topics' subjects, `None` keeps the
     /// default (NATS only).
     pub ddm_cells: Option<u32>,
+    /// ddm: also a run with every subscriber's attribute scope advisory switch on.
+    pub scope_advisories: bool,
     /// Also run the raw peer and report the ratios.
     pub raw: bool,
     /// Busy work in microseconds per cycle at both ends (latency's compute load).
@@ -121,6 +123,7 @@ impl Default for BenchOptions {
             bundle_bytes: None,
             reliable_window_envelopes: None,
             ddm_cells: None,
+            scope_advisories: false,
             raw: false,
             compute_us: 0,
             background_load: false,

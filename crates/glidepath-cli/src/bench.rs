@@ -75,6 +75,10 @@ pub struct BenchArgs {
     /// regions; 0 sends them on the topics' subjects (nats only) [default: 8].
     #[arg(long, value_name = "N")]
     ddm_cells: Option<String>,
+    /// ddm: also run each subscriber count with every subscriber's attribute scope
+    /// advisory switch on (a `scope` row: what the owner's region notices cost).
+    #[arg(long)]
+    scope_advisories: bool,
     /// Also run the raw peer (raw NATS, raw channels or raw shared-memory rings) and report the ratios.
     #[arg(long)]
     raw: bool,
@@ -295,6 +299,7 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
     if let Some(v) = &args.reliable_window {
         o.reliable_window_envelopes = Some(number("--reliable-window", v)?);
     }
+    o.scope_advisories = args.scope_advisories;
     if let Some(v) = &args.ddm_cells {
         o.ddm_cells = Some(number("--ddm-cells", v)?);
     }

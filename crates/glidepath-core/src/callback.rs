@@ -75,6 +75,21 @@ pub enum Callback {
         tag: Bytes,
         info: MessageInfo,
     },
+    /// These attributes of a discovered instance came into scope (data distribution
+    /// management, while the attribute scope advisory switch is on): this federate
+    /// subscribes them, another federate owns them, and the owner's update regions
+    /// overlap this federate's subscription regions (the default region overlaps
+    /// every region). Reflections of them may follow.
+    AttributesInScope {
+        instance: ObjectInstanceHandle,
+        attributes: Vec<AttributeHandle>,
+    },
+    /// These attributes went out of scope: the overlap ended, or the subscription,
+    /// or another federate's ownership.
+    AttributesOutOfScope {
+        instance: ObjectInstanceHandle,
+        attributes: Vec<AttributeHandle>,
+    },
     ProvideAttributeValueUpdate {
         instance: ObjectInstanceHandle,
         attributes: Vec<AttributeHandle>,

@@ -241,6 +241,10 @@ pub enum DdmError {
         dimension: DimensionHandle,
         context: RegionContext,
     },
+    #[error("the attribute scope advisory switch is already on")]
+    AttributeScopeAdvisorySwitchIsOn,
+    #[error("the attribute scope advisory switch is already off")]
+    AttributeScopeAdvisorySwitchIsOff,
     #[error(transparent)]
     Federation(#[from] FederationError),
 }

@@ -109,14 +109,42 @@ pub enum Body {
     /// The sender has taken back its saved state in restore `epoch`: everything it
     /// sent before this is from before the restore, and its receivers drop it.
     Restored { epoch: u64 },
+    /// The update regions the sender now uses for some attributes of an instance it
+    /// owns, or (`owned` false) that it no longer owns them (data distribution
+    /// management: what a receiver's attribute scope advisories follow). Sent only
+    /// while some member has its attribute scope advisory switch on.
+    UpdateRegions {
+        instance: ObjectInstanceHandle,
+        class: ObjectClassHandle,
+        attributes: Arc<[AttributeHandle]>,
+        /// Filled for the attributes' available dimensions; `None`, the default region.
+        regions: Option<RegionSet>,
+        owned: bool,
+        /// What it travels by (filtered at the source like an update's regions): the
+        /// new regions and the ones they replace, so every receiver whose scope may
+        /// change hears of it; `None`, to every subscriber of the class.
+        route: Option<RegionSet>,
+    },
+    /// The sender's attribute scope advisory switch: while on, owners tell it (with
+    /// [`Body::UpdateRegions`]) when their update regions change. With `announce`,
+    /// each owner also tells where everything it owns is now (routed by its regions:
+    /// the sender hears of what overlaps its subscriptions).
+    ScopeAdvisory { on: bool, announce: bool },
+    /// To one federate (on its own topic): the sender has answered its
+    /// [`Body::ScopeAdvisory`] with `announce`, in the envelopes from `first` on
+    /// (routed by the asker's subscriptions as they are now): what it said of
+    /// regions before `first` may be stale there.
+    ScopeAnswered { first: u64 },
 }
 
 impl Body {
-    /// The regions an update or interaction was sent with (`None`: the default
-    /// region, or a body that carries none).
+    /// The regions an update or interaction was sent with, or that a region notice
+    /// travels by (`None`: the default region, or a body that carries none): what a
+    /// transport filters by.
     pub fn regions(&self) -> Option<&RegionSet> {
         match self {
             Body::Update { regions, .. } | Body::Interaction { regions, .. } => regions.as_ref(),
+            Body::UpdateRegions { route, .. } => route.as_ref(),
             _ => None,
         }
     }

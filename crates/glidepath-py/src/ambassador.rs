@@ -118,6 +118,20 @@ pub fn deliver(py: Python<'_>, ambassador: &Bound<'_, PyAny>, callback: Callback
             )
                 .into_pyobject(py)?,
         ),
+        Callback::AttributesInScope {
+            instance,
+            attributes,
+        } => (
+            "attributes_in_scope",
+            (instance.0, PyList::new(py, attributes.iter().map(|a| a.0))?).into_pyobject(py)?,
+        ),
+        Callback::AttributesOutOfScope {
+            instance,
+            attributes,
+        } => (
+            "attributes_out_of_scope",
+            (instance.0, PyList::new(py, attributes.iter().map(|a| a.0))?).into_pyobject(py)?,
+        ),
         Callback::ProvideAttributeValueUpdate {
             instance,
             attributes,

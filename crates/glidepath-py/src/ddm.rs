@@ -147,6 +147,15 @@ impl PyFederate {
     fn delete_region(&self, py: Python<'_>, region_handle: u64) -> PyResult<()> {
         self.call(py, |f| f.delete_region(region(region_handle)))
     }
+    /// Turns the attribute scope advisory switch on: `attributes_in_scope` and
+    /// `attributes_out_of_scope` callbacks follow.
+    fn enable_attribute_scope_advisory_switch(&self, py: Python<'_>) -> PyResult<()> {
+        self.call(py, |f| f.enable_attribute_scope_advisory_switch())
+    }
+    /// Turns the attribute scope advisory switch off.
+    fn disable_attribute_scope_advisory_switch(&self, py: Python<'_>) -> PyResult<()> {
+        self.call(py, |f| f.disable_attribute_scope_advisory_switch())
+    }
 
     // ----- regions in use ----------------------------------------------------------------
 

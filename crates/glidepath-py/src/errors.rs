@@ -80,6 +80,8 @@ hla_exceptions! {
     InvalidRangeBound: "Not a range [lower, upper) within the dimension's bounds.",
     RegionInUseForUpdateOrSubscription: "The region is used for updates or subscriptions: stop using it before deleting it.",
     InvalidRegionContext: "The region has a dimension not available for that attribute or interaction class.",
+    AttributeScopeAdvisorySwitchIsOn: "The attribute scope advisory switch is already on.",
+    AttributeScopeAdvisorySwitchIsOff: "The attribute scope advisory switch is already off.",
     AttributeNotPublished: "The attribute is not published by this federate at the instance's known class.",
     AttributeAlreadyBeingDivested: "A negotiated divestiture of the attribute is already pending.",
     AttributeDivestitureWasNotRequested: "No negotiated divestiture of the attribute is pending.",
@@ -162,6 +164,8 @@ fn ddm_error(e: glidepath::DdmError, message: String) -> PyErr {
             RegionInUseForUpdateOrSubscription::new_err(message)
         }
         D::InvalidRegionContext { .. } => InvalidRegionContext::new_err(message),
+        D::AttributeScopeAdvisorySwitchIsOn => AttributeScopeAdvisorySwitchIsOn::new_err(message),
+        D::AttributeScopeAdvisorySwitchIsOff => AttributeScopeAdvisorySwitchIsOff::new_err(message),
         D::Federation(f) => federation_error(f, message),
     }
 }

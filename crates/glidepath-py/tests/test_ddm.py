@@ -20,6 +20,13 @@ class Inbox(glidepath.FederateAmbassador):
         self.interactions: list = []
         self.reflections: list = []
         self.discovered: list = []
+        self.scope: list = []
+
+    def attributes_in_scope(self, instance, attributes):
+        self.scope.append(("in", instance, attributes))
+
+    def attributes_out_of_scope(self, instance, attributes):
+        self.scope.append(("out", instance, attributes))
 
     def receive_interaction(self, interaction_class, parameters, tag, info):
         self.interactions.append(parameters)
@@ -152,3 +159,35 @@ def test_bad_regions_raise_the_standards_exceptions(pair):
     with pytest.raises(glidepath.InvalidRegionContext):
         sub.subscribe_object_class_attributes_with_regions(aircraft, [([alt], [r])])
     assert issubclass(glidepath.InvalidRegion, glidepath.RTIexception)
+
+
+def test_scope_advisories_follow_the_update_region(pair):
+    sub, pub, inbox = pair
+    fl = sub.get_dimension_handle("FlightLevel")
+    aircraft = sub.get_object_class_handle("Aircraft")
+    alt = sub.get_attribute_handle(aircraft, "altitudeFt")
+    band = sub.create_region([fl])
+    sub.set_range_bounds(band, fl, (100, 300))
+    sub.commit_region_modifications([band])
+    sub.subscribe_object_class_attributes_with_regions(aircraft, [([alt], [band])])
+    sub.enable_attribute_scope_advisory_switch()
+    with pytest.raises(glidepath.AttributeScopeAdvisorySwitchIsOn):
+        sub.enable_attribute_scope_advisory_switch()
+    drain(pub, 0.3)  # the publisher hears that the sector watches
+
+    pub.publish_object_class_attributes(aircraft, [alt])
+    level = pub.create_region([fl])
+    pub.set_range_bounds(level, fl, (250, 251))
+    pub.commit_region_modifications([level])
+    plane = pub.register_object_instance_with_regions(aircraft, [([alt], [level])])
+    pub.update_attribute_values(plane, {alt: pub.encode_attribute(alt, 25_000.0)})
+    drain(sub)
+    assert inbox.scope == [("in", plane, [alt])]
+    # Climbing out of the band, with no update after: out of scope.
+    pub.set_range_bounds(level, fl, (350, 351))
+    pub.commit_region_modifications([level])
+    drain(sub)
+    assert inbox.scope[1:] == [("out", plane, [alt])]
+    sub.disable_attribute_scope_advisory_switch()
+    with pytest.raises(glidepath.AttributeScopeAdvisorySwitchIsOff):
+        sub.disable_attribute_scope_advisory_switch()

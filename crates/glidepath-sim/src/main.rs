@@ -488,6 +488,8 @@ fn ddm_main(args: &Args) -> ExitCode {
                 t.sender_moves += o.sender_moves;
                 t.subscriber_moves += o.subscriber_moves;
                 t.discovered_by_overlap += o.discovered_by_overlap;
+                t.scope_callbacks += o.scope_callbacks;
+                t.scope_switches += o.scope_switches;
             }
             Err(f) => {
                 eprintln!("{f}");
@@ -499,7 +501,8 @@ fn ddm_main(args: &Args) -> ExitCode {
         "ddm: {count} seeds passed ({start}..{}), {} messages published to {} receivers: \
          {} wanted when sent and all delivered, {} unwanted and none delivered, {} uncertain \
          (receiver moved its regions in flight); {} copies filtered at the source; {} sender \
-         and {} subscriber region moves; {} discoveries by overlap; {:.1} s",
+         and {} subscriber region moves; {} discoveries by overlap; {} scope callbacks \
+         checked ({} switch changes); {:.1} s",
         start + count,
         t.published,
         t.pairs,
@@ -510,6 +513,8 @@ fn ddm_main(args: &Args) -> ExitCode {
         t.sender_moves,
         t.subscriber_moves,
         t.discovered_by_overlap,
+        t.scope_callbacks,
+        t.scope_switches,
         began.elapsed().as_secs_f64()
     );
     ExitCode::SUCCESS

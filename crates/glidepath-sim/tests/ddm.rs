@@ -15,6 +15,7 @@ fn random_region_schedules_deliver_exactly_what_overlapped_when_sent() {
         })
         .unwrap_or(200);
     let (mut wanted, mut unwanted_pairs, mut filtered, mut moves, mut by_overlap) = (0, 0, 0, 0, 0);
+    let (mut scope_callbacks, mut switches) = (0, 0);
     for seed in 0..seeds {
         let o = run_ddm(&DdmSimConfig::for_seed(seed)).unwrap_or_else(|f| panic!("{f}"));
         assert_eq!(o.wanted, o.delivered, "seed {seed}: {o:?}");
@@ -23,12 +24,17 @@ fn random_region_schedules_deliver_exactly_what_overlapped_when_sent() {
         filtered += o.filtered_at_source;
         moves += o.subscriber_moves + o.sender_moves;
         by_overlap += o.discovered_by_overlap;
+        scope_callbacks += o.scope_callbacks;
+        switches += o.scope_switches;
     }
     // The schedules exercise both sides of the overlap test, filtering at the
     // source, region moves and discovery by overlap.
     assert!(wanted > 1000, "{wanted} wanted pairs");
     assert!(unwanted_pairs > 1000, "{unwanted_pairs} unwanted pairs");
     assert!(filtered > 0 && moves > 0 && by_overlap > 0);
+    // ... and scope advisories, switched on and off, checked against the overlap.
+    assert!(scope_callbacks > 1000, "{scope_callbacks} scope callbacks");
+    assert!(switches > 200, "{switches} switch changes");
 }
 
 #[test]

@@ -23,13 +23,13 @@ pub use encode::{encode_envelope, encode_envelope_into, encoded_len};
 /// bytes before the version is looked at.
 pub const MAGIC: u8 = 0x47;
 /// The envelope layout version this build writes and the only one it reads.
-pub const VERSION: u8 = 7;
+pub const VERSION: u8 = 8;
 /// Bytes before the sender: magic, version, kind.
 const FIXED_HEADER_LEN: usize = 3;
 
 /// The body kind byte (third byte of an envelope): which [`Body`] variant follows.
 ///
-/// Data kinds are `0x01..=0x07`; notifications of the federation execution
+/// Data kinds are `0x01..=0x0a`; notifications of the federation execution
 /// (`Body::Exec`) are `0x10..=0x15`, one kind per [`Notification`] variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -48,6 +48,12 @@ pub enum BodyKind {
     TimeStatus = 0x06,
     /// [`Body::Restored`] (a restore marker).
     Restored = 0x07,
+    /// [`Body::UpdateRegions`] (version 8).
+    UpdateRegions = 0x08,
+    /// [`Body::ScopeAdvisory`] (version 8).
+    ScopeAdvisory = 0x09,
+    /// [`Body::ScopeAnswered`] (version 8).
+    ScopeAnswered = 0x0a,
     /// [`Notification::FederateJoined`].
     FederateJoined = 0x10,
     /// [`Notification::FederateResigned`].
@@ -75,6 +81,9 @@ impl BodyKind {
             Body::RequestUpdate { .. } => BodyKind::RequestUpdate,
             Body::TimeStatus(_) => BodyKind::TimeStatus,
             Body::Restored { .. } => BodyKind::Restored,
+            Body::UpdateRegions { .. } => BodyKind::UpdateRegions,
+            Body::ScopeAdvisory { .. } => BodyKind::ScopeAdvisory,
+            Body::ScopeAnswered { .. } => BodyKind::ScopeAnswered,
             Body::Exec(Notification::FederateJoined { .. }) => BodyKind::FederateJoined,
             Body::Exec(Notification::FederateResigned { .. }) => BodyKind::FederateResigned,
             Body::Exec(Notification::FederateLost { .. }) => BodyKind::FederateLost,
@@ -99,6 +108,9 @@ impl BodyKind {
             0x05 => BodyKind::RequestUpdate,
             0x06 => BodyKind::TimeStatus,
             0x07 => BodyKind::Restored,
+            0x08 => BodyKind::UpdateRegions,
+            0x09 => BodyKind::ScopeAdvisory,
+            0x0a => BodyKind::ScopeAnswered,
             0x10 => BodyKind::FederateJoined,
             0x11 => BodyKind::FederateResigned,
             0x12 => BodyKind::AnnounceSynchronizationPoint,

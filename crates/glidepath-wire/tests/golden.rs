@@ -15,7 +15,7 @@ use glidepath_wire::{
 };
 
 /// The worked example of `docs/wire-format.md`, one space between bytes.
-const GOLDEN_UPDATE_HEX: &str = "47 07 02 02 05 d2 85 d8 cc 04 07 03 01 01 02 64 ac 02 01 00 01 00 00 00 00 00 00 25 40 01 74 02 04 02 68 69 ac 02 01 01";
+const GOLDEN_UPDATE_HEX: &str = "47 08 02 02 05 d2 85 d8 cc 04 07 03 01 01 02 64 ac 02 01 00 01 00 00 00 00 00 00 25 40 01 74 02 04 02 68 69 ac 02 01 01";
 
 const GOLDEN_JOIN_JSON: &str = r#"{"version":3,"request":{"Join":{"federation":1,"federate_name":"radar","federate_type":"Sensor"}}}"#;
 const GOLDEN_REGISTERED_JSON: &str =

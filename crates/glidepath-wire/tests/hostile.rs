@@ -116,14 +116,14 @@ fn each_error_is_reported() {
         check(&[MAGIC, 1, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 1,
-            supported: 7
+            supported: 8
         })
     );
     assert_eq!(
         check(&[MAGIC, 2, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 2,
-            supported: 7
+            supported: 8
         })
     );
     // Version 3 had no regions in updates and interactions, version 5 none in
@@ -132,28 +132,28 @@ fn each_error_is_reported() {
         check(&[MAGIC, 4, 0x05]),
         Err(WireError::UnsupportedVersion {
             version: 4,
-            supported: 7
+            supported: 8
         })
     );
     assert_eq!(
         check(&[MAGIC, 5, 0x05]),
         Err(WireError::UnsupportedVersion {
             version: 5,
-            supported: 7
+            supported: 8
         })
     );
     assert_eq!(
         check(&[MAGIC, 3, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 3,
-            supported: 7
+            supported: 8
         })
     );
     assert_eq!(
         check(&[MAGIC, 0, 0x02]),
         Err(WireError::UnsupportedVersion {
             version: 0,
-            supported: 7
+            supported: 8
         })
     );
     assert_eq!(
@@ -379,11 +379,35 @@ fn each_error_is_reported() {
 }
 
 #[test]
+fn attributes_given_up_have_no_update_regions() {
+    // UpdateRegions of instance 1, class 2, one attribute 3, not owned, with one
+    // region (and no route): refused, naming where the region starts.
+    let mut b = header(0x08);
+    b.extend_from_slice(&[1, 2, 1, 3, 0, 1, 1, 2, 5, 9, 0]);
+    let offset = b.len() - 6;
+    assert_eq!(
+        check(&b),
+        Err(glidepath_wire::WireError::InvalidRegion { offset })
+    );
+    // The same, owned: it decodes.
+    let owned = b.len() - 7;
+    b[owned] = 1;
+    assert!(check(&b).is_ok());
+    // A scope advisory's flags are two bits.
+    let mut b = header(0x09);
+    b.push(4);
+    assert!(matches!(
+        check(&b),
+        Err(glidepath_wire::WireError::InvalidTag { .. })
+    ));
+}
+
+#[test]
 fn errors_name_the_problem() {
     let e = check(&[MAGIC, 9]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unsupported wire format version 9; this build speaks version 7"
+        "unsupported wire format version 9; this build speaks version 8"
     );
     let e = check(&[MAGIC, VERSION, 0x02, 1]).unwrap_err();
     assert_eq!(e.to_string(), "input ends inside seq (starting at byte 4)");
@@ -400,7 +424,7 @@ proptest! {
     /// Random bodies behind a valid header, so that the body decoders are reached.
     #[test]
     fn random_bodies_never_panic(
-        kind in prop_oneof![1u8..=6, 0x10u8..=0x13],
+        kind in prop_oneof![1u8..=0x0a, 0x10u8..=0x16],
         body in proptest::collection::vec(prop_oneof![4 => 0u8..4, 1 => any::<u8>()], 0..120),
     ) {
         let mut input = header(kind);

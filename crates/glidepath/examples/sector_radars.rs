@@ -1,7 +1,9 @@
 //! Data distribution management: two sector radars, each interested in one half of
 //! a latitude × longitude plane, watch aircraft that a generator moves; each radar
 //! discovers an aircraft when its first update inside the sector arrives, and gets
-//! only the updates from inside its sector.
+//! only the updates from inside its sector. With their attribute scope advisory
+//! switches on, the radars are also told when an aircraft's position comes into
+//! their sector's scope and when it leaves, whether or not an update follows.
 //!
 //! Run it from the repository root:
 //!
@@ -52,6 +54,16 @@ fn watch(radar: &Federate, done: glidepath::InteractionClassHandle) -> Result<us
                     u64::from_be_bytes(v[8..].try_into().unwrap())
                 );
             }
+            Some(Callback::AttributesInScope { instance, .. }) => println!(
+                "  {}: {} comes into scope",
+                radar.name(),
+                radar.object_instance_name(instance).unwrap_or_default()
+            ),
+            Some(Callback::AttributesOutOfScope { instance, .. }) => println!(
+                "  {}: {} goes out of scope",
+                radar.name(),
+                radar.object_instance_name(instance).unwrap_or_default()
+            ),
             Some(Callback::ProvideAttributeValueUpdate { .. }) => {}
             Some(Callback::ReceiveInteraction { class, .. }) if class == done => {
                 return Ok(reflections)
@@ -100,6 +112,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         radar
             .subscribe_object_class_attributes_with_regions(entity, &[(&[position], &[sector])])?;
         radar.subscribe_interaction_class(done)?;
+        radar.enable_attribute_scope_advisory_switch()?;
     }
 
     // Two aircraft, both starting in the west; AF123 flies east.
@@ -118,6 +131,12 @@ fn main() -> Result<(), Box<dyn Error>> {
         )?;
         aircraft.push((instance, at, lon, name == "AF123"));
     }
+    // The generator (evoked) takes in what arrived meanwhile, the radars' switches
+    // among it: from then on it tells them when it moves an aircraft's region.
+    while generator
+        .next_callback(Duration::from_millis(100))
+        .is_some()
+    {}
     for step in 0..4u64 {
         for (instance, at, lon, flies_east) in aircraft.iter_mut() {
             if *flies_east {

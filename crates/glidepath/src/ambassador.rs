@@ -112,6 +112,14 @@ pub trait FederateAmbassador {
                 attributes,
                 tag,
             } => self.provide_attribute_value_update(instance, &attributes, tag),
+            Callback::AttributesInScope {
+                instance,
+                attributes,
+            } => self.attributes_in_scope(instance, &attributes),
+            Callback::AttributesOutOfScope {
+                instance,
+                attributes,
+            } => self.attributes_out_of_scope(instance, &attributes),
             Callback::TimeRegulationEnabled { time } => self.time_regulation_enabled(time),
             Callback::TimeConstrainedEnabled { time } => self.time_constrained_enabled(time),
             Callback::TimeAdvanceGrant { time } => self.time_advance_grant(time),
@@ -215,6 +223,21 @@ pub trait FederateAmbassador {
         instance: ObjectInstanceHandle,
         attributes: &[AttributeHandle],
         tag: Bytes,
+    ) {
+    }
+    /// These attributes of a discovered instance came into scope (data distribution
+    /// management; only while the attribute scope advisory switch is on).
+    fn attributes_in_scope(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        attributes: &[AttributeHandle],
+    ) {
+    }
+    /// These attributes went out of scope (only while the switch is on).
+    fn attributes_out_of_scope(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        attributes: &[AttributeHandle],
     ) {
     }
     /// Time regulation is enabled; the federate's logical time is now `time`.

@@ -12,6 +12,9 @@
 //! - `regions`: subscribers subscribe `position` with their cell's region; the
 //!   publisher registers every entity with a point region, moves it (set range
 //!   bounds and commit) before each update, and updates with it.
+//! - `scope` (with `--scope-advisories`): as `regions`, every subscriber with its
+//!   attribute scope advisory switch on, so the publisher sends a region notice
+//!   after every move (routed, like the update, by the cells it covers).
 //! - `one-region`, with one subscriber only: the subscriber subscribes with its
 //!   region (the whole plane), the publisher registers every entity with one region
 //!   covering the plane and never moves it — regions with nothing to filter, whose
@@ -131,6 +134,10 @@ pub fn run(
         let with = run_mode(bench, &fom, n, count, entities, Variant::Regions)?;
         results.push(row(opts, n, count, entities, &baseline, None));
         results.push(row(opts, n, count, entities, &with, Some(&baseline)));
+        if opts.scope_advisories {
+            let scope = run_mode(bench, &fom, n, count, entities, Variant::Scope)?;
+            results.push(row(opts, n, count, entities, &scope, Some(&baseline)));
+        }
         if n == 1 {
             // The other goal: one region, nothing to filter.
             let one = run_mode(bench, &fom, n, count, entities, Variant::OneRegion)?;
@@ -149,6 +156,8 @@ enum Variant {
     /// Subscription with the cell's region; every entity's point region moved and
     /// committed before each update.
     Regions,
+    /// As `Regions`, every subscriber's attribute scope advisory switch on.
+    Scope,
     /// Subscription with the cell's region; every entity registered with one region
     /// covering the plane, never moved (run with one subscriber: nothing to filter).
     OneRegion,
@@ -159,6 +168,7 @@ impl Variant {
         match self {
             Variant::NoDdm => "no-ddm",
             Variant::Regions => "regions",
+            Variant::Scope => "scope",
             Variant::OneRegion => "one-region",
         }
     }
@@ -223,6 +233,9 @@ fn run_mode(
                 h.entity,
                 &[(&[h.position], &[region])],
             )?;
+            if variant == Variant::Scope {
+                s.enable_attribute_scope_advisory_switch()?;
+            }
         } else {
             s.subscribe_object_class_attributes(h.entity, &[h.position])?;
         }
@@ -265,6 +278,28 @@ fn run_mode(
             (publisher.register_object_instance(h.entity)?, None)
         };
         instances.push(instance);
+    }
+    if variant == Variant::Scope {
+        // The publisher (evoked) takes in the subscribers' switches, behind which
+        // each sends a marker: from then on it sends region notices, and it has
+        // answered each subscriber with where every entity is.
+        publisher.subscribe_interaction_class(h.done)?;
+        for s in &subscribers {
+            s.publish_interaction_class(h.done)?;
+            s.send_interaction(h.done, [], "watching")?;
+        }
+        let mut watching = 0;
+        while watching < n {
+            publisher.wait_for("the subscribers' switches", |cb| match cb {
+                Callback::ReceiveInteraction { class, tag, .. }
+                    if class == h.done && tag == b"watching".as_slice() =>
+                {
+                    Some(())
+                }
+                _ => None,
+            })?;
+            watching += 1;
+        }
     }
     // Settle: everything of the set-up (joins, their answering statuses,
     // registrations) is taken in before the counters are read. Two rounds: the

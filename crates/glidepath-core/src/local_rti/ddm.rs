@@ -59,11 +59,16 @@ pub(crate) struct DdmState {
     /// Regions associated for updates with instance attributes.
     pub(crate) associations:
         BTreeMap<(ObjectInstanceHandle, AttributeHandle), BTreeSet<RegionHandle>>,
+    /// The same, per region: what a commit of it moves.
+    pub(crate) associated_with:
+        BTreeMap<RegionHandle, BTreeSet<(ObjectInstanceHandle, AttributeHandle)>>,
     /// Instances registered by others that this federate would know as a subscribed
     /// class but has not discovered: it subscribes their class's attributes with
     /// regions only, and no update of theirs overlapping one of those regions has
     /// arrived yet (discovery follows overlap).
     pub(crate) undiscovered: BTreeMap<ObjectInstanceHandle, Undiscovered>,
+    /// Attribute scope advisories (`scope.rs`).
+    pub(crate) scope: super::scope::ScopeState,
 }
 
 /// An instance registered by another federate and not yet discovered here.
@@ -203,12 +208,14 @@ impl LocalRti {
         for r in regions {
             self.own_region(*r)?;
         }
+        let before = self.scope_before_commit(regions);
         for r in regions {
             let region = self.ddm.regions.get_mut(r).expect("checked above");
             region.committed = Extent::new(region.bounds.iter().map(|(d, b)| (*d, *b)));
         }
         // Subscriptions with these regions want something else of their topics now.
         self.sync_topics();
+        self.announce_committed(before);
         Ok(())
     }
 
@@ -397,9 +404,24 @@ impl LocalRti {
             })
     }
 
-    /// Forgets the update associations of an instance that is gone.
+    /// Forgets the update associations and the scope of an instance that is gone.
     pub(crate) fn forget_associations(&mut self, instance: ObjectInstanceHandle) {
-        self.ddm.associations.retain(|(i, _), _| *i != instance);
+        let d = &mut self.ddm;
+        let gone = d
+            .associations
+            .range((instance, AttributeHandle(0))..=(instance, AttributeHandle(u32::MAX)));
+        for ((i, a), regions) in gone {
+            for r in regions {
+                if let Some(users) = d.associated_with.get_mut(r) {
+                    users.remove(&(*i, *a));
+                    if users.is_empty() {
+                        d.associated_with.remove(r);
+                    }
+                }
+            }
+        }
+        d.associations.retain(|(i, _), _| *i != instance);
+        self.forget_scope(instance);
     }
 
     /// Subscribes attributes of `class` with regions, in addition to what is already
@@ -513,14 +535,28 @@ impl LocalRti {
             .object_class(class)
             .ok_or(ObjectError::ObjectClassNotDefined(class))?;
         self.check_attribute_regions(class, pairs)?;
-        let instance = self.register_object_instance(link, class, name)?;
-        self.associate_regions_for_updates(instance, pairs)?;
+        let instance = self.register_unannounced(link, class, name)?;
+        self.associate(instance, pairs)?;
+        self.announce_owned(instance);
         Ok(instance)
     }
 
     /// Associates regions with attributes of a known instance: its updates of them
     /// are sent with these regions (and those associated before).
     pub fn associate_regions_for_updates(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        pairs: &[AttributeRegions],
+    ) -> Result<(), RtiError> {
+        let attributes = pair_attributes(pairs);
+        let was = self.scope_was(instance, attributes.iter().copied());
+        self.associate(instance, pairs)?;
+        self.announce_update_regions(instance, &attributes, &was);
+        Ok(())
+    }
+
+    /// [`LocalRti::associate_regions_for_updates`] without telling scope watchers.
+    fn associate(
         &mut self,
         instance: ObjectInstanceHandle,
         pairs: &[AttributeRegions],
@@ -539,6 +575,13 @@ impl LocalRti {
                     .entry((instance, *a))
                     .or_default()
                     .extend(regions.iter().copied());
+                for r in regions {
+                    self.ddm
+                        .associated_with
+                        .entry(*r)
+                        .or_default()
+                        .insert((instance, *a));
+                }
             }
         }
         Ok(())
@@ -558,6 +601,8 @@ impl LocalRti {
             .ok_or(ObjectError::ObjectInstanceNotKnown(instance))?
             .class;
         self.check_attribute_regions(class, pairs)?;
+        let attributes = pair_attributes(pairs);
+        let was = self.scope_was(instance, attributes.iter().copied());
         for (attributes, regions) in pairs {
             for a in attributes {
                 if let Some(set) = self.ddm.associations.get_mut(&(instance, *a)) {
@@ -566,8 +611,17 @@ impl LocalRti {
                         self.ddm.associations.remove(&(instance, *a));
                     }
                 }
+                for r in regions {
+                    if let Some(users) = self.ddm.associated_with.get_mut(r) {
+                        users.remove(&(instance, *a));
+                        if users.is_empty() {
+                            self.ddm.associated_with.remove(r);
+                        }
+                    }
+                }
             }
         }
+        self.announce_update_regions(instance, &attributes, &was);
         Ok(())
     }
 
@@ -613,4 +667,9 @@ impl LocalRti {
         }
         Ok(())
     }
+}
+
+/// The attributes of attribute / region pairs.
+fn pair_attributes(pairs: &[AttributeRegions]) -> Vec<AttributeHandle> {
+    pairs.iter().flat_map(|(a, _)| a.iter().copied()).collect()
 }

@@ -290,6 +290,8 @@ impl LocalRti {
         }
         self.topic_interest.retain(|t, _| want.contains(t));
         self.data_topics = want;
+        // What is in scope follows the subscriptions and their regions.
+        self.refresh_all_scope();
     }
 
     /// The regions a data topic is wanted for: the union of the subscription regions

@@ -77,6 +77,24 @@ impl LocalRti {
                     self.discover(instance, class, &name, sender);
                 }
             }
+            Body::UpdateRegions {
+                instance,
+                attributes,
+                regions,
+                owned,
+                ..
+            } => self.told_update_regions(
+                sender,
+                seq,
+                instance,
+                attributes.iter().copied(),
+                regions.as_ref(),
+                owned,
+            ),
+            Body::ScopeAdvisory { on, announce } => {
+                self.handle_scope_advisory(sender, on, announce)
+            }
+            Body::ScopeAnswered { first } => self.handle_scope_answered(sender, first),
             Body::RequestUpdate {
                 instance,
                 class,
@@ -204,6 +222,16 @@ impl LocalRti {
                 // waits for every member's status (regulating or not) before it
                 // trusts any conditional bound.
                 self.publish_status(StatusReason::Answer);
+                if self.ddm.scope.on {
+                    // And that we want to hear where its attributes are.
+                    self.send(
+                        Topic::Federation,
+                        Body::ScopeAdvisory {
+                            on: true,
+                            announce: false,
+                        },
+                    );
+                }
             }
             Notification::FederateResigned { federate } => {
                 // Not yet done with it as a regulator: this notification comes from the
@@ -212,6 +240,7 @@ impl LocalRti {
                 // that is what releases GALT (simulator seed 100003103).
                 self.members.remove(&federate);
                 self.mom_member_resigned(federate);
+                self.scope_member_left(federate);
             }
             Notification::FederateLost { federate } => {
                 // Gone for good (its process died): no last status of its own will
@@ -220,6 +249,7 @@ impl LocalRti {
                 // calling it lost) or never will.
                 self.members.remove(&federate);
                 self.mom_member_resigned(federate);
+                self.scope_member_left(federate);
                 if let Some((seq, status)) = self.time.statuses.get(&federate).cloned() {
                     let mut last = status;
                     last.resigned = true;
@@ -313,6 +343,17 @@ impl LocalRti {
                     && !self.discover_on_overlap(instance, &values, regions.as_ref())
                 {
                     return;
+                }
+                if self.ddm.scope.on {
+                    // The update's regions are its owner's latest word on them.
+                    self.told_update_regions(
+                        producer,
+                        seq,
+                        instance,
+                        values.iter().map(|(a, _)| *a),
+                        regions.as_ref(),
+                        true,
+                    );
                 }
                 let Some(known) = self.known.get(&instance) else {
                     self.stats.unknown_instance += 1;

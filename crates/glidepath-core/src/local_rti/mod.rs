@@ -4,7 +4,8 @@
 //!
 //! One type, [`LocalRti`], whose methods are cut along the HLA services: this file
 //! holds the type, joining and sending; `federation`, `declaration`, `object`,
-//! `ownership` and `ddm` (data distribution management) the services of those names;
+//! `ownership` and `ddm` (data distribution management) the services of those names,
+//! `scope` the attribute scope advisories;
 //! `incoming` what arrives from peers. Time management lives
 //! next to the GALT closure in `crate::time`.
 
@@ -18,6 +19,7 @@ mod mom;
 mod object;
 mod ownership;
 mod save;
+mod scope;
 
 use crate::hash::{FastMap, FastSet};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, VecDeque};

@@ -80,6 +80,18 @@ impl LocalRti {
         class: ObjectClassHandle,
         name: Option<&str>,
     ) -> Result<ObjectInstanceHandle, RtiError> {
+        let instance = self.register_unannounced(link, class, name)?;
+        self.announce_owned(instance);
+        Ok(instance)
+    }
+
+    /// [`LocalRti::register_object_instance`] without telling scope watchers.
+    pub(crate) fn register_unannounced(
+        &mut self,
+        link: &mut impl Link,
+        class: ObjectClassHandle,
+        name: Option<&str>,
+    ) -> Result<ObjectInstanceHandle, RtiError> {
         self.live()?;
         self.fom
             .object_class(class)

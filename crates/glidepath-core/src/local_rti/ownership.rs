@@ -191,6 +191,13 @@ impl LocalRti {
                 tag: o.release_tag.clone(),
             });
         }
+        // Scope: watchers hear of the change of owner; what this federate owns is
+        // out of its own scope.
+        self.announce_divested(instance, &o.divested);
+        if !o.acquired.is_empty() {
+            self.announce_update_regions(instance, &o.acquired, &super::scope::Was::Unknown);
+        }
+        self.refresh_scope(instance);
     }
 
     /// An ownership notification from the executive: callbacks for this federate,
@@ -204,6 +211,7 @@ impl LocalRti {
         tag: Bytes,
     ) {
         let for_me = federate == self.me;
+        let acquired_here = for_me && matches!(notice, OwnershipNotice::Acquired);
         let privilege = self
             .known
             .get(&instance)
@@ -273,6 +281,11 @@ impl LocalRti {
             _ => None,
         };
         self.callbacks.extend(callback);
+        if acquired_here {
+            let owned = attributes_now_owned(&self.known, instance);
+            self.announce_update_regions(instance, &owned, &super::scope::Was::Unknown);
+            self.refresh_scope(instance);
+        }
     }
 
     // ----- the services ---------------------------------------------------------------
@@ -541,4 +554,15 @@ impl LocalRti {
         }
         Ok(())
     }
+}
+
+/// The attributes this federate owns of an instance.
+fn attributes_now_owned(
+    known: &FastMap<ObjectInstanceHandle, KnownInstance>,
+    instance: ObjectInstanceHandle,
+) -> Vec<AttributeHandle> {
+    known
+        .get(&instance)
+        .map(|k| k.owned.iter().copied().collect())
+        .unwrap_or_default()
 }

@@ -388,6 +388,7 @@ impl LocalRti {
         }
         self.send(Topic::Time, Body::Restored { epoch });
         self.publish_status(StatusReason::Answer);
+        self.restart_scope();
     }
 
     /// This federate's RTI state as it would be saved now (no user state).

@@ -70,6 +70,13 @@ class FederateAmbassador:
     def remove_object_instance(self, instance: int, tag: bytes, info: MessageInfo) -> None:
         """A known instance was deleted by its owner."""
 
+    def attributes_in_scope(self, instance: int, attributes: List[int]) -> None:
+        """These attributes of a discovered instance came into scope (the
+        attribute scope advisory switch is on)."""
+
+    def attributes_out_of_scope(self, instance: int, attributes: List[int]) -> None:
+        """These attributes went out of scope (the switch is on)."""
+
     def provide_attribute_value_update(
         self, instance: int, attributes: List[int], tag: bytes
     ) -> None:

@@ -454,6 +454,41 @@ fn body(r: &mut Reader<'_>, src: &Bytes, kind: BodyKind) -> Res<Body> {
         BodyKind::Restored => Body::Restored {
             epoch: r.varint("restore epoch")?,
         },
+        BodyKind::UpdateRegions => {
+            let instance = ObjectInstanceHandle(r.varint("instance")?);
+            let class = ObjectClassHandle(r.varint_u32("object class")?);
+            let n = r.count(1, "attributes")?;
+            let mut attributes = Vec::with_capacity(n);
+            for _ in 0..n {
+                attributes.push(AttributeHandle(r.varint_u32("attributes")?));
+            }
+            let owned = r.bool("owned")?;
+            let offset = r.pos;
+            let new = regions(r)?;
+            if !owned && new.is_some() {
+                // Attributes no longer owned have no update regions.
+                return Err(WireError::InvalidRegion { offset });
+            }
+            let route = regions(r)?;
+            Body::UpdateRegions {
+                instance,
+                class,
+                attributes: attributes.into(),
+                regions: new,
+                owned,
+                route,
+            }
+        }
+        BodyKind::ScopeAnswered => Body::ScopeAnswered {
+            first: r.varint("first answering seq")?,
+        },
+        BodyKind::ScopeAdvisory => {
+            let flags = r.tag(4, "scope advisory")?;
+            Body::ScopeAdvisory {
+                on: flags & 1 != 0,
+                announce: flags & 2 != 0,
+            }
+        }
         BodyKind::Save => {
             let range = r.bytes_range("save notice")?;
             let offset = range.start;

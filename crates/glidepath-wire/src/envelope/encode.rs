@@ -331,6 +331,26 @@ fn write_envelope(s: &mut impl Sink, e: &Envelope) {
             s.bytes(tag);
         }
         Body::Restored { epoch } => s.varint(*epoch),
+        Body::UpdateRegions {
+            instance,
+            class,
+            attributes,
+            regions,
+            owned,
+            route,
+        } => {
+            s.varint(instance.0);
+            s.varint(u64::from(class.0));
+            s.varint(attributes.len() as u64);
+            for a in attributes.iter() {
+                s.varint(u64::from(a.0));
+            }
+            s.u8(u8::from(*owned));
+            write_regions(s, regions.as_ref());
+            write_regions(s, route.as_ref());
+        }
+        Body::ScopeAdvisory { on, announce } => s.u8(u8::from(*on) | u8::from(*announce) << 1),
+        Body::ScopeAnswered { first } => s.varint(*first),
         Body::Exec(Notification::Save(notice)) => {
             // The notice is rare and its restore state opaque bytes: CBOR keeps the
             // layout in one place (`glidepath_core::save`) instead of a field table.

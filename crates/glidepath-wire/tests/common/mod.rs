@@ -305,6 +305,45 @@ pub fn samples() -> Vec<Envelope> {
         ),
         env(4, 20, Body::Restored { epoch: 3 }),
         env(
+            5,
+            22,
+            Body::UpdateRegions {
+                instance: ObjectInstanceHandle(12),
+                class: ObjectClassHandle(3),
+                attributes: Arc::from(vec![AttributeHandle(4), AttributeHandle(200)]),
+                regions: RegionSet::new(vec![Extent::new([(
+                    DimensionHandle(2),
+                    RangeBounds::new(5, 9),
+                )])]),
+                owned: true,
+                route: RegionSet::new(vec![
+                    Extent::new([(DimensionHandle(2), RangeBounds::new(5, 9))]),
+                    Extent::new([(DimensionHandle(2), RangeBounds::new(1, 2))]),
+                ]),
+            },
+        ),
+        env(
+            5,
+            23,
+            Body::UpdateRegions {
+                instance: ObjectInstanceHandle(12),
+                class: ObjectClassHandle(3),
+                attributes: Arc::from(vec![AttributeHandle(4)]),
+                regions: None,
+                owned: false,
+                route: None,
+            },
+        ),
+        env(
+            6,
+            24,
+            Body::ScopeAdvisory {
+                on: true,
+                announce: true,
+            },
+        ),
+        env(7, 25, Body::ScopeAnswered { first: 19 }),
+        env(
             u32::MAX,
             21,
             Body::Exec(Notification::Save(
@@ -609,6 +648,26 @@ pub fn arb_body() -> impl Strategy<Value = Body> {
                     regions,
                 }
             }),
+        (
+            arb_u64(),
+            arb_u32(),
+            proptest::collection::vec(arb_u32(), 0..6),
+            arb_regions(),
+            any::<bool>(),
+            arb_regions(),
+        )
+            .prop_map(|(i, c, a, regions, owned, route)| Body::UpdateRegions {
+                instance: ObjectInstanceHandle(i),
+                class: ObjectClassHandle(c),
+                attributes: a.into_iter().map(AttributeHandle).collect(),
+                // Attributes no longer owned have no update regions.
+                regions: regions.filter(|_| owned),
+                owned,
+                route,
+            }),
+        (any::<bool>(), any::<bool>())
+            .prop_map(|(on, announce)| Body::ScopeAdvisory { on, announce }),
+        arb_u64().prop_map(|first| Body::ScopeAnswered { first }),
         arb_time_status().prop_map(|s| Body::TimeStatus(Arc::new(s))),
         arb_notification().prop_map(Body::Exec),
     ]

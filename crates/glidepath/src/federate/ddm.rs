@@ -126,6 +126,26 @@ impl Federate {
         self.shared().call(|r, _| r.delete_region(region))
     }
 
+    // ----- attribute scope advisories ----------------------------------------------------
+
+    /// Turns the attribute scope advisory switch on (it starts off): the ambassador
+    /// is told [`crate::FederateAmbassador::attributes_in_scope`] when an attribute it
+    /// subscribes of a discovered instance gains an owner whose update regions
+    /// overlap its subscription regions, and `attributes_out_of_scope` when that
+    /// ends. Owners tell where their instances are in answer, so what is in scope
+    /// already comes in as those answers arrive. Refused with
+    /// [`DdmError::AttributeScopeAdvisorySwitchIsOn`] when already on.
+    pub fn enable_attribute_scope_advisory_switch(&self) -> Result<(), RtiError> {
+        self.shared()
+            .call(|r, _| r.enable_attribute_scope_advisory_switch())
+    }
+    /// Turns the attribute scope advisory switch off. Refused with
+    /// [`DdmError::AttributeScopeAdvisorySwitchIsOff`] when already off.
+    pub fn disable_attribute_scope_advisory_switch(&self) -> Result<(), RtiError> {
+        self.shared()
+            .call(|r, _| r.disable_attribute_scope_advisory_switch())
+    }
+
     // ----- regions in use ----------------------------------------------------------------
 
     /// Subscribes attributes of `class` with regions, each pair naming attributes and

@@ -17,6 +17,12 @@
 //! a message is not counted either way. Discovery follows overlap: a federate that
 //! subscribes the class with regions only discovers an instance just before the
 //! first reflection of it, never otherwise.
+//!
+//! Most federates turn their attribute scope advisory switch on when they join (and
+//! some turn it off and on again as they go); `scope.rs` checks their scope
+//! callbacks against the same overlap, once nothing is in flight.
+
+mod scope;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -83,6 +89,9 @@ pub struct DdmOutcome {
     pub subscriber_moves: u64,
     /// Instances discovered by federates subscribing with regions only.
     pub discovered_by_overlap: u64,
+    /// Scope callbacks (in and out) checked, and switch changes.
+    pub scope_callbacks: u64,
+    pub scope_switches: u64,
 }
 
 /// A violated invariant, with the seed that replays it.
@@ -182,6 +191,8 @@ struct Member {
     /// registration).
     wants_label: bool,
     discovered: BTreeSet<ObjectInstanceHandle>,
+    /// What its scope callbacks said.
+    scope: scope::ScopeSeen,
 }
 
 /// What a receiver should make of one published message.
@@ -343,7 +354,29 @@ impl DdmSim {
             subscription: Vec::new(),
             wants_label: false,
             discovered: BTreeSet::new(),
+            scope: scope::ScopeSeen::default(),
         });
+        if self.rng.gen_bool(0.75) {
+            self.switch_scope(idx, true)?;
+        }
+        Ok(())
+    }
+
+    /// Turns member `idx`'s attribute scope advisory switch on or off.
+    fn switch_scope(&mut self, idx: usize, on: bool) -> Result<(), DdmFailure> {
+        self.call(idx, "scope advisory switch", |l, _| {
+            if on {
+                l.enable_attribute_scope_advisory_switch()
+            } else {
+                l.disable_attribute_scope_advisory_switch()
+            }
+        })?;
+        self.members[idx].scope.switch(on);
+        self.out.scope_switches += 1;
+        self.log(format!(
+            "{idx} turns scope advisories {}",
+            if on { "on" } else { "off" }
+        ));
         Ok(())
     }
 
@@ -476,14 +509,21 @@ impl DdmSim {
         let mut just_discovered: Option<ObjectInstanceHandle> = None;
         while let Some(cb) = self.members[idx].lrc.poll_callback() {
             if let Some(instance) = just_discovered.take() {
-                // Discovered by overlap: the reflection that discovered it follows.
-                let follows = matches!(&cb, Callback::ReflectAttributeValues { instance: i, .. } if *i == instance);
+                // Discovered by overlap: the reflection that discovered it follows
+                // (after what came into scope with it).
+                if matches!(&cb, Callback::AttributesInScope { instance: i, .. } if *i == instance)
+                {
+                    just_discovered = Some(instance);
+                }
+                let follows = just_discovered.is_some()
+                    || matches!(&cb, Callback::ReflectAttributeValues { instance: i, .. } if *i == instance);
                 if !follows {
                     return Err(self.fail(format!(
                         "federate {idx} discovered {instance} (subscribing with regions only) without reflecting an update of it: next came {cb:?}"
                     )));
                 }
             }
+            let came = matches!(cb, Callback::AttributesInScope { .. });
             match cb {
                 Callback::DiscoverObjectInstance { instance, .. } => {
                     self.log(format!("{idx} discovers {instance}"));
@@ -517,6 +557,24 @@ impl DdmSim {
                 }
                 Callback::ReceiveInteraction { info, .. } => {
                     self.delivered(idx, info.producer, info.seq, "interaction")?;
+                }
+                Callback::AttributesInScope {
+                    instance,
+                    attributes,
+                }
+                | Callback::AttributesOutOfScope {
+                    instance,
+                    attributes,
+                } => {
+                    let m = &mut self.members[idx];
+                    if let Err(e) = m.scope.callback(came, instance, &attributes, &m.discovered) {
+                        return Err(self.fail(format!("federate {idx}: {e}")));
+                    }
+                    self.out.scope_callbacks += 1;
+                    self.log(format!(
+                        "{idx} {} {instance} {attributes:?}",
+                        if came { "in scope" } else { "out of scope" }
+                    ));
                 }
                 other => {
                     return Err(self.fail(format!("{idx}: unexpected callback {other:?}")));
@@ -580,7 +638,11 @@ impl DdmSim {
                     l.update_attribute_values(instance, values, Bytes::new(), None)
                 })?;
             }
-            40..=54 => {
+            40..=42 => {
+                let on = !self.members[idx].scope.on;
+                self.switch_scope(idx, on)?;
+            }
+            43..=54 => {
                 let region = self.members[idx].send_region;
                 self.log(format!("{idx} sends an interaction"));
                 self.call(idx, "send interaction", |l, _| {
@@ -633,9 +695,57 @@ impl DdmSim {
         Ok(())
     }
 
+    /// What is in scope at member `idx` by the checker's regions: `position` of each
+    /// discovered instance whose update region overlaps one of its subscription
+    /// regions, `label` of each discovered instance if it subscribes it.
+    fn scope_now(&self, idx: usize) -> BTreeSet<(ObjectInstanceHandle, AttributeHandle)> {
+        let m = &self.members[idx];
+        let mut now = BTreeSet::new();
+        for (owner, o) in self.members.iter().enumerate() {
+            if owner == idx {
+                continue;
+            }
+            for (instance, region) in &o.instances {
+                if !m.discovered.contains(instance) {
+                    continue;
+                }
+                let at = self.boxes[region];
+                if m.subscription.iter().any(|r| self.boxes[r].overlaps(&at)) {
+                    now.insert((*instance, self.h.position));
+                }
+                if m.wants_label {
+                    now.insert((*instance, self.h.label));
+                }
+            }
+        }
+        now
+    }
+
     fn deliver(&mut self, to: usize, env: glidepath_core::Envelope) -> Result<(), DdmFailure> {
         if let Some(e) = self.expect.get_mut(&(env.sender, env.seq, to)) {
             e.in_flight = false;
+        }
+        if let Body::UpdateRegions {
+            instance,
+            regions,
+            owned,
+            ..
+        } = &env.body
+        {
+            let line = format!(
+                "{to} hears from {}#{} where {instance} is: {}",
+                env.sender,
+                env.seq,
+                if *owned {
+                    format!("{regions:?}")
+                } else {
+                    "given up".into()
+                }
+            );
+            self.log(line);
+        }
+        if let Body::ScopeAnswered { .. } = &env.body {
+            self.log(format!("{to} has the answer of {}#{}", env.sender, env.seq));
         }
         let mut link = SimLink {
             node: to,
@@ -697,6 +807,12 @@ impl DdmSim {
             return Err(self.fail(format!(
                 "false negatives: wanted when sent, never delivered:{missed}"
             )));
+        }
+        for idx in 0..self.members.len() {
+            let expected = self.scope_now(idx);
+            if let Err(e) = scope::compare(&self.members[idx].scope, &expected) {
+                return Err(self.fail(format!("federate {idx}: {e}")));
+            }
         }
         self.out.filtered_at_source = self.net.filtered_at_source;
         Ok(self.out)
