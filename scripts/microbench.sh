@@ -3,7 +3,7 @@
 # 2-core machine shared with other work) and prints one markdown table of medians.
 #
 #   scripts/microbench.sh                # all five benches
-#   scripts/microbench.sh envelope galt  # some of them: envelope, bundle, track, inproc, galt
+#   scripts/microbench.sh envelope galt  # some of them: envelope, bundle, track, inproc, galt, ddm
 #
 # Environment: WARM_UP (s, default 1), MEASURE (s, default 3), CARGO_TARGET_DIR.
 # Results and their explanation: docs/microbenchmarks.md.
@@ -18,14 +18,15 @@ declare -A CRATE=(
     [track]=glidepath-atm
     [inproc]=glidepath-transport
     [galt]=glidepath-core
+    [ddm]=glidepath-core
 )
 benches=("$@")
-[ ${#benches[@]} -eq 0 ] && benches=(envelope bundle track inproc galt)
+[ ${#benches[@]} -eq 0 ] && benches=(envelope bundle track inproc galt ddm)
 
 for b in "${benches[@]}"; do
     crate="${CRATE[$b]:-}"
     if [ -z "$crate" ]; then
-        echo "unknown bench '$b' (expected: envelope bundle track inproc galt)" >&2
+        echo "unknown bench '$b' (expected: envelope bundle track inproc galt ddm)" >&2
         exit 2
     fi
     echo "== cargo bench -p $crate --bench $b -- --warm-up-time $WARM_UP --measurement-time $MEASURE"

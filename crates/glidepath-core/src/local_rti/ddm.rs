@@ -21,7 +21,7 @@ use bytes::Bytes;
 use super::*;
 use crate::error::{DdmError, ObjectError, RegionContext, RtiError};
 use crate::message::{Body, Topic};
-use crate::region::{Extent, RangeBounds, RegionHandle, RegionSet};
+use crate::region::{regions_overlap, Extent, RangeBounds, RegionHandle, RegionSet};
 use crate::types::FederateHandle;
 use crate::DimensionHandle;
 use glidepath_fom::DefaultRange;
@@ -59,6 +59,14 @@ pub(crate) struct DdmState {
     /// Regions associated for updates with instance attributes.
     pub(crate) associations:
         BTreeMap<(ObjectInstanceHandle, AttributeHandle), BTreeSet<RegionHandle>>,
+    /// What `LocalRti::update_regions` answers, per association: worked out when an
+    /// association or one of its regions changes, not on every update.
+    pub(crate) update_cache: FastMap<(ObjectInstanceHandle, AttributeHandle), Option<RegionSet>>,
+    /// What `LocalRti::attribute_subscription_regions` answers, per subscribed
+    /// attribute: filled when the topics are worked out, emptied (`None`) by
+    /// anything that changes a subscription's regions until then.
+    pub(crate) subscription_cache:
+        Option<FastMap<(ObjectClassHandle, AttributeHandle), Option<RegionSet>>>,
     /// The same, per region: what a commit of it moves.
     pub(crate) associated_with:
         BTreeMap<RegionHandle, BTreeSet<(ObjectInstanceHandle, AttributeHandle)>>,
@@ -209,9 +217,18 @@ impl LocalRti {
             self.own_region(*r)?;
         }
         let before = self.scope_before_commit(regions);
+        self.ddm.subscription_cache = None;
         for r in regions {
             let region = self.ddm.regions.get_mut(r).expect("checked above");
             region.committed = Extent::new(region.bounds.iter().map(|(d, b)| (*d, *b)));
+        }
+        let moved: Vec<(ObjectInstanceHandle, AttributeHandle)> = regions
+            .iter()
+            .flat_map(|r| self.ddm.associated_with.get(r).into_iter().flatten())
+            .copied()
+            .collect();
+        for (instance, attribute) in moved {
+            self.recache_update_regions(instance, attribute);
         }
         // Subscriptions with these regions want something else of their topics now.
         self.sync_topics();
@@ -335,9 +352,30 @@ impl LocalRti {
         instance: ObjectInstanceHandle,
         attribute: AttributeHandle,
     ) -> Option<RegionSet> {
-        let regions = self.ddm.associations.get(&(instance, attribute))?;
-        let available = &self.fom.attributes.get(attribute.index())?.dimensions;
-        self.region_set(regions.iter().copied(), available)
+        self.ddm
+            .update_cache
+            .get(&(instance, attribute))
+            .cloned()
+            .flatten()
+    }
+
+    /// Works out again what [`LocalRti::update_regions`] answers for an
+    /// association (after it or one of its regions changed).
+    fn recache_update_regions(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        attribute: AttributeHandle,
+    ) {
+        let Some(regions) = self.ddm.associations.get(&(instance, attribute)) else {
+            self.ddm.update_cache.remove(&(instance, attribute));
+            return;
+        };
+        let set = self
+            .fom
+            .attributes
+            .get(attribute.index())
+            .and_then(|a| self.region_set(regions.iter().copied(), &a.dimensions));
+        self.ddm.update_cache.insert((instance, attribute), set);
     }
 
     /// The regions an interaction of `class` is sent with, checked.
@@ -358,6 +396,65 @@ impl LocalRti {
     /// The regions `attribute` of `class` is subscribed with: `None` when with the
     /// default region (it overlaps everything).
     pub(crate) fn attribute_subscription_regions(
+        &self,
+        class: ObjectClassHandle,
+        attribute: AttributeHandle,
+    ) -> Option<RegionSet> {
+        if let Some(cached) = self
+            .ddm
+            .subscription_cache
+            .as_ref()
+            .and_then(|c| c.get(&(class, attribute)))
+        {
+            return cached.clone();
+        }
+        self.subscription_regions_now(class, attribute)
+    }
+
+    /// Whether `regions` (an update's) overlap the regions `attribute` of `class` is
+    /// subscribed with (the default region overlaps everything): the receiver's
+    /// test, without copying the subscription's regions.
+    pub(crate) fn overlaps_subscription(
+        &self,
+        class: ObjectClassHandle,
+        attribute: AttributeHandle,
+        regions: Option<&RegionSet>,
+    ) -> bool {
+        if regions.is_none() {
+            return true;
+        }
+        match self
+            .ddm
+            .subscription_cache
+            .as_ref()
+            .and_then(|c| c.get(&(class, attribute)))
+        {
+            Some(cached) => regions_overlap(regions, cached.as_ref()),
+            None => regions_overlap(
+                regions,
+                self.subscription_regions_now(class, attribute).as_ref(),
+            ),
+        }
+    }
+
+    /// Fills the cache [`LocalRti::attribute_subscription_regions`] reads, for every
+    /// subscribed attribute.
+    pub(crate) fn cache_subscription_regions(&mut self) {
+        let me = &*self;
+        let cache = me
+            .subscribed_attributes
+            .iter()
+            .flat_map(|(class, attributes)| {
+                attributes
+                    .iter()
+                    .map(move |a| ((*class, *a), me.subscription_regions_now(*class, *a)))
+            })
+            .collect();
+        self.ddm.subscription_cache = Some(cache);
+    }
+
+    /// [`LocalRti::attribute_subscription_regions`], worked out.
+    fn subscription_regions_now(
         &self,
         class: ObjectClassHandle,
         attribute: AttributeHandle,
@@ -421,6 +518,7 @@ impl LocalRti {
             }
         }
         d.associations.retain(|(i, _), _| *i != instance);
+        d.update_cache.retain(|(i, _), _| *i != instance);
         self.forget_scope(instance);
     }
 
@@ -435,6 +533,7 @@ impl LocalRti {
     ) -> Result<(), RtiError> {
         self.live()?;
         self.check_attribute_regions(class, pairs)?;
+        self.ddm.subscription_cache = None;
         for (attributes, regions) in pairs {
             for a in attributes {
                 self.ddm
@@ -457,6 +556,7 @@ impl LocalRti {
     ) -> Result<(), RtiError> {
         self.live()?;
         self.check_attribute_regions(class, pairs)?;
+        self.ddm.subscription_cache = None;
         for (attributes, regions) in pairs {
             for a in attributes {
                 if let Some(set) = self.ddm.attribute_subscriptions.get_mut(&(class, *a)) {
@@ -582,6 +682,7 @@ impl LocalRti {
                         .or_default()
                         .insert((instance, *a));
                 }
+                self.recache_update_regions(instance, *a);
             }
         }
         Ok(())
@@ -619,6 +720,7 @@ impl LocalRti {
                         }
                     }
                 }
+                self.recache_update_regions(instance, *a);
             }
         }
         self.announce_update_regions(instance, &attributes, &was);

@@ -105,6 +105,7 @@ impl LocalRti {
     ) -> Result<(), RtiError> {
         self.live()?;
         self.check_class_attributes(class, attributes)?;
+        self.ddm.subscription_cache = None;
         if attributes.is_empty() {
             self.ddm.default_attributes.remove(&class);
         } else {
@@ -170,6 +171,7 @@ impl LocalRti {
         self.live()?;
         self.check_class_attributes(class, &[])?;
         self.subscribed_attributes.remove(&class);
+        self.ddm.subscription_cache = None;
         self.ddm.default_attributes.remove(&class);
         self.ddm
             .attribute_subscriptions
@@ -250,6 +252,7 @@ impl LocalRti {
     /// Brings the transport's subscriptions in line with the declarations: a class topic
     /// is needed when the class or one of its ancestors is subscribed.
     pub(crate) fn sync_topics(&mut self) {
+        self.cache_subscription_regions();
         let mut want = BTreeSet::new();
         for class in self.subscribed_attributes.keys() {
             for c in self.fom.object_class_and_descendants(*class) {

@@ -367,11 +367,7 @@ impl LocalRti {
                 // attribute's subscription regions overlaps one the update was sent with.
                 let wanted = |a: &AttributeHandle| {
                     subscribed.contains(a)
-                        && (regions.is_none()
-                            || regions_overlap(
-                                regions.as_ref(),
-                                self.attribute_subscription_regions(class, *a).as_ref(),
-                            ))
+                        && self.overlaps_subscription(class, *a, regions.as_ref())
                 };
                 let values: Values<AttributeHandle> = if values.iter().all(|(a, _)| wanted(a)) {
                     values
@@ -485,12 +481,7 @@ impl LocalRti {
             .get(&known_class)
             .is_some_and(|subscribed| {
                 values.iter().any(|(a, _)| {
-                    subscribed.contains(a)
-                        && regions_overlap(
-                            regions,
-                            self.attribute_subscription_regions(known_class, *a)
-                                .as_ref(),
-                        )
+                    subscribed.contains(a) && self.overlaps_subscription(known_class, *a, regions)
                 })
             });
         if !overlaps {

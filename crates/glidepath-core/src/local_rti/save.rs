@@ -505,6 +505,7 @@ impl LocalRti {
             .into_iter()
             .map(|(c, a)| (c, a.into_iter().collect()))
             .collect();
+        self.ddm.subscription_cache = None;
         self.subscribed_attributes = s
             .subscribed_attributes
             .into_iter()
