@@ -489,6 +489,9 @@ fn ddm_main(args: &Args) -> ExitCode {
                 t.subscriber_moves += o.subscriber_moves;
                 t.discovered_by_overlap += o.discovered_by_overlap;
                 t.scope_callbacks += o.scope_callbacks;
+                t.timed_runs += o.timed_runs;
+                t.tso_delivered += o.tso_delivered;
+                t.grants += o.grants;
                 t.scope_switches += o.scope_switches;
             }
             Err(f) => {
@@ -502,7 +505,8 @@ fn ddm_main(args: &Args) -> ExitCode {
          {} wanted when sent and all delivered, {} unwanted and none delivered, {} uncertain \
          (receiver moved its regions in flight); {} copies filtered at the source; {} sender \
          and {} subscriber region moves; {} discoveries by overlap; {} scope callbacks \
-         checked ({} switch changes); {:.1} s",
+         checked ({} switch changes); {} runs with time management: {} time-stamped \
+         deliveries in order, {} grants; {:.1} s",
         start + count,
         t.published,
         t.pairs,
@@ -515,6 +519,9 @@ fn ddm_main(args: &Args) -> ExitCode {
         t.discovered_by_overlap,
         t.scope_callbacks,
         t.scope_switches,
+        t.timed_runs,
+        t.tso_delivered,
+        t.grants,
         began.elapsed().as_secs_f64()
     );
     ExitCode::SUCCESS

@@ -1,7 +1,9 @@
 //! A bounded batch of DDM-simulator seeds on every `cargo test`: random regions moved
 //! and committed while federates update and send; every callback must have been
 //! wanted when its message was sent, and every message wanted when sent (to a
-//! receiver that kept its regions meanwhile) must arrive. Longer runs:
+//! receiver that kept its regions meanwhile) must arrive; scope advisories match the
+//! overlap; in timed runs, time-stamped messages arrive in order within the grants and
+//! everyone reaches the end. Longer runs:
 //! `cargo run --release -p glidepath-sim -- --ddm --seeds 10000 --jobs 2`.
 
 use glidepath_sim::ddm::{run_ddm, DdmSimConfig};
@@ -16,6 +18,7 @@ fn random_region_schedules_deliver_exactly_what_overlapped_when_sent() {
         .unwrap_or(200);
     let (mut wanted, mut unwanted_pairs, mut filtered, mut moves, mut by_overlap) = (0, 0, 0, 0, 0);
     let (mut scope_callbacks, mut switches) = (0, 0);
+    let (mut timed, mut tso, mut grants) = (0, 0, 0);
     for seed in 0..seeds {
         let o = run_ddm(&DdmSimConfig::for_seed(seed)).unwrap_or_else(|f| panic!("{f}"));
         assert_eq!(o.wanted, o.delivered, "seed {seed}: {o:?}");
@@ -26,6 +29,9 @@ fn random_region_schedules_deliver_exactly_what_overlapped_when_sent() {
         by_overlap += o.discovered_by_overlap;
         scope_callbacks += o.scope_callbacks;
         switches += o.scope_switches;
+        timed += o.timed_runs;
+        tso += o.tso_delivered;
+        grants += o.grants;
     }
     // The schedules exercise both sides of the overlap test, filtering at the
     // source, region moves and discovery by overlap.
@@ -35,6 +41,13 @@ fn random_region_schedules_deliver_exactly_what_overlapped_when_sent() {
     // ... and scope advisories, switched on and off, checked against the overlap.
     assert!(scope_callbacks > 1000, "{scope_callbacks} scope callbacks");
     assert!(switches > 200, "{switches} switch changes");
+    // ... and, in about half the runs, time management: time-stamped deliveries in
+    // order and within the grants, and everyone granted the end.
+    assert!(timed > seeds / 4, "{timed} timed runs");
+    assert!(
+        tso > 500 && grants > 500,
+        "{tso} time-stamped deliveries, {grants} grants"
+    );
 }
 
 #[test]

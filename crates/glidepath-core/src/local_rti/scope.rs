@@ -45,6 +45,9 @@ pub(crate) struct ScopeState {
     /// This federate's subscription regions per subscribed attribute when it last
     /// asked the owners (while the switch is on).
     subscriptions: BTreeMap<(ObjectClassHandle, AttributeHandle), Option<RegionSet>>,
+    /// Per member, where its latest answer to this federate's asks began: a word it
+    /// sent before (a time-stamped update delivered late, say) is not taken.
+    answered_from: BTreeMap<FederateHandle, u64>,
 }
 
 /// Where attributes were before a change, for a notice's route.
@@ -114,6 +117,7 @@ impl LocalRti {
         self.ddm.scope.on = false;
         self.ddm.scope.instances.clear();
         self.ddm.scope.subscriptions.clear();
+        self.ddm.scope.answered_from.clear();
         self.send(
             Topic::Federation,
             Body::ScopeAdvisory {
@@ -170,6 +174,7 @@ impl LocalRti {
         if !self.ddm.scope.on {
             return;
         }
+        self.ddm.scope.answered_from.insert(sender, first);
         let stale: Vec<ObjectInstanceHandle> = self
             .ddm
             .scope
@@ -219,6 +224,7 @@ impl LocalRti {
     /// A member left: it watches no more.
     pub(crate) fn scope_member_left(&mut self, federate: FederateHandle) {
         self.ddm.scope.watchers.remove(&federate);
+        self.ddm.scope.answered_from.remove(&federate);
         if !self.ddm.scope.on {
             return;
         }
@@ -408,26 +414,36 @@ impl LocalRti {
         if !self.known.contains_key(&instance) && !self.ddm.undiscovered.contains_key(&instance) {
             return;
         }
-        let entry = self.ddm.scope.instances.entry(instance).or_default();
-        for a in attributes {
-            match entry.told.get(&a) {
-                Some(t) if t.owner == sender && t.seq > seq => continue,
-                Some(t) if t.owner != sender && !owned => continue,
-                _ => {}
-            }
-            if owned {
-                entry.told.insert(
-                    a,
-                    Told {
-                        owner: sender,
-                        seq,
-                        regions: regions.cloned(),
-                    },
-                );
-            } else {
-                entry.told.remove(&a);
+        let stale = self
+            .ddm
+            .scope
+            .answered_from
+            .get(&sender)
+            .is_some_and(|first| seq < *first);
+        if !stale {
+            let entry = self.ddm.scope.instances.entry(instance).or_default();
+            for a in attributes {
+                match entry.told.get(&a) {
+                    Some(t) if t.owner == sender && t.seq > seq => continue,
+                    Some(t) if t.owner != sender && !owned => continue,
+                    _ => {}
+                }
+                if owned {
+                    entry.told.insert(
+                        a,
+                        Told {
+                            owner: sender,
+                            seq,
+                            regions: regions.cloned(),
+                        },
+                    );
+                } else {
+                    entry.told.remove(&a);
+                }
             }
         }
+        // Even a stale word comes with news: an update may just have discovered
+        // the instance, bringing what was told of it before into scope.
         self.refresh_scope(instance);
     }
 

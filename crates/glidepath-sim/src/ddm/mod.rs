@@ -20,9 +20,17 @@
 //!
 //! Most federates turn their attribute scope advisory switch on when they join (and
 //! some turn it off and on again as they go); `scope.rs` checks their scope
-//! callbacks against the same overlap, once nothing is in flight.
+//! callbacks against the same overlap, once nothing is in flight. In half the seeds
+//! every federate regulates and is constrained and sends time-stamped (`time.rs`):
+//! a time-stamped message is tested against the receiver's regions when it is
+//! delivered, so one still queued when the receiver moves its regions is uncertain
+//! too; deliveries must be in time-stamp order within the grants, and at the end
+//! everyone must be granted a common late time. `check.rs` holds the per-callback
+//! checks.
 
+mod check;
 mod scope;
+mod time;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -31,9 +39,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use glidepath_core::fom::{DefaultRange, Dimension};
 use glidepath_core::{
-    AttributeHandle, Body, Callback, DimensionHandle, ExecReply, ExecRequest, ExecutiveHost,
-    FederateHandle, Fom, InteractionClassHandle, LocalRti, ObjectClassHandle, ObjectInstanceHandle,
-    RangeBounds, RegionHandle, RtiError,
+    AttributeHandle, DimensionHandle, ExecReply, ExecRequest, ExecutiveHost, FederateHandle, Fom,
+    InteractionClassHandle, LocalRti, ObjectClassHandle, ObjectInstanceHandle, RangeBounds,
+    RegionHandle, RtiError,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -55,6 +63,9 @@ pub struct DdmSimConfig {
     pub actions: u32,
     /// Print every event.
     pub verbose: bool,
+    /// Whether federates regulate, are constrained and send time-stamped; drawn
+    /// (one seed in two) when `None`.
+    pub timed: Option<bool>,
 }
 
 impl DdmSimConfig {
@@ -65,6 +76,7 @@ impl DdmSimConfig {
             federates: None,
             actions: 300,
             verbose: false,
+            timed: None,
         }
     }
 }
@@ -89,6 +101,10 @@ pub struct DdmOutcome {
     pub subscriber_moves: u64,
     /// Instances discovered by federates subscribing with regions only.
     pub discovered_by_overlap: u64,
+    /// Runs with time management, time-stamped deliveries checked, grants.
+    pub timed_runs: u64,
+    pub tso_delivered: u64,
+    pub grants: u64,
     /// Scope callbacks (in and out) checked, and switch changes.
     pub scope_callbacks: u64,
     pub scope_switches: u64,
@@ -193,6 +209,8 @@ struct Member {
     discovered: BTreeSet<ObjectInstanceHandle>,
     /// What its scope callbacks said.
     scope: scope::ScopeSeen,
+    /// Its time, when the run is timed.
+    clock: time::Clock,
 }
 
 /// What a receiver should make of one published message.
@@ -202,6 +220,9 @@ struct Expect {
     in_flight: bool,
     uncertain: bool,
     delivered: bool,
+    /// Sent in time-stamp order: tested against the receiver's regions when
+    /// delivered, which may be long after it arrives.
+    tso: bool,
 }
 
 struct DdmSim {
@@ -219,6 +240,8 @@ struct DdmSim {
     wake: Vec<u64>,
     trace: Vec<String>,
     out: DdmOutcome,
+    /// Federates regulate, are constrained and send time-stamped.
+    timed: bool,
 }
 
 /// Runs one seeded DDM simulation, checking after every step.
@@ -230,6 +253,7 @@ impl DdmSim {
     fn new(cfg: &DdmSimConfig) -> Result<DdmSim, DdmFailure> {
         let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
         let n = cfg.federates.unwrap_or_else(|| rng.gen_range(2..=6));
+        let timed = cfg.timed.unwrap_or_else(|| rng.gen_bool(0.5));
         let (fom, h) = ddm_fom();
         let mut exec = ExecutiveHost::new();
         let (reply, _, _) = exec.executive_mut().handle(ExecRequest::Create {
@@ -254,8 +278,10 @@ impl DdmSim {
             out: DdmOutcome {
                 seed: cfg.seed,
                 federates: n,
+                timed_runs: u64::from(timed),
                 ..DdmOutcome::default()
             },
+            timed,
         };
         for idx in 0..n {
             sim.join(idx)?;
@@ -268,6 +294,11 @@ impl DdmSim {
         for idx in 0..n {
             for _ in 0..sim.rng.gen_range(1..=2) {
                 sim.register(idx)?;
+            }
+        }
+        if timed {
+            for idx in 0..n {
+                sim.enable_time(idx)?;
             }
         }
         sim.wake = (0..n).map(|_| sim.rng.gen_range(1_000..50_000)).collect();
@@ -355,6 +386,7 @@ impl DdmSim {
             wants_label: false,
             discovered: BTreeSet::new(),
             scope: scope::ScopeSeen::default(),
+            clock: time::Clock::default(),
         });
         if self.rng.gen_bool(0.75) {
             self.switch_scope(idx, true)?;
@@ -451,178 +483,18 @@ impl DdmSim {
         Ok(())
     }
 
-    /// Notes, for each message just published, what each subscriber should get.
-    fn note_published(&mut self) {
-        let published = std::mem::take(self.net.published.as_mut().expect("recording"));
-        for (from, env, sent_to) in published {
-            let Some(sent_with) = self.sent_box(from, &env.body) else {
-                continue;
-            };
-            self.out.published += 1;
-            for to in 0..self.members.len() {
-                if to == from {
-                    continue;
-                }
-                let m = &self.members[to];
-                let wanted = match (&env.body, sent_with) {
-                    // `label` travels with the default region: wanted by whoever
-                    // subscribes it.
-                    (Body::Update { .. }, None) => m.wants_label,
-                    (_, Some(b)) => m.subscription.iter().any(|r| self.boxes[r].overlaps(&b)),
-                    (_, None) => true,
-                };
-                self.out.pairs += 1;
-                self.expect.insert(
-                    (env.sender, env.seq, to),
-                    Expect {
-                        wanted,
-                        in_flight: sent_to.contains(&to),
-                        uncertain: false,
-                        delivered: false,
-                    },
-                );
-            }
-        }
-    }
-
-    /// The box an update or interaction was sent with: `Some(None)` for the default
-    /// region, `None` for other bodies.
-    fn sent_box(&self, from: usize, body: &Body) -> Option<Option<Box2>> {
-        let m = &self.members[from];
-        match body {
-            Body::Update {
-                instance, values, ..
-            } => {
-                if values.iter().all(|(a, _)| *a == self.h.label) {
-                    return Some(None);
-                }
-                let region = m.instances.iter().find(|(i, _)| i == instance)?.1;
-                Some(Some(self.boxes[&region]))
-            }
-            Body::Interaction { .. } => Some(Some(self.boxes[&m.send_region])),
-            _ => None,
-        }
-    }
-
-    /// Drains member `idx`'s callbacks, checking each.
-    fn drain(&mut self, idx: usize) -> Result<(), DdmFailure> {
-        let mut just_discovered: Option<ObjectInstanceHandle> = None;
-        while let Some(cb) = self.members[idx].lrc.poll_callback() {
-            if let Some(instance) = just_discovered.take() {
-                // Discovered by overlap: the reflection that discovered it follows
-                // (after what came into scope with it).
-                if matches!(&cb, Callback::AttributesInScope { instance: i, .. } if *i == instance)
-                {
-                    just_discovered = Some(instance);
-                }
-                let follows = just_discovered.is_some()
-                    || matches!(&cb, Callback::ReflectAttributeValues { instance: i, .. } if *i == instance);
-                if !follows {
-                    return Err(self.fail(format!(
-                        "federate {idx} discovered {instance} (subscribing with regions only) without reflecting an update of it: next came {cb:?}"
-                    )));
-                }
-            }
-            let came = matches!(cb, Callback::AttributesInScope { .. });
-            match cb {
-                Callback::DiscoverObjectInstance { instance, .. } => {
-                    self.log(format!("{idx} discovers {instance}"));
-                    if !self.members[idx].discovered.insert(instance) {
-                        return Err(self.fail(format!("{idx} discovered {instance} twice")));
-                    }
-                    if !self.members[idx].wants_label {
-                        self.out.discovered_by_overlap += 1;
-                        just_discovered = Some(instance);
-                    }
-                }
-                Callback::ReflectAttributeValues {
-                    instance,
-                    values,
-                    info,
-                    ..
-                } => {
-                    if !self.members[idx].discovered.contains(&instance) {
-                        return Err(
-                            self.fail(format!("{idx} reflected {instance} before discovering it"))
-                        );
-                    }
-                    let label_only = values.iter().all(|(a, _)| *a == self.h.label);
-                    if label_only != values.iter().any(|(a, _)| *a == self.h.label) {
-                        return Err(self.fail(format!(
-                            "{idx} reflected position and label of {instance} together (seq {}): they travel apart",
-                            info.seq
-                        )));
-                    }
-                    self.delivered(idx, info.producer, info.seq, "reflection")?;
-                }
-                Callback::ReceiveInteraction { info, .. } => {
-                    self.delivered(idx, info.producer, info.seq, "interaction")?;
-                }
-                Callback::AttributesInScope {
-                    instance,
-                    attributes,
-                }
-                | Callback::AttributesOutOfScope {
-                    instance,
-                    attributes,
-                } => {
-                    let m = &mut self.members[idx];
-                    if let Err(e) = m.scope.callback(came, instance, &attributes, &m.discovered) {
-                        return Err(self.fail(format!("federate {idx}: {e}")));
-                    }
-                    self.out.scope_callbacks += 1;
-                    self.log(format!(
-                        "{idx} {} {instance} {attributes:?}",
-                        if came { "in scope" } else { "out of scope" }
-                    ));
-                }
-                other => {
-                    return Err(self.fail(format!("{idx}: unexpected callback {other:?}")));
-                }
-            }
-        }
-        if let Some(instance) = just_discovered {
-            return Err(self.fail(format!(
-                "federate {idx} discovered {instance} with nothing reflected after it"
-            )));
-        }
-        let stats = self.members[idx].lrc.stats();
-        if stats.unknown_instance > 0 || stats.out_of_order > 0 || stats.unknown_class > 0 {
-            return Err(self.fail(format!("federate {idx}: {stats:?}")));
-        }
-        Ok(())
-    }
-
-    /// A callback for (sender, seq) reached `to`: it must have been wanted when
-    /// sent, unless `to` moved its regions while it was in flight.
-    fn delivered(
-        &mut self,
-        to: usize,
-        sender: FederateHandle,
-        seq: u64,
-        what: &str,
-    ) -> Result<(), DdmFailure> {
-        let Some(e) = self.expect.get_mut(&(sender, seq, to)) else {
-            return Err(self.fail(format!(
-                "{to} got a {what} of {sender} seq {seq} that was never published to it"
-            )));
-        };
-        if e.delivered {
-            return Err(self.fail(format!("{to} got {sender} seq {seq} twice")));
-        }
-        e.delivered = true;
-        if !e.wanted && !e.uncertain {
-            return Err(self.fail(format!(
-                "false positive: {to} got a {what} of {sender} seq {seq} whose regions overlapped none of its subscription regions when sent"
-            )));
-        }
-        self.log(format!("{to} gets {what} {sender}#{seq}"));
-        Ok(())
-    }
-
     /// One random action of member `idx`.
     fn act(&mut self, idx: usize) -> Result<(), DdmFailure> {
         let h = self.h;
+        if self.timed && self.rng.gen_bool(0.15) && self.maybe_advance(idx)? {
+            return Ok(());
+        }
+        let at = if self.timed {
+            let extra = f64::from(self.rng.gen_range(0..10u32));
+            self.members[idx].clock.send_time(extra)
+        } else {
+            None
+        };
         let roll = self.rng.gen_range(0..100);
         match roll {
             0..=39 => {
@@ -635,7 +507,7 @@ impl DdmSim {
                 }
                 self.log(format!("{idx} updates {instance}"));
                 self.call(idx, "update", |l, _| {
-                    l.update_attribute_values(instance, values, Bytes::new(), None)
+                    l.update_attribute_values(instance, values, Bytes::new(), at)
                 })?;
             }
             40..=42 => {
@@ -651,7 +523,7 @@ impl DdmSim {
                         Vec::new(),
                         &[region],
                         Bytes::new(),
-                        None,
+                        at,
                     )
                 })?;
             }
@@ -670,7 +542,7 @@ impl DdmSim {
                 self.out.subscriber_moves += 1;
                 // Whatever is still in flight towards it may now go either way.
                 for ((_, _, to), e) in self.expect.iter_mut() {
-                    if *to == idx && e.in_flight {
+                    if *to == idx && (e.in_flight || (e.tso && !e.delivered)) {
                         e.uncertain = true;
                     }
                 }
@@ -695,70 +567,13 @@ impl DdmSim {
         Ok(())
     }
 
-    /// What is in scope at member `idx` by the checker's regions: `position` of each
-    /// discovered instance whose update region overlaps one of its subscription
-    /// regions, `label` of each discovered instance if it subscribes it.
-    fn scope_now(&self, idx: usize) -> BTreeSet<(ObjectInstanceHandle, AttributeHandle)> {
-        let m = &self.members[idx];
-        let mut now = BTreeSet::new();
-        for (owner, o) in self.members.iter().enumerate() {
-            if owner == idx {
-                continue;
-            }
-            for (instance, region) in &o.instances {
-                if !m.discovered.contains(instance) {
-                    continue;
-                }
-                let at = self.boxes[region];
-                if m.subscription.iter().any(|r| self.boxes[r].overlaps(&at)) {
-                    now.insert((*instance, self.h.position));
-                }
-                if m.wants_label {
-                    now.insert((*instance, self.h.label));
-                }
-            }
+    /// Delivers everything in flight, and what that sends, until nothing is.
+    fn quiesce(&mut self) -> Result<(), DdmFailure> {
+        while let Some((at, to, env)) = self.net.pop() {
+            self.now = self.now.max(at);
+            self.deliver(to, env)?;
         }
-        now
-    }
-
-    fn deliver(&mut self, to: usize, env: glidepath_core::Envelope) -> Result<(), DdmFailure> {
-        if let Some(e) = self.expect.get_mut(&(env.sender, env.seq, to)) {
-            e.in_flight = false;
-        }
-        if let Body::UpdateRegions {
-            instance,
-            regions,
-            owned,
-            ..
-        } = &env.body
-        {
-            let line = format!(
-                "{to} hears from {}#{} where {instance} is: {}",
-                env.sender,
-                env.seq,
-                if *owned {
-                    format!("{regions:?}")
-                } else {
-                    "given up".into()
-                }
-            );
-            self.log(line);
-        }
-        if let Body::ScopeAnswered { .. } = &env.body {
-            self.log(format!("{to} has the answer of {}#{}", env.sender, env.seq));
-        }
-        let mut link = SimLink {
-            node: to,
-            now: self.now,
-            net: &mut self.net,
-            exec: &mut self.exec,
-            rng: &mut self.rng,
-        };
-        let lrc = &mut self.members[to].lrc;
-        lrc.handle_envelope(env);
-        link.flush(lrc);
-        self.note_published();
-        self.drain(to)
+        Ok(())
     }
 
     fn run(mut self) -> Result<DdmOutcome, DdmFailure> {
@@ -785,6 +600,9 @@ impl DdmSim {
                 }
                 (Some(_), None) => unreachable!("covered by the guard above"),
             }
+        }
+        if self.timed {
+            self.finish_time()?;
         }
         // Nothing in flight: every message wanted when sent, to a receiver that did
         // not move its regions meanwhile, has arrived.
