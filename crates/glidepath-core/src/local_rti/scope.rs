@@ -175,20 +175,7 @@ impl LocalRti {
             return;
         }
         self.ddm.scope.answered_from.insert(sender, first);
-        let stale: Vec<ObjectInstanceHandle> = self
-            .ddm
-            .scope
-            .instances
-            .iter_mut()
-            .filter_map(|(i, s)| {
-                let before = s.told.len();
-                s.told.retain(|_, t| t.owner != sender || t.seq >= first);
-                (s.told.len() != before).then_some(*i)
-            })
-            .collect();
-        for instance in stale {
-            self.refresh_scope(instance);
-        }
+        self.forget_words(|t| t.owner == sender && t.seq < first);
     }
 
     /// Tells watchers where everything this federate owns is.
@@ -229,6 +216,12 @@ impl LocalRti {
             return;
         }
         // What it owned has no owner now (or a new one, who will say so).
+        self.forget_words(|t| t.owner == federate);
+    }
+
+    /// Forgets the words `stale` picks and works out the scope of the instances
+    /// they were about again.
+    fn forget_words(&mut self, stale: impl Fn(&Told) -> bool) {
         let affected: Vec<ObjectInstanceHandle> = self
             .ddm
             .scope
@@ -236,7 +229,7 @@ impl LocalRti {
             .iter_mut()
             .filter_map(|(i, s)| {
                 let before = s.told.len();
-                s.told.retain(|_, t| t.owner != federate);
+                s.told.retain(|_, t| !stale(t));
                 (s.told.len() != before).then_some(*i)
             })
             .collect();
