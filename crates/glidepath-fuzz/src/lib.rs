@@ -443,6 +443,37 @@ fn sample_envelopes() -> Vec<Envelope> {
                 time: Some(LogicalTime::INFINITY),
             },
         ),
+        env(
+            5,
+            Body::UpdateRegions {
+                instance: ObjectInstanceHandle(9),
+                class: ObjectClassHandle(2),
+                attributes: Arc::from(vec![AttributeHandle(1)]),
+                regions: glidepath_core::RegionSet::new(vec![glidepath_core::Extent::new([(
+                    glidepath_core::DimensionHandle(1),
+                    glidepath_core::RangeBounds::new(30, 31),
+                )])]),
+                owned: true,
+                route: glidepath_core::RegionSet::new(vec![
+                    glidepath_core::Extent::new([(
+                        glidepath_core::DimensionHandle(1),
+                        glidepath_core::RangeBounds::new(30, 31),
+                    )]),
+                    glidepath_core::Extent::new([(
+                        glidepath_core::DimensionHandle(1),
+                        glidepath_core::RangeBounds::new(10, 11),
+                    )]),
+                ]),
+            },
+        ),
+        env(
+            6,
+            Body::ScopeAdvisory {
+                on: true,
+                announce: true,
+            },
+        ),
+        env(7, Body::ScopeAnswered { first: 5 }),
     ]
 }
 
