@@ -350,6 +350,30 @@ mod tests {
     }
 
     #[test]
+    fn a_departed_sender_is_delivered_to_the_end_then_forgotten() {
+        let c = config(8);
+        let mut receiver = Receiver::<u8, u64>::new(7, c);
+        let mut log = Log::default();
+        // Sender 1 departs (announced) while its last envelopes are still coming;
+        // sender 2 just falls quiet.
+        receiver.handle_envelope(0, arrival(1, false), 1, &mut log);
+        receiver.sender_departed(1);
+        receiver.handle_envelope(0, arrival(2, false), 2, &mut log);
+        let mut other = arrival(1, false);
+        other.sender = 2;
+        receiver.handle_envelope(0, other, 1, &mut log);
+        assert_eq!(log.delivered, vec![(1, 1), (1, 2), (2, 1)]);
+        receiver.handle_timeout(0, &mut log);
+        receiver.handle_timeout(c.sender_quiet_ns + 1, &mut log);
+        // Only the sender that may come back is remembered.
+        assert_eq!(receiver.quiet_len(), 1);
+        assert_eq!(receiver.delivered(1), None);
+        // A departure announced after it fell quiet forgets it at once.
+        receiver.sender_departed(2);
+        assert_eq!(receiver.quiet_len(), 0);
+    }
+
+    #[test]
     fn a_receiver_the_sender_learns_late_is_told_what_it_can_no_longer_get() {
         // Receiver 1 is known and takes everything; receiver 2's first word arrives
         // when 1..=6 are trimmed (a partition cut its acknowledgements).

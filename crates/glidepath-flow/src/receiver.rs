@@ -72,6 +72,8 @@ struct Inbound<T> {
     /// When the open gap last saw progress (it opened, a retransmission arrived, or
     /// the reader was busy and not reading).
     gap_progress_ns: u64,
+    /// The sender left for good: once quiet, its position is not remembered.
+    departed: bool,
 }
 
 impl<T> Inbound<T> {
@@ -88,6 +90,7 @@ impl<T> Inbound<T> {
             nacked_upto: 0,
             gone_upto: 0,
             gap_progress_ns: now_ns,
+            departed: false,
         }
     }
 
@@ -182,6 +185,20 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
             quiet: BTreeMap::new(),
             outbox: VecDeque::new(),
             busy: false,
+        }
+    }
+
+    /// `sender` left for good (its resignation was announced): its stream is kept
+    /// until it has been quiet as any other's, so its last envelopes still in flight
+    /// are delivered in order, but its position is then forgotten rather than
+    /// remembered among the quiet senders' (it will never send again). Without this,
+    /// every departed sender's position stays until [`QUIET_SENDERS_MAX`] pushes it
+    /// out: a long run with churn grows by that much.
+    pub fn sender_departed(&mut self, sender: K) {
+        if self.quiet.remove(&sender).is_none() {
+            if let Some(inbound) = self.senders.get_mut(&sender) {
+                inbound.departed = true;
+            }
         }
     }
 
@@ -319,7 +336,7 @@ impl<K: Copy + Ord, T> Receiver<K, T> {
         self.senders.retain(|sender, inbound| {
             let keep = now_ns.saturating_sub(inbound.heard_ns) < config.sender_quiet_ns
                 || !inbound.pending.is_empty();
-            if !keep {
+            if !keep && !inbound.departed {
                 quiet.insert(*sender, (inbound.delivered, now_ns));
             }
             keep

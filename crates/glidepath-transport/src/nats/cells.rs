@@ -478,7 +478,12 @@ impl Arrivals {
             }
         });
         let keep = seqs.split_off(&(account.upto + 1));
-        *seqs = keep;
+        if keep.is_empty() {
+            // Nothing held: nothing kept per sender (a departed one leaves nothing).
+            self.by_sender.remove(&account.sender);
+        } else {
+            *seqs = keep;
+        }
         complete
     }
 }

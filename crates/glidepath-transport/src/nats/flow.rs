@@ -596,6 +596,11 @@ impl Receiver {
             .handle_skip(now, sender, first, last, &mut sink);
     }
 
+    /// `sender` resigned or was lost: its position is not kept once it falls quiet.
+    pub(crate) fn sender_departed(&mut self, sender: FederateHandle) {
+        self.protocol.sender_departed(sender);
+    }
+
     /// Asks `sender` for the holes at the next tick (an account showed them lost).
     pub(crate) fn expedite(&mut self, sender: FederateHandle) {
         self.protocol.expedite_nack(sender);

@@ -143,10 +143,30 @@ impl Reader {
             }
         }
         if let Some(envelope) = envelope {
+            if sender == FederateHandle::EXECUTIVE {
+                self.member_left(&envelope.body);
+            }
             self.deliver(envelope);
         }
         if sender == FederateHandle::EXECUTIVE {
             self.notified.record(self.federation, seq);
+        }
+    }
+
+    /// A member resigned or was lost: what is kept per sender is let go of once its
+    /// stream falls quiet (reliable delivery), or at once (the sequence check of
+    /// unreliable streams: a late envelope of its starts afresh, and the core, which
+    /// has finished with it, drops it).
+    fn member_left(&mut self, body: &glidepath_core::Body) {
+        use glidepath_core::{Body, Notification};
+        let (Body::Exec(Notification::FederateResigned { federate })
+        | Body::Exec(Notification::FederateLost { federate })) = body
+        else {
+            return;
+        };
+        self.last_seq.remove(federate);
+        if let Some(receiver) = &mut self.receiver {
+            receiver.sender_departed(*federate);
         }
     }
 
