@@ -50,6 +50,9 @@ pub(crate) struct ScopeState {
     answered_from: BTreeMap<FederateHandle, u64>,
 }
 
+/// Attributes with the regions and the route of the notice that tells of them.
+type NoticeGroup = (Option<RegionSet>, Option<RegionSet>, Vec<AttributeHandle>);
+
 /// Where attributes were before a change, for a notice's route.
 pub(crate) enum Was {
     /// Nowhere anyone heard of (a registration, an answer to a request): the
@@ -272,8 +275,7 @@ impl LocalRti {
             return;
         };
         let class = k.class;
-        type Group = (Option<RegionSet>, Option<RegionSet>, Vec<AttributeHandle>);
-        let mut groups: Vec<Group> = Vec::new();
+        let mut groups: Vec<NoticeGroup> = Vec::new();
         for a in attributes.iter().filter(|a| k.owned.contains(a)) {
             let regions = self.update_regions(instance, *a);
             let route = match was {
@@ -289,6 +291,17 @@ impl LocalRti {
                 None => groups.push((regions, route, vec![*a])),
             }
         }
+        self.send_notices(instance, class, true, groups);
+    }
+
+    /// Sends one [`Body::UpdateRegions`] per group of attributes (regions, route).
+    fn send_notices(
+        &mut self,
+        instance: ObjectInstanceHandle,
+        class: ObjectClassHandle,
+        owned: bool,
+        groups: Vec<NoticeGroup>,
+    ) {
         for (regions, route, attributes) in groups {
             self.send(
                 Topic::ObjectClass(class),
@@ -297,7 +310,7 @@ impl LocalRti {
                     class,
                     attributes: attributes.into(),
                     regions,
-                    owned: true,
+                    owned,
                     route,
                 },
             );
@@ -318,27 +331,15 @@ impl LocalRti {
             return;
         };
         let class = k.class;
-        let mut groups: Vec<(Option<RegionSet>, Vec<AttributeHandle>)> = Vec::new();
+        let mut groups: Vec<NoticeGroup> = Vec::new();
         for a in attributes {
             let route = self.update_regions(instance, *a);
-            match groups.iter_mut().find(|(r, _)| *r == route) {
-                Some((_, group)) => group.push(*a),
-                None => groups.push((route, vec![*a])),
+            match groups.iter_mut().find(|(_, t, _)| *t == route) {
+                Some((_, _, group)) => group.push(*a),
+                None => groups.push((None, route, vec![*a])),
             }
         }
-        for (route, attributes) in groups {
-            self.send(
-                Topic::ObjectClass(class),
-                Body::UpdateRegions {
-                    instance,
-                    class,
-                    attributes: attributes.into(),
-                    regions: None,
-                    owned: false,
-                    route,
-                },
-            );
-        }
+        self.send_notices(instance, class, false, groups);
     }
 
     /// Before a commit of `regions`: where the owned attributes associated with them
