@@ -12,8 +12,10 @@
 //! ```
 //!
 //! Over NATS by configuration alone, with a NATS server and the executive server
-//! running (`glidepath server`): `-- --transport nats` (there the regions are tested
-//! by each receiver; on `inproc` the sender's bus drops what overlaps no region).
+//! running (`glidepath server`): `-- --transport nats` (there the updates travel on
+//! the subjects of the grid cells their regions cover, and each radar's connection
+//! reads only its sector's cells; on `inproc` the sender's bus drops what overlaps no
+//! region).
 //!
 //! The FOM is `foms/ddm-bench.xml`: `Entity.position` has the dimensions `Latitude`
 //! and `Longitude`, each normalized to `[0, 65536]`. The generator gives each aircraft
