@@ -400,15 +400,22 @@ impl LocalRti {
         class: ObjectClassHandle,
         attribute: AttributeHandle,
     ) -> Option<RegionSet> {
-        if let Some(cached) = self
-            .ddm
+        match self.cached_subscription(class, attribute) {
+            Some(cached) => cached.clone(),
+            None => self.subscription_regions_now(class, attribute),
+        }
+    }
+
+    /// What the cache holds for `attribute` of `class`, if it is filled and has it.
+    fn cached_subscription(
+        &self,
+        class: ObjectClassHandle,
+        attribute: AttributeHandle,
+    ) -> Option<&Option<RegionSet>> {
+        self.ddm
             .subscription_cache
             .as_ref()
             .and_then(|c| c.get(&(class, attribute)))
-        {
-            return cached.clone();
-        }
-        self.subscription_regions_now(class, attribute)
     }
 
     /// Whether `regions` (an update's) overlap the regions `attribute` of `class` is
@@ -423,18 +430,24 @@ impl LocalRti {
         if regions.is_none() {
             return true;
         }
-        match self
-            .ddm
-            .subscription_cache
-            .as_ref()
-            .and_then(|c| c.get(&(class, attribute)))
-        {
+        match self.cached_subscription(class, attribute) {
             Some(cached) => regions_overlap(regions, cached.as_ref()),
             None => regions_overlap(
                 regions,
                 self.subscription_regions_now(class, attribute).as_ref(),
             ),
         }
+    }
+
+    /// The regions every subscribed attribute is subscribed with now: the cache
+    /// [`LocalRti::attribute_subscription_regions`] reads, filled if it is empty.
+    pub(crate) fn subscription_regions(
+        &mut self,
+    ) -> &FastMap<(ObjectClassHandle, AttributeHandle), Option<RegionSet>> {
+        if self.ddm.subscription_cache.is_none() {
+            self.cache_subscription_regions();
+        }
+        self.ddm.subscription_cache.get_or_insert_default()
     }
 
     /// Fills the cache [`LocalRti::attribute_subscription_regions`] reads, for every
@@ -509,12 +522,7 @@ impl LocalRti {
             .range((instance, AttributeHandle(0))..=(instance, AttributeHandle(u32::MAX)));
         for ((i, a), regions) in gone {
             for r in regions {
-                if let Some(users) = d.associated_with.get_mut(r) {
-                    users.remove(&(*i, *a));
-                    if users.is_empty() {
-                        d.associated_with.remove(r);
-                    }
-                }
+                unindex(&mut d.associated_with, *r, (*i, *a));
             }
         }
         d.associations.retain(|(i, _), _| *i != instance);
@@ -713,12 +721,7 @@ impl LocalRti {
                     }
                 }
                 for r in regions {
-                    if let Some(users) = self.ddm.associated_with.get_mut(r) {
-                        users.remove(&(instance, *a));
-                        if users.is_empty() {
-                            self.ddm.associated_with.remove(r);
-                        }
-                    }
+                    unindex(&mut self.ddm.associated_with, *r, (instance, *a));
                 }
                 self.recache_update_regions(instance, *a);
             }
@@ -774,4 +777,19 @@ impl LocalRti {
 /// The attributes of attribute / region pairs.
 fn pair_attributes(pairs: &[AttributeRegions]) -> Vec<AttributeHandle> {
     pairs.iter().flat_map(|(a, _)| a.iter().copied()).collect()
+}
+
+/// Takes an association off a region's entry in `associated_with` (and the entry,
+/// once empty).
+fn unindex(
+    index: &mut BTreeMap<RegionHandle, BTreeSet<(ObjectInstanceHandle, AttributeHandle)>>,
+    region: RegionHandle,
+    association: (ObjectInstanceHandle, AttributeHandle),
+) {
+    if let Some(users) = index.get_mut(&region) {
+        users.remove(&association);
+        if users.is_empty() {
+            index.remove(&region);
+        }
+    }
 }

@@ -44,7 +44,7 @@ pub(crate) struct ScopeState {
     pub(crate) instances: FastMap<ObjectInstanceHandle, InstanceScope>,
     /// This federate's subscription regions per subscribed attribute when it last
     /// asked the owners (while the switch is on).
-    subscriptions: BTreeMap<(ObjectClassHandle, AttributeHandle), Option<RegionSet>>,
+    subscriptions: FastMap<(ObjectClassHandle, AttributeHandle), Option<RegionSet>>,
     /// Per member, where its latest answer to this federate's asks began: a word it
     /// sent before (a time-stamped update delivered late, say) is not taken.
     answered_from: BTreeMap<FederateHandle, u64>,
@@ -106,7 +106,7 @@ impl LocalRti {
         }
         self.ddm.scope.on = true;
         self.ddm.scope.instances.clear();
-        self.ddm.scope.subscriptions = self.subscription_regions();
+        self.ddm.scope.subscriptions = self.subscription_regions().clone();
         self.ask_owners();
         Ok(())
     }
@@ -383,7 +383,7 @@ impl LocalRti {
     pub(crate) fn restart_scope(&mut self) {
         self.ddm.scope.instances.clear();
         if self.ddm.scope.on {
-            self.ddm.scope.subscriptions = self.subscription_regions();
+            self.ddm.scope.subscriptions = self.subscription_regions().clone();
             self.ask_owners();
         }
         self.announce_all_owned();
@@ -507,7 +507,7 @@ impl LocalRti {
         if !self.ddm.scope.on {
             return;
         }
-        let now = self.subscription_regions();
+        let now = self.subscription_regions().clone();
         if now == self.ddm.scope.subscriptions {
             return;
         }
@@ -525,23 +525,6 @@ impl LocalRti {
             self.refresh_scope(instance);
         }
         self.ask_owners();
-    }
-
-    /// The regions each subscribed attribute is subscribed with now.
-    fn subscription_regions(
-        &self,
-    ) -> BTreeMap<(ObjectClassHandle, AttributeHandle), Option<RegionSet>> {
-        self.subscribed_attributes
-            .iter()
-            .flat_map(|(class, attributes)| {
-                attributes.iter().map(move |a| {
-                    (
-                        (*class, *a),
-                        self.attribute_subscription_regions(*class, *a),
-                    )
-                })
-            })
-            .collect()
     }
 
     /// Forgets an instance that is gone (no callback: its removal says enough).
