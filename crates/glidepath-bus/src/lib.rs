@@ -8,6 +8,8 @@
 //!   XML ([`message::xml`]) and a compact binary form ([`message::binary`]).
 //! - [`frame`]: the frames that carry messages and membership changes, and Spread's
 //!   six service levels ([`ServiceLevel`]).
+//! - [`repair`]: RELIABLE and FIFO over a path that drops: the sender's window,
+//!   the repair of a gap, a receiver's per-sender order.
 //! - [`stability`]: SAFE delivery and crash detection over a group's total order.
 //!
 //! **Invariant:** nothing here reads a clock, touches a socket, spawns a thread or
@@ -17,6 +19,7 @@
 
 pub mod frame;
 pub mod message;
+pub mod repair;
 pub mod stability;
 pub mod subject;
 

@@ -3,6 +3,7 @@
 //! matching agrees with a direct reading of the wildcard rules.
 
 use glidepath_bus::message::{binary, json, xml};
+use glidepath_bus::repair;
 use glidepath_bus::{Encoding, Message, Pattern, Subject, Value};
 use proptest::prelude::*;
 
@@ -80,6 +81,25 @@ proptest! {
         let _ = xml::parse(&bytes);
         let _ = binary::parse(&bytes);
         let _ = json::parse(&bytes);
+    }
+
+    /// A repair request or reply from a peer is arbitrary bytes: reading one never
+    /// panics, and a reply never takes a repair backwards or past its end.
+    #[test]
+    fn repair_requests_and_replies_never_panic(
+        bytes in prop::collection::vec(any::<u8>(), 0..256),
+        from in 0u64..1000,
+        len in prop::option::of(0u64..50),
+    ) {
+        let _ = repair::Request::parse(&bytes);
+        let to = len.map(|l| from + l);
+        let mut fetch = repair::Fetch::new(from, to);
+        fetch.on_reply(bytes::Bytes::from(bytes));
+        prop_assert!(fetch.next >= from);
+        if let Some(t) = to {
+            prop_assert!(fetch.next <= t.max(from));
+            prop_assert_eq!(fetch.frames.len() as u64 + fetch.lost, fetch.next - from);
+        }
     }
 
     /// The bridge's JSON form carries every message the XML form does, exactly.

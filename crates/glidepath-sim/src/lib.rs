@@ -18,9 +18,13 @@
 //! network (`glidepath-sim --flow`); `ddm` a third: data distribution management's
 //! regions, moved and committed at random, checked message by message
 //! (`glidepath-sim --ddm`); `bus` a fourth: the bus's ordered levels and membership
-//! over lossy links with churn, crashes and pauses (`glidepath-sim --bus`).
+//! over lossy links with churn, crashes and pauses (`glidepath-sim --bus`); and
+//! `bus_repair` a fifth: the bus's RELIABLE and FIFO repairs over core NATS with
+//! broken connections, dropped and duplicated copies and dying senders
+//! (`glidepath-sim --bus-repair`).
 
 pub mod bus;
+pub mod bus_repair;
 mod check;
 pub mod ddm;
 pub mod flow;

@@ -42,6 +42,7 @@ use bytes::Bytes;
 use glidepath_bus::frame::{
     self, DataFrame, Frame, MemberId, MembershipFrame, MembershipKind, ServiceLevel,
 };
+use glidepath_bus::repair::{Arrival as DataArrival, Order};
 use glidepath_bus::stability::{Arrival, Stability};
 use glidepath_bus::Subject;
 use parking_lot::Mutex;
@@ -138,7 +139,16 @@ pub(crate) struct NatsBackend {
     /// Counts the connection's returns (and slow-consumer drops): each makes the
     /// readers ask their senders for anything newer.
     reconnects: tokio::sync::watch::Receiver<u64>,
-    _repair_server: tokio::task::JoinHandle<()>,
+    /// The repair server and the re-announcer, stopped when the backend goes.
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for NatsBackend {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
 }
 
 impl NatsBackend {
@@ -170,7 +180,14 @@ impl NatsBackend {
         let sent = Arc::new(Sent::default());
         let requests = block_on(client.subscribe(repair::repair_subject(member)))
             .map_err(|e| err(format!("cannot subscribe to its repair subject: {e}")))?;
-        let repair_server = runtime().spawn(repair::serve(requests, client.clone(), sent.clone()));
+        let tasks = vec![
+            runtime().spawn(repair::serve(requests, client.clone(), sent.clone())),
+            runtime().spawn(repair::reannounce(
+                reconnects.clone(),
+                client.clone(),
+                sent.clone(),
+            )),
+        ];
         let js = {
             let _inside = runtime().enter();
             jetstream::new(client.clone())
@@ -187,7 +204,7 @@ impl NatsBackend {
             joined: Mutex::new(HashMap::new()),
             sent,
             reconnects,
-            _repair_server: repair_server,
+            tasks,
         })
     }
 
@@ -376,33 +393,42 @@ impl DataReader {
     }
 }
 
+/// Hands out one group's core-NATS frames in each sender's order
+/// ([`glidepath_bus::repair::Order`]), repairing gaps before what follows them.
 async fn read_data(mut sub: async_nats::Subscriber, mut r: DataReader) {
-    use futures::StreamExt;
-    // The next sequence number expected from each sender: the first message from a
-    // sender starts its stream for us.
-    let mut next: HashMap<MemberId, u64> = HashMap::new();
-    // Per sender, the number after the last frame a repair accounted for: a later copy
-    // of one of those is expected (the repair came first), not a violation.
-    let mut repaired_to: HashMap<MemberId, u64> = HashMap::new();
+    use futures::{FutureExt, StreamExt};
+    let mut order = Order::default();
+    // A reconnection (or a dropped copy) seen: every known sender is asked for
+    // anything newer once the frames already queued are read, so that a sender
+    // first heard of in them is asked too.
+    let mut ask = false;
     loop {
-        let msg = tokio::select! {
-            msg = sub.next() => match msg {
-                Some(msg) => msg,
-                None => return,
-            },
-            changed = r.reconnects.changed() => {
-                if changed.is_err() {
-                    return;
+        let msg = if ask {
+            match sub.next().now_or_never() {
+                Some(Some(msg)) => msg,
+                Some(None) => return,
+                None => {
+                    ask = false;
+                    for (sender, from) in order.senders() {
+                        let after = r.repair(sender, from, None).await;
+                        order.repaired(sender, after);
+                    }
+                    continue;
                 }
-                // Back from a broken connection: whatever the senders sent meanwhile
-                // is asked for, in order, before anything that arrives later.
-                let senders: Vec<(MemberId, u64)> = next.iter().map(|(s, n)| (*s, *n)).collect();
-                for (sender, from) in senders {
-                    let after = r.repair(sender, from, None).await;
-                    next.insert(sender, after);
-                    repaired_to.insert(sender, after);
+            }
+        } else {
+            tokio::select! {
+                msg = sub.next() => match msg {
+                    Some(msg) => msg,
+                    None => return,
+                },
+                changed = r.reconnects.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    ask = true;
+                    continue;
                 }
-                continue;
             }
         };
         let frame = match frame::decode(&msg.payload) {
@@ -412,26 +438,19 @@ async fn read_data(mut sub: async_nats::Subscriber, mut r: DataReader) {
                 continue;
             }
         };
-        if frame.seq != 0 {
-            let expected = *next.entry(frame.sender).or_insert(frame.seq);
-            if frame.seq < expected {
-                // A repair brought it first: this copy is dropped. Otherwise it came
-                // out of its sender's order (or twice), which core NATS never does.
-                if frame.seq >= repaired_to.get(&frame.sender).copied().unwrap_or(0) {
+        match order.arrive(&frame) {
+            DataArrival::Deliver => {}
+            DataArrival::Stale { violation } => {
+                if violation {
                     r.counters.order_violation();
                 }
                 continue;
             }
-            if frame.seq > expected {
-                let reliable = matches!(frame.level, ServiceLevel::Reliable | ServiceLevel::Fifo);
-                if reliable {
-                    let after = r.repair(frame.sender, expected, Some(frame.seq)).await;
-                    repaired_to.insert(frame.sender, after);
-                } else {
-                    r.counters.lost(frame.seq - expected);
-                }
+            DataArrival::Gap { from, to } => {
+                let after = r.repair(frame.sender, from, Some(to)).await;
+                order.repaired(frame.sender, after);
             }
-            next.insert(frame.sender, frame.seq + 1);
+            DataArrival::Lost(n) => r.counters.lost(n),
         }
         r.route(frame);
     }
