@@ -99,6 +99,43 @@ const PATIENCE: Duration = Duration::from_secs(5);
 
 const SUBJECT: &str = "FFTB.BENCH.SAT1.DATA.TRUTH.STARS.POSVEL";
 
+/// Messages received by all subscribers together, and the publisher waiting for them:
+/// it sleeps until the subscribers wake it, rather than spinning, because a spinning
+/// publisher takes a whole core from the subscribers and the server on a small machine
+/// (the bus's path, with more hops to schedule, suffered more from it than raw NATS).
+struct Arrivals {
+    count: AtomicU64,
+    publisher: std::thread::Thread,
+}
+
+impl Arrivals {
+    /// For the calling thread, which publishes and waits.
+    fn new() -> Arc<Arrivals> {
+        Arc::new(Arrivals {
+            count: AtomicU64::new(0),
+            publisher: std::thread::current(),
+        })
+    }
+
+    /// One more message received by one subscriber.
+    fn arrived(&self) {
+        self.count.fetch_add(1, Ordering::Release);
+        self.publisher.unpark();
+    }
+
+    /// Waits until `want` have arrived, at most [`PATIENCE`].
+    fn wait_for(&self, want: u64) {
+        let deadline = Instant::now() + PATIENCE;
+        while self.count.load(Ordering::Acquire) < want {
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            std::thread::park_timeout(deadline - now);
+        }
+    }
+}
+
 /// A message whose encoding is about `size` bytes: a counter and a string filler.
 fn message_of_size(size: usize, encoding: Encoding) -> Message {
     let base = Message::new().with("i", 0i32).with("fill", String::new());
@@ -213,7 +250,7 @@ fn measure(
     let mut probe = Vec::new();
     template.encode(opts.encoding, &mut probe)?;
     r.size_bytes = probe.len() as u64;
-    let received = Arc::new(AtomicU64::new(0));
+    let received = Arrivals::new();
     let mut handles = Vec::new();
     for k in 0..n {
         let bus = Bus::connect(&config(opts, &format!("subscriber-{k}"), group))?;
@@ -231,7 +268,7 @@ fn measure(
                         // The message is parsed (recv decodes it) before the clock stops.
                         let now = monotonic_now_ns();
                         let i = d.message.get_i32("i").unwrap_or(i32::MIN);
-                        received.fetch_add(1, Ordering::Release);
+                        received.arrived();
                         if i < 0 && i != i32::MIN {
                             continue;
                         }
@@ -263,11 +300,7 @@ fn measure(
             send_samples_us.push(ns as f64 / 1e3);
         }
         if opts.variant == BusVariant::SendReceive {
-            let want = ((i + WARMUP + 1) as usize * n) as u64;
-            let deadline = Instant::now() + PATIENCE;
-            while received.load(Ordering::Acquire) < want && Instant::now() < deadline {
-                std::hint::spin_loop();
-            }
+            received.wait_for(((i + WARMUP + 1) as usize * n) as u64);
         }
     }
     let mut all = Recorder::new();
@@ -317,7 +350,7 @@ fn measure_raw(
         .build()?;
     let template = message_of_size(size, Encoding::Xml);
     let publisher = rt.block_on(async_nats::connect(&opts.nats_url))?;
-    let received = Arc::new(AtomicU64::new(0));
+    let received = Arrivals::new();
     let mut handles = Vec::new();
     for _ in 0..n {
         let client = rt.block_on(async_nats::connect(&opts.nats_url))?;
@@ -343,7 +376,7 @@ fn measure_raw(
                     break;
                 };
                 let now = monotonic_now_ns();
-                received.fetch_add(1, Ordering::Release);
+                received.arrived();
                 let i = m.get_i32("i").unwrap_or(i32::MIN);
                 if i < 0 && i != i32::MIN {
                     continue;
@@ -374,11 +407,7 @@ fn measure_raw(
             send.record(t0.elapsed().as_nanos() as u64);
         }
         if opts.variant == BusVariant::SendReceive {
-            let want = ((i + WARMUP + 1) as usize * n) as u64;
-            let deadline = Instant::now() + PATIENCE;
-            while received.load(Ordering::Acquire) < want && Instant::now() < deadline {
-                std::hint::spin_loop();
-            }
+            received.wait_for(((i + WARMUP + 1) as usize * n) as u64);
         }
     }
     rt.block_on(publisher.flush())?;
