@@ -135,6 +135,12 @@ pub struct BenchArgs {
     /// The stand-in model's fixed cost per step in microseconds (tg) [default: 5].
     #[arg(long, value_name = "MICROSECONDS")]
     stand_in_us: Option<String>,
+    /// Hosts for the tg suite over NATS: 2 runs the NATS server and the simulation
+    /// server in one network namespace and the processing nodes in a second one and
+    /// the first in turn, joined by a veth pair, as DASE's two hosts (needs root)
+    /// [default: 1, this host].
+    #[arg(long, value_name = "N")]
+    hosts: Option<String>,
 }
 
 /// `glidepath bench tg`: the target generator's flags, checked.
@@ -161,7 +167,15 @@ fn tg_args(args: &BenchArgs) -> anyhow::Result<crate::tg::TgBenchArgs> {
     if !(seconds.is_finite() && seconds > 0.0) {
         bail!("--seconds: {seconds} is not a positive number of seconds");
     }
-    Ok(crate::tg::TgBenchArgs {
+    let hosts = args
+        .hosts
+        .as_deref()
+        .map_or(Ok(1), |v| number::<usize>("--hosts", v))?;
+    if !(1..=2).contains(&hosts) {
+        bail!("--hosts {hosts}: the tg suite runs on 1 host or 2 (two network namespaces)");
+    }
+    let tg = crate::tg::TgBenchArgs {
+        hosts,
         aircraft: counts("--aircraft", &args.aircraft, &[400, 1000])?,
         nodes: counts("--nodes", &args.nodes, &[1, 2])?,
         threads: args
@@ -193,7 +207,14 @@ fn tg_args(args: &BenchArgs) -> anyhow::Result<crate::tg::TgBenchArgs> {
             config.transport = TransportKind::Nats;
             config
         },
-    })
+    };
+    if hosts == 2 && tg.transport != TransportKind::Nats {
+        bail!("--hosts 2 runs the nodes as processes on two hosts: it needs --transport nats");
+    }
+    if hosts == 2 && (args.nats.nats_url.is_some() || args.nats.nats_url_file.is_some()) {
+        bail!("--hosts 2 starts its own NATS server on the first host: leave out --nats-url");
+    }
+    Ok(tg)
 }
 
 /// Parses a number, naming the flag when it is not one.

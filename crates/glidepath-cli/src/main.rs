@@ -21,6 +21,7 @@ mod netlab;
 mod run;
 mod status;
 mod tg;
+mod tg_nodes;
 
 /// glidepath: an HLA run-time infrastructure for distributed simulation.
 #[derive(Parser, Debug)]

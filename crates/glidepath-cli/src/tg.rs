@@ -6,9 +6,9 @@
 //! `rate HZ`, `speed F`, `CALLSIGN heading|altitude|speed|direct|resume ...`).
 //! `glidepath bench tg` is here too: the update-rate tables of DASE's section VI.
 
+use crate::tg_nodes::{node_failed, NodeProcess, ProcessRun, TwoHosts};
 use std::io::BufRead;
 use std::path::PathBuf;
-use std::process::{Child, Command as Process};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -341,6 +341,7 @@ fn serve(
         model: &args.model,
         stand_in_us: args.stand_in_us,
         performance: args.performance.as_deref(),
+        hosts: &[],
     };
     let mut children = node.start_all(args.nodes as usize, true)?;
     let mut server = SimulationServer::start(&rti, &args.federation, scenario, server_config)?;
@@ -513,110 +514,6 @@ fn print_final(server: &SimulationServer) {
     );
 }
 
-/// Node processes, killed if the server ends early.
-struct Children(Vec<Child>);
-
-/// How to start processing nodes as processes of this program over NATS.
-struct NodeProcess<'a> {
-    config: &'a RtiConfig,
-    federation: &'a str,
-    threads: usize,
-    model: &'a str,
-    stand_in_us: f64,
-    performance: Option<&'a std::path::Path>,
-}
-
-impl NodeProcess<'_> {
-    /// Starts nodes `tg-node-1` to `tg-node-N`, saying each one's pid when `say`.
-    fn start_all(&self, nodes: usize, say: bool) -> anyhow::Result<Children> {
-        let mut children = Children(Vec::new());
-        let program = std::env::current_exe().context("finding this program to start the nodes")?;
-        for k in 0..nodes {
-            let mut cmd = Process::new(&program);
-            cmd.args(["tg", "--role", "node", "--transport", "nats"]);
-            // The URL and any credentials through the environment, never the command line.
-            self.config.configure_child(&mut cmd);
-            cmd.env(glidepath::NATS_URL_ENV, &self.config.nats_url);
-            cmd.args([
-                "--federation",
-                self.federation,
-                "--name",
-                &format!("tg-node-{}", k + 1),
-            ]);
-            cmd.args([
-                "--threads",
-                &self.threads.to_string(),
-                "--model",
-                self.model,
-                "--stand-in-us",
-                &self.stand_in_us.to_string(),
-            ]);
-            if let Some(p) = self.performance {
-                cmd.arg("--performance").arg(p);
-            }
-            if !say {
-                // A benchmark's table is not interleaved with the nodes' farewells; a
-                // node that fails shows in its exit status.
-                cmd.stderr(std::process::Stdio::null());
-            }
-            let child = cmd
-                .stdin(std::process::Stdio::null())
-                .spawn()
-                .context("starting a node process")?;
-            if say {
-                println!("node tg-node-{} pid {}", k + 1, child.id());
-            }
-            children.0.push(child);
-        }
-        Ok(children)
-    }
-}
-
-/// One run of `glidepath bench tg --transport nats`: node processes and the server.
-struct ProcessRun {
-    server: Option<SimulationServer>,
-    children: Children,
-    rti: glidepath::Rti,
-    federation: String,
-}
-
-impl bench::BenchRun for ProcessRun {
-    fn server(&mut self) -> &mut SimulationServer {
-        self.server.as_mut().expect("a running server")
-    }
-
-    fn finish(mut self: Box<Self>) -> Result<(), glidepath_tg::federation::TgError> {
-        if let Some(server) = self.server.take() {
-            server.stop()?;
-        }
-        for (k, child) in self.children.0.iter_mut().enumerate() {
-            let status = child.wait().map_err(|e| node_failed(k, e))?;
-            if !status.success() {
-                return Err(node_failed(k, format!("ended with {status}")));
-            }
-        }
-        self.children.0.clear();
-        self.rti.destroy_federation_execution(&self.federation)?;
-        Ok(())
-    }
-}
-
-fn node_failed(k: usize, reason: impl std::fmt::Display) -> glidepath_tg::federation::TgError {
-    glidepath_tg::federation::TgError::NodeFailed {
-        node: format!("tg-node-{}", k + 1),
-        reason: reason.to_string(),
-    }
-}
-
-impl Drop for Children {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
 /// The flags of `glidepath bench tg` (parsed from `glidepath bench`'s own).
 pub struct TgBenchArgs {
     /// Aircraft counts.
@@ -640,6 +537,10 @@ pub struct TgBenchArgs {
     pub transport: TransportKind,
     /// The NATS server and its credentials (`--transport nats`).
     pub config: RtiConfig,
+    /// 1: this host; 2: two network namespaces joined by a veth pair, the NATS
+    /// server and the simulation server on the first, nodes on both
+    /// ([`crate::tg_nodes::TwoHosts`]).
+    pub hosts: usize,
 }
 
 /// One configuration's JSON row.
@@ -652,6 +553,7 @@ struct Row {
     nodes: usize,
     threads_per_node: usize,
     transport: &'static str,
+    hosts: usize,
     seconds: f64,
     update_rate_hz: f64,
     sd_hz: f64,
@@ -663,7 +565,25 @@ struct Row {
 }
 
 /// `glidepath bench tg`.
-pub fn bench(args: TgBenchArgs) -> anyhow::Result<()> {
+pub fn bench(mut args: TgBenchArgs) -> anyhow::Result<()> {
+    if args.hosts < 2 {
+        return bench_on(args, &[]);
+    }
+    let nats_server = glidepath::backend::nats::find_nats_server()?;
+    let hosts = TwoHosts::start(&nats_server)?;
+    args.config.nats_url = hosts.nats_url();
+    let namespaces = hosts.node_hosts();
+    println!(
+        "two hosts: the NATS server and the simulation server on {}, nodes on {} in turn",
+        namespaces[1],
+        namespaces.join(" and ")
+    );
+    hosts.inside(move || bench_on(args, &namespaces))
+}
+
+/// `glidepath bench tg` with the nodes in the network namespaces `hosts` in turn
+/// (none: this host).
+fn bench_on(args: TgBenchArgs, hosts: &[String]) -> anyhow::Result<()> {
     let model = model(&args.model, args.stand_in_us)?;
     // Over NATS the node processes and the server need an executive: this process
     // hosts one when none answers.
@@ -691,7 +611,9 @@ pub fn bench(args: TgBenchArgs) -> anyhow::Result<()> {
             println!(
                 "\n{aircraft} aircraft, {nodes} node(s) of {threads} thread(s), {} model, {}",
                 model.name(),
-                if args.transport == TransportKind::Nats {
+                if !hosts.is_empty() {
+                    "nodes as processes over NATS, on two hosts"
+                } else if args.transport == TransportKind::Nats {
                     "nodes as processes over NATS"
                 } else {
                     "inproc"
@@ -735,6 +657,7 @@ pub fn bench(args: TgBenchArgs) -> anyhow::Result<()> {
                             model: &args.model,
                             stand_in_us: args.stand_in_us,
                             performance: None,
+                            hosts,
                         };
                         let children = node
                             .start_all(nodes, false)
@@ -774,6 +697,7 @@ pub fn bench(args: TgBenchArgs) -> anyhow::Result<()> {
                 nodes,
                 threads_per_node: threads,
                 transport: args.transport.name(),
+                hosts: args.hosts,
                 seconds: args.seconds,
                 update_rate_hz: all.update_rate_hz,
                 sd_hz: all.sd_hz,

@@ -259,9 +259,17 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
              ({growth:+.1} %, peak {peak} KiB), open files {fds} -> {fds2}",
             t.name, t.pid
         );
+        // The whole series too, so that a plateau can be told from a leak.
+        let series: Vec<String> = t
+            .samples
+            .iter()
+            .map(|(at, rss, fds)| format!("[{:.1},{rss},{fds}]", at.as_secs_f64()))
+            .collect();
         json_rows.push(format!(
-            r#"{{"process":"{}","pid":{},"from_s":{from},"to_s":{to},"rss_kib_start":{rss},"rss_kib_end":{rss2},"rss_kib_peak":{peak},"rss_growth_pct":{growth:.2},"fds_start":{fds},"fds_end":{fds2}}}"#,
-            t.name, t.pid
+            r#"{{"process":"{}","pid":{},"from_s":{from},"to_s":{to},"rss_kib_start":{rss},"rss_kib_end":{rss2},"rss_kib_peak":{peak},"rss_growth_pct":{growth:.2},"fds_start":{fds},"fds_end":{fds2},"samples_s_kib_fds":[{}]}}"#,
+            t.name,
+            t.pid,
+            series.join(",")
         ));
     }
     assert!(

@@ -245,6 +245,87 @@ fn bench_tg_over_nats_runs_the_nodes_as_processes() {
     );
 }
 
+/// `bench tg --hosts 2`: DASE's two hosts as two network namespaces joined by a veth
+/// pair; the nodes' states cross the link to the simulation server, and nothing of the
+/// laboratory is left behind. Wrong combinations are refused with the reason.
+#[test]
+fn bench_tg_on_two_hosts_runs_the_nodes_across_a_link() {
+    let json = std::env::temp_dir().join(format!(
+        "glidepath-tg-bench-hosts-{}.json",
+        std::process::id()
+    ));
+    let child = Command::new(env!("CARGO_BIN_EXE_glidepath"))
+        .args([
+            "bench",
+            "tg",
+            "--transport",
+            "nats",
+            "--hosts",
+            "2",
+            "--aircraft",
+            "50",
+            "--nodes",
+            "1,2",
+            "--seconds",
+            "0.5",
+            "--runs",
+            "1",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}\n{}", text(&o.stderr));
+    assert!(out.contains("on two hosts"), "{out}");
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for (row, nodes) in rows.iter().zip([1, 2]) {
+        assert_eq!(row["hosts"], 2);
+        assert_eq!(row["nodes"], nodes);
+        assert!(row["update_rate_hz"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    std::fs::remove_file(&json).unwrap();
+    let namespaces = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let prefix = format!("gplab-{pid}-");
+    assert!(
+        !text(&namespaces.stdout).contains(&prefix),
+        "{}",
+        text(&namespaces.stdout)
+    );
+    for (args, why) in [
+        (&["--hosts", "2"][..], "needs --transport nats"),
+        (&["--transport", "nats", "--hosts", "3"], "1 host or 2"),
+        (
+            &[
+                "--transport",
+                "nats",
+                "--hosts",
+                "2",
+                "--nats-url",
+                "nats://127.0.0.1:1",
+            ],
+            "leave out --nats-url",
+        ),
+    ] {
+        let mut all = vec!["bench", "tg", "--runs", "1"];
+        all.extend_from_slice(args);
+        let o = glidepath(&all, "");
+        assert!(!o.status.success(), "{args:?}");
+        assert!(
+            text(&o.stderr).contains(why),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+    }
+}
+
 /// A node process killed mid-run: within the failover time its aircraft continue on
 /// the other node from their last published state, none lost and none duplicated
 /// (every frame after it carries exactly one state per aircraft).
