@@ -304,9 +304,11 @@ fn serve(
         )?;
         // The operator may load another scenario (`load NAME`, or the web's control):
         // this run ends, the next starts from the named scenario's beginning.
-        while let (_, RunEnd::Load(name)) =
-            runner::run_until(&mut tg.server, &rx, options.clone(), &mut observer)?
-        {
+        let mut status;
+        loop {
+            let end;
+            (status, end) = runner::run_until(&mut tg.server, &rx, options.clone(), &mut observer)?;
+            let RunEnd::Load(name) = end else { break };
             let next = match glidepath_tg::scenario::load(&name, &layout.performance) {
                 Ok(next) => next,
                 Err(e) => {
@@ -314,7 +316,7 @@ fn serve(
                     continue;
                 }
             };
-            print_final(&tg.server);
+            print_final(&tg.server, &status);
             tg.finish()?;
             println!(
                 "scenario {}: {} aircraft, from its start",
@@ -325,7 +327,7 @@ fn serve(
             tg = LocalRun::start(&rti, &args.federation, next, &layout, server_config.clone())?;
         }
         observer.finish();
-        print_final(&tg.server);
+        print_final(&tg.server, &status);
         tg.finish()?;
         drop(tx);
         return Ok(());
@@ -346,16 +348,18 @@ fn serve(
     let mut children = node.start_all(args.nodes as usize, true)?;
     let mut server = SimulationServer::start(&rti, &args.federation, scenario, server_config)?;
     // The node processes were started for this scenario: another cannot be loaded.
-    while let (_, RunEnd::Load(name)) =
-        runner::run_until(&mut server, &rx, options.clone(), &mut observer)?
-    {
+    let mut status;
+    loop {
+        let end;
+        (status, end) = runner::run_until(&mut server, &rx, options.clone(), &mut observer)?;
+        let RunEnd::Load(name) = end else { break };
         eprintln!(
             "load {name}: over NATS the node processes fly the scenario they were started for; \
              run glidepath tg on the inproc transport to switch scenarios (this one goes on)"
         );
     }
     observer.finish();
-    print_final(&server);
+    print_final(&server, &status);
     let lost: Vec<String> = server.lost_nodes().iter().map(|n| n.to_string()).collect();
     server.stop()?;
     for (k, child) in children.0.iter_mut().enumerate() {
@@ -502,7 +506,7 @@ fn start_web(
 }
 
 /// The last line: how many aircraft have a state of the last frame.
-fn print_final(server: &SimulationServer) {
+fn print_final(server: &SimulationServer, status: &Status) {
     let t = server.tracks();
     let latest = t.iter().map(|t| t.track_time_us).max().unwrap_or(0);
     let current = t.iter().filter(|t| t.track_time_us == latest).count();
@@ -512,6 +516,14 @@ fn print_final(server: &SimulationServer) {
         t.len(),
         current
     );
+    if status.paced_frames > 0 {
+        let [p50, p99, max] = status.run_jitter_ms;
+        println!(
+            "paced: {} deadline misses; frame-start jitter over {} frames to the last status \
+             p50/p99/max {p50:.3}/{p99:.3}/{max:.3} ms",
+            status.deadline_misses, status.paced_frames
+        );
+    }
 }
 
 /// The flags of `glidepath bench tg` (parsed from `glidepath bench`'s own).

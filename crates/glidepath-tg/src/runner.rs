@@ -128,6 +128,11 @@ pub struct Status {
     pub deadline_misses: u64,
     /// Frame start lateness against the schedule over the period: p50, p99, max, ms.
     pub jitter_ms: [f64; 3],
+    /// The same over the whole run so far (to the microsecond), and how many frames
+    /// it covers.
+    pub run_jitter_ms: [f64; 3],
+    /// Paced frames in `run_jitter_ms`.
+    pub paced_frames: u64,
     /// Whether the run is paused.
     pub paused: bool,
     /// State updates the server received per frame over the period (the aircraft
@@ -189,6 +194,8 @@ pub fn run_until(
         (0u64, Duration::ZERO, Duration::ZERO);
     let mut period_updates = 0u64;
     let mut jitter: Vec<Duration> = Vec::new();
+    // The whole run's, in microseconds: a few hundred distinct values whatever its length.
+    let mut run_jitter = glidepath::stats::Recorder::new();
     let mut last = None;
     if options.rate_hz > 0.0 {
         server.set_dt_s(options.speed / options.rate_hz);
@@ -248,7 +255,9 @@ pub fn run_until(
         if run_frame {
             if options.rate_hz > 0.0 && !paused {
                 wait_until(next_start);
-                jitter.push(Instant::now().saturating_duration_since(next_start));
+                let late = Instant::now().saturating_duration_since(next_start);
+                jitter.push(late);
+                run_jitter.record(late.as_micros() as u64);
             }
             single_steps = single_steps.saturating_sub(u64::from(paused));
             let report = server.step()?;
@@ -294,6 +303,9 @@ pub fn run_until(
                 compute_ms_mean: ms_mean(period_compute, period_frames),
                 deadline_misses: misses,
                 jitter_ms: [pick(0.5), pick(0.99), pick(1.0)],
+                run_jitter_ms: [50.0, 99.0, 100.0]
+                    .map(|i| run_jitter.percentile(i).map_or(0.0, |us| us as f64 / 1e3)),
+                paced_frames: run_jitter.count(),
                 paused,
                 updates_per_frame: period_updates as f64 / period_frames.max(1) as f64,
             };
@@ -326,6 +338,8 @@ fn empty_status(server: &SimulationServer) -> Status {
         compute_ms_mean: 0.0,
         deadline_misses: 0,
         jitter_ms: [0.0; 3],
+        run_jitter_ms: [0.0; 3],
+        paced_frames: 0,
         paused: false,
         updates_per_frame: 0.0,
     }
