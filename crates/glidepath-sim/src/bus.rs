@@ -19,8 +19,9 @@
 //! after the network went quiet: every member still in the group handed out every data
 //! frame from its first one on (no loss, no SAFE message stuck).
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
+
+use crate::agenda::{Agenda, Notes};
 
 use bytes::Bytes;
 use glidepath_bus::frame::{
@@ -150,15 +151,13 @@ struct Sim {
     cfg: BusSimConfig,
     rng: ChaCha8Rng,
     now: u64,
-    heap: BinaryHeap<Reverse<(u64, u64)>>,
-    events: BTreeMap<u64, Event>,
-    counter: u64,
+    agenda: Agenda<Event>,
     log: Vec<Frame>,
     /// When each frame of the log was numbered.
     log_at: Vec<u64>,
     nodes: Vec<Node>,
     out: BusOutcome,
-    trace: Vec<String>,
+    notes: Notes,
     next_data: u64,
 }
 
@@ -187,24 +186,16 @@ impl Sim {
         BusFailure {
             seed: self.cfg.seed,
             message,
-            trace: self.trace.iter().rev().take(30).rev().cloned().collect(),
+            trace: self.notes.last(30),
         }
     }
 
     fn note(&mut self, what: String) {
-        if self.cfg.verbose {
-            println!("{:>12.3} ms  {what}", self.now as f64 / 1e6);
-        }
-        self.trace.push(what);
-        if self.trace.len() > 200 {
-            self.trace.drain(..100);
-        }
+        self.notes.note(self.now, what);
     }
 
     fn at(&mut self, when: u64, e: Event) {
-        self.counter += 1;
-        self.heap.push(Reverse((when, self.counter)));
-        self.events.insert(self.counter, e);
+        self.agenda.at(when, e);
     }
 
     fn delay(&mut self, lo_ms: f64, hi_ms: f64) -> u64 {
@@ -576,9 +567,7 @@ pub fn run_bus(cfg: &BusSimConfig) -> Result<BusOutcome, BusFailure> {
         cfg: cfg.clone(),
         rng,
         now: 0,
-        heap: BinaryHeap::new(),
-        events: BTreeMap::new(),
-        counter: 0,
+        agenda: Agenda::new(),
         log: Vec::new(),
         log_at: Vec::new(),
         nodes: Vec::new(),
@@ -586,7 +575,7 @@ pub fn run_bus(cfg: &BusSimConfig) -> Result<BusOutcome, BusFailure> {
             seed: cfg.seed,
             ..BusOutcome::default()
         },
-        trace: Vec::new(),
+        notes: Notes::new(cfg.verbose),
         next_data: 0,
     };
     for _ in 0..members {
@@ -596,12 +585,11 @@ pub fn run_bus(cfg: &BusSimConfig) -> Result<BusOutcome, BusFailure> {
     let end_of_actions = 300 * MS + u64::from(cfg.actions) * 100 * MS;
     sim.at(300 * MS, Event::Action);
     let end = end_of_actions + QUIET;
-    while let Some(Reverse((when, id))) = sim.heap.pop() {
+    while let Some((when, e)) = sim.agenda.pop() {
         if when > end {
             break;
         }
         sim.now = when;
-        let e = sim.events.remove(&id).expect("an event");
         if let Some(m) = Sim::target(&e) {
             if !sim.nodes[m].alive {
                 continue;

@@ -23,6 +23,7 @@
 //! broken connections, dropped and duplicated copies and dying senders
 //! (`glidepath-sim --bus-repair`).
 
+mod agenda;
 pub mod bus;
 pub mod bus_repair;
 mod check;

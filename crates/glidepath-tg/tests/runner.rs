@@ -66,7 +66,10 @@ fn pause_single_steps_resume_and_commands() {
     assert!(last.paced_frames > 10, "{last:?}");
     let [p50, p99, max] = last.run_jitter_ms;
     assert!(0.0 <= p50 && p50 <= p99 && p99 <= max, "{last:?}");
-    assert_eq!(statuses[0].paced_frames, 0, "unpaced frames are not counted");
+    assert_eq!(
+        statuses[0].paced_frames, 0,
+        "unpaced frames are not counted"
+    );
     let acks = tg.server.take_acks();
     assert_eq!(acks.len(), 1);
     assert_eq!(acks[0].outcome, Ok(()));

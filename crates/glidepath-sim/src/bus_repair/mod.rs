@@ -25,8 +25,7 @@
 //! handed out or counted lost (a sender that died: up to the last one the node knows
 //! of), and with a window that never forgets, none is counted lost.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use bytes::Bytes;
 use glidepath_bus::frame::{self, DataFrame, Frame, MemberId, ServiceLevel};
@@ -36,6 +35,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 mod check;
+
+use crate::agenda::{Agenda, Notes};
 
 const MS: u64 = 1_000_000;
 const REQUEST_TIMEOUT: u64 = 2_000 * MS;
@@ -219,16 +220,14 @@ struct Sim {
     cfg: RepairSimConfig,
     rng: ChaCha8Rng,
     now: u64,
-    heap: BinaryHeap<Reverse<(u64, u64)>>,
-    events: BTreeMap<u64, Event>,
-    counter: u64,
+    agenda: Agenda<Event>,
     nodes: Vec<Node>,
     group: Subject,
     /// Whether windows forget (some seeds keep everything: then nothing may be lost).
     forgetting: bool,
     tags: u64,
     out: RepairOutcome,
-    trace: Vec<String>,
+    notes: Notes,
     /// A failure found where no `Result` could carry it (finishing a repair).
     pending: Option<RepairFailure>,
 }
@@ -238,24 +237,16 @@ impl Sim {
         RepairFailure {
             seed: self.cfg.seed,
             message,
-            trace: self.trace.iter().rev().take(40).rev().cloned().collect(),
+            trace: self.notes.last(40),
         }
     }
 
     fn note(&mut self, what: String) {
-        if self.cfg.verbose {
-            println!("{:>12.3} ms  {what}", self.now as f64 / 1e6);
-        }
-        self.trace.push(what);
-        if self.trace.len() > 200 {
-            self.trace.drain(..100);
-        }
+        self.notes.note(self.now, what);
     }
 
     fn at(&mut self, when: u64, e: Event) {
-        self.counter += 1;
-        self.heap.push(Reverse((when, self.counter)));
-        self.events.insert(self.counter, e);
+        self.agenda.at(when, e);
     }
 
     fn delay(&mut self, lo_ms: f64, hi_ms: f64) -> u64 {
@@ -705,9 +696,7 @@ pub fn run_bus_repair(cfg: &RepairSimConfig) -> Result<RepairOutcome, RepairFail
         cfg: cfg.clone(),
         rng,
         now: 0,
-        heap: BinaryHeap::new(),
-        events: BTreeMap::new(),
-        counter: 0,
+        agenda: Agenda::new(),
         nodes,
         group: Subject::new("SIMGROUP").expect("a valid group"),
         forgetting,
@@ -716,7 +705,7 @@ pub fn run_bus_repair(cfg: &RepairSimConfig) -> Result<RepairOutcome, RepairFail
             seed: cfg.seed,
             ..Default::default()
         },
-        trace: Vec::new(),
+        notes: Notes::new(cfg.verbose),
         pending: None,
     };
     sim.note(format!(
@@ -730,11 +719,7 @@ pub fn run_bus_repair(cfg: &RepairSimConfig) -> Result<RepairOutcome, RepairFail
     sim.at(0, Event::Action);
     // The actions take about `actions` × 30 ms; then the network runs until quiet.
     let actions_end = cfg.actions as u64 * 30 * MS;
-    while let Some(Reverse((when, id))) = sim.heap.pop() {
-        let e = sim
-            .events
-            .remove(&id)
-            .expect("every scheduled event is stored");
+    while let Some((when, e)) = sim.agenda.pop() {
         sim.now = when;
         sim.step(e, actions_end)?;
     }
