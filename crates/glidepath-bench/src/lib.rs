@@ -5,12 +5,14 @@
 //! - [`harness`]: options, the running setup (RTI, NATS executive, federations),
 //!   members that read callbacks the same way in both process models, raw peers.
 //! - [`suites`]: latency, throughput, loopback, timeadv and fanout.
-//! - [`bus`]: the formation-flying testbed bus's send, send-receive and throughput.
+//! - [`bus`]: the formation-flying testbed bus's send, send-receive and throughput;
+//!   [`bus_process`]: its subscribers as processes of their own (`--processes`).
 //! - [`result`]: the result row, with the statistics of [`glidepath::stats`].
 //! - [`output`]: the human table, the progress bar, JSON and plots.
 //! - [`repeat`]: `--repeat N`, each run's ratio to the raw peer and their median.
 
 pub mod bus;
+pub mod bus_process;
 pub mod bus_window;
 pub mod harness;
 pub mod output;

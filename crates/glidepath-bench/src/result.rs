@@ -24,6 +24,10 @@ pub struct BenchResult {
     /// Federates taking part (including the measuring one).
     pub federates: u64,
     pub subscribers: u64,
+    /// Bus benchmarks: where the subscribers ran, `threads` of the measuring process
+    /// or `processes` of their own (`--processes`), the raw peer's alike.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscribers_in: Option<String>,
     /// Messages (or, for `timeadv`, grants) sent or expected.
     pub count: u64,
     /// Messages received (grants for `timeadv`).
@@ -130,6 +134,7 @@ impl BenchResult {
             size_bytes: 0,
             federates: 0,
             subscribers: 0,
+            subscribers_in: None,
             count: 0,
             received: 0,
             lost: 0,

@@ -43,7 +43,7 @@ pub struct BenchArgs {
     nats: crate::nats_args::NatsArgs,
     /// Message sizes in bytes, comma-separated; K/KiB (1024) and M/MiB suffixes
     /// allowed, e.g. `200` or `32,1K,64KiB` [default: the suite's sweep].
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, alias = "sizes", value_name = "BYTES")]
     size: Option<String>,
     /// Messages (or grants) per configuration [default: the suite's].
     #[arg(long, value_name = "N")]
@@ -101,7 +101,8 @@ pub struct BenchArgs {
     #[arg(long)]
     background_load: bool,
     /// Run the ponger as a process of its own, as other RTIs' figures are measured
-    /// (latency; nats or shm).
+    /// (latency; nats or shm); bus throughput: every subscriber, the raw NATS peer's
+    /// too, as a process of its own, as the paper did (nats).
     #[arg(long)]
     processes: bool,
     /// The shared-memory system to join instead of hosting one (shm).
@@ -111,6 +112,19 @@ pub struct BenchArgs {
     /// child).
     #[arg(long, value_name = "FEDERATION", hide = true)]
     ponger_of: Option<String>,
+    /// Be one bus subscriber of `bench bus throughput --processes` in this group (how
+    /// it runs its children).
+    #[arg(
+        long,
+        value_name = "GROUP",
+        hide = true,
+        conflicts_with = "raw_subscriber_of"
+    )]
+    subscriber_of: Option<String>,
+    /// Be one raw NATS subscriber of `bench bus throughput --processes` on this
+    /// subject (how it runs its children).
+    #[arg(long, value_name = "SUBJECT", hide = true)]
+    raw_subscriber_of: Option<String>,
     /// Lookahead of the time-advance suite [default: 1].
     #[arg(long, value_name = "TIME")]
     lookahead: Option<String>,
@@ -339,9 +353,7 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
     o.processes = args.processes;
     o.shm_name = args.shm_name.clone();
     o.ponger_of = args.ponger_of.clone();
-    if o.processes && o.transport == TransportChoice::Inproc {
-        bail!("--processes needs --transport nats or shm: inproc cannot cross a process boundary");
-    }
+    processes_cross(args, o.transport.name(), "nats or shm")?;
     if !glidepath_bench::suites::SUITES.contains(&args.suite.as_str()) {
         bail!(
             "unknown suite `{}`; the suites are: {}",
@@ -352,7 +364,15 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
     Ok(o)
 }
 
-/// `glidepath bench`: runs the suite and writes what was asked for.
+/// `--processes` runs parts of a suite in processes of their own, which the
+/// in-process transport cannot reach: refused there, naming the transports that can.
+fn processes_cross(args: &BenchArgs, transport: &str, needs: &str) -> anyhow::Result<()> {
+    if args.processes && transport == "inproc" {
+        bail!("--processes needs --transport {needs}: inproc cannot cross a process boundary");
+    }
+    Ok(())
+}
+
 /// `glidepath bench bus TEST`: the bus benchmark's flags, checked.
 fn bus_args(args: &BenchArgs) -> anyhow::Result<glidepath_bench::bus::BusBenchOptions> {
     use glidepath_bench::bus::BusVariant;
@@ -364,6 +384,13 @@ fn bus_args(args: &BenchArgs) -> anyhow::Result<glidepath_bench::bus::BusBenchOp
         None => glidepath::TransportKind::Inproc,
         Some(t) => t.parse().map_err(|e| anyhow::anyhow!("--transport: {e}"))?,
     };
+    processes_cross(args, transport.name(), "nats")?;
+    if args.processes && variant != BusVariant::Throughput {
+        bail!(
+            "--processes: only bus throughput runs its subscribers as processes (send has \
+             none, and send-receive paces each message on in-process acknowledgements)"
+        );
+    }
     // The paper went to nearly 10 MB; NATS refuses payloads over its `max_payload`
     // (1 MB by default), so larger sizes are asked for with `--size` on a server
     // configured for them.
@@ -408,6 +435,7 @@ fn bus_args(args: &BenchArgs) -> anyhow::Result<glidepath_bench::bus::BusBenchOp
             .map_err(|e| anyhow::anyhow!("--encoding: {e}"))?,
         // Raw NATS is always measured next to the bus over NATS.
         raw: true,
+        processes: args.processes,
     })
 }
 
@@ -429,9 +457,23 @@ fn repeat(args: &BenchArgs) -> anyhow::Result<usize> {
     Ok(n)
 }
 
+/// `--subscriber-of` or `--raw-subscriber-of`: which subscriber this process is.
+fn subscriber_role(args: &BenchArgs) -> Option<glidepath_bench::bus_process::SubscriberRole> {
+    use glidepath_bench::bus_process::SubscriberRole;
+    args.subscriber_of
+        .clone()
+        .map(SubscriberRole::Bus)
+        .or_else(|| args.raw_subscriber_of.clone().map(SubscriberRole::Raw))
+}
+
+/// `glidepath bench`: runs the suite and writes what was asked for.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if args.suite == "tg" {
         return crate::tg::bench(tg_args(&args)?);
+    }
+    if let Some(role) = subscriber_role(&args) {
+        // A child of `bench bus throughput --processes`: its output is the protocol.
+        return glidepath_bench::bus_process::serve_subscriber(&bus_args(&args)?, &role);
     }
     let repeats = repeat(&args)?;
     let progress = BarProgress::new();

@@ -659,6 +659,81 @@ fn bus_send_receive_runs_in_process_and_over_nats_next_to_raw_nats() {
     let _ = std::fs::remove_dir_all(&store);
 }
 
+/// Throughput with every subscriber, the raw NATS peer's too, a process of its own
+/// (the paper's setup): everything arrives in order, and the JSON says where the
+/// subscribers ran.
+#[test]
+fn bus_throughput_runs_its_subscribers_as_processes_over_nats() {
+    let store = scratch("bus-processes-js");
+    let server = NatsServerProcess::start_with(
+        None,
+        &["--jetstream", "--store_dir", store.to_str().unwrap()],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let url = server.url();
+    let results = run_bus(
+        "bus-processes",
+        &[
+            "throughput",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &url,
+            "--processes",
+            "--subscribers",
+            "3",
+            "--sizes",
+            "1000",
+            "--count",
+            "200",
+        ],
+    );
+    assert_eq!(results.len(), 1);
+    for r in &results {
+        assert_eq!(r["variant"], "throughput");
+        assert_eq!(r["subscribers"], 3);
+        assert_eq!(r["subscribers_in"], "processes", "{r}");
+        assert_eq!(r["received"], 600, "{r}");
+        assert_eq!(r["lost"], 0, "{r}");
+        assert_eq!(r["order_violations"], 0, "{r}");
+        assert!(r["p99_us"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["rate_per_s"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(
+            r["raw_rate_per_s"].as_f64().unwrap() > 0.0,
+            "raw NATS in the same run: {r}"
+        );
+    }
+    drop(server);
+    let _ = std::fs::remove_dir_all(&store);
+}
+
+#[test]
+fn bus_processes_are_refused_where_they_cannot_run() {
+    let (ok, _, err) = run(&[
+        "bench",
+        "bus",
+        "throughput",
+        "--transport",
+        "inproc",
+        "--processes",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("--processes needs --transport nats: inproc cannot cross a process boundary"),
+        "{err}"
+    );
+    let (ok, _, err) = run(&[
+        "bench",
+        "bus",
+        "send-receive",
+        "--transport",
+        "nats",
+        "--processes",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("only bus throughput"), "{err}");
+}
+
 #[test]
 fn repeat_reports_each_runs_ratio_and_their_median() {
     let dir = scratch("repeat");
