@@ -561,6 +561,60 @@ fn nats_a_hole_in_the_order_is_filled_not_lost() {
     assert_eq!(a.stats().lost, 0, "{:?}", a.stats());
 }
 
+/// A publisher faster than its group's stream is held back, not dropped: a server
+/// whose streams queue at most 1,000 incoming messages (`max_buffered_msgs`; 10,000 by
+/// default) drops what comes beyond that with nothing but a line in its log, and
+/// 5,000 AGREED messages of 10 KB sent as fast as possible all arrive, in order.
+#[test]
+fn nats_a_flood_into_the_stream_waits_for_it_and_loses_nothing() {
+    let store = std::env::temp_dir().join(format!(
+        "glidepath-bus-flood-{}-{}",
+        std::process::id(),
+        glidepath::monotonic_now_ns()
+    ));
+    std::fs::create_dir_all(&store).unwrap();
+    let conf = store.join("server.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "jetstream {{\n  store_dir: \"{}\"\n  max_buffered_msgs: 1000\n}}\n",
+            store.display()
+        ),
+    )
+    .unwrap();
+    let mut server = NatsServerProcess::start_with(None, &["-c", conf.to_str().unwrap()]).unwrap();
+    let config = BusConfig {
+        default_group: subject("FLOOD"),
+        ..BusConfig::nats(&server.url())
+    };
+    let a = Bus::connect(&BusConfig {
+        name: "a".into(),
+        ..config.clone()
+    })
+    .unwrap();
+    let b = Bus::connect_like(&a, "b").unwrap();
+    let sub = a.subscribe(&pattern("F.>")).unwrap();
+    let filler = "x".repeat(10_000);
+    let count = 5_000;
+    for i in 0..count {
+        b.publish(
+            &subject("F.X"),
+            &Message::new().with("i", i).with("fill", filler.as_str()),
+            ServiceLevel::Agreed,
+        )
+        .unwrap();
+    }
+    for i in 0..count {
+        assert_eq!(next_message(&sub).message.get_i32("i").unwrap(), i);
+    }
+    assert_eq!(b.stats().lost, 0, "{:?}", b.stats());
+    assert_eq!(a.stats().lost, 0, "{:?}", a.stats());
+    b.close();
+    a.close();
+    server.stop();
+    let _ = std::fs::remove_dir_all(&store);
+}
+
 /// A member closed after its NATS server died does not wait for the server forever:
 /// its leaving notice fails after the publish timeout and its last flush is bounded.
 #[test]

@@ -49,6 +49,8 @@ pub use glidepath_bus::{
 use crate::config::TransportKind;
 
 #[cfg(feature = "transport-nats")]
+mod acks;
+#[cfg(feature = "transport-nats")]
 pub mod bridge;
 pub mod hla;
 mod hub;

@@ -47,6 +47,7 @@ use glidepath_bus::stability::{Arrival, Stability};
 use glidepath_bus::Subject;
 use parking_lot::Mutex;
 
+use super::acks::AckWindow;
 use super::repair::{self, Sent};
 use super::route::{RawEvent, Router};
 use super::{Backend, BusError, Counters, MembershipChange};
@@ -136,6 +137,8 @@ pub(crate) struct NatsBackend {
     joined: Mutex<HashMap<Subject, Joined>>,
     /// What this connection sent at RELIABLE and FIFO lately, for repairs.
     sent: Arc<Sent>,
+    /// Its frames on their way into the groups' streams, not yet acknowledged.
+    acks: AckWindow,
     /// Counts the connection's returns (and slow-consumer drops): each makes the
     /// readers ask their senders for anything newer.
     reconnects: tokio::sync::watch::Receiver<u64>,
@@ -192,7 +195,9 @@ impl NatsBackend {
             let _inside = runtime().enter();
             jetstream::new(client.clone())
         };
+        let acks = AckWindow::new(runtime(), counters.clone());
         Ok(NatsBackend {
+            acks,
             client,
             js,
             member,
@@ -265,11 +270,18 @@ impl Backend for NatsBackend {
             }
         };
         let reliable = matches!(frame.level, ServiceLevel::Reliable | ServiceLevel::Fifo);
+        let frame_is_sequenced = matches!(
+            frame.level,
+            ServiceLevel::Causal | ServiceLevel::Agreed | ServiceLevel::Safe
+        );
         let seq = frame.seq;
         let bytes = Bytes::from(frame.encode());
         if reliable {
             // Kept before it goes: a receiver that misses it can still have it.
             self.sent.keep(group, seq, bytes.clone());
+        }
+        if frame_is_sequenced {
+            return block_on(self.acks.publish(&self.js, subject, bytes)).map_err(err);
         }
         block_on(self.client.publish(subject, bytes)).map_err(err)
     }
@@ -352,6 +364,8 @@ impl Backend for NatsBackend {
         block_on(async move {
             let _ = tokio::time::timeout(CLOSE_FLUSH, client.flush()).await;
         });
+        // What went into streams is answered (or counted lost) before the close returns.
+        block_on(self.acks.drain(CLOSE_FLUSH));
     }
 }
 
