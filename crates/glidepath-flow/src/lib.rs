@@ -578,6 +578,31 @@ mod tests {
     }
 
     #[test]
+    fn a_backlog_once_acknowledged_gives_its_room_back() {
+        // A receiver away for 50,000 envelopes (a NATS node restarting, say), then back.
+        let c = FlowConfig::new(Window {
+            envelopes: 100_000,
+            bytes: 1 << 30,
+        });
+        let mut sender = Sender::<u64>::new(c);
+        ack(&mut sender, 0, 0);
+        for seq in 1..=50_000 {
+            sender.keep(seq, seq, 10, 0);
+        }
+        assert!(sender.kept_capacity() >= 50_000);
+        ack(&mut sender, 1, 50_000);
+        assert_eq!(sender.kept_len(), 0);
+        for seq in 50_001..=50_010 {
+            sender.keep(seq, seq, 10, 2);
+        }
+        assert!(
+            sender.kept_capacity() < 10_000,
+            "the store still has room for {}",
+            sender.kept_capacity()
+        );
+    }
+
+    #[test]
     fn a_slow_links_queue_is_not_taken_for_a_lost_tail() {
         let c = config(64);
         let mut sender = Sender::<u64>::new(c);

@@ -5,6 +5,10 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::{Control, FlowConfig};
 
+/// Kept envelopes' room is given back once it is four times what is kept, above
+/// this many.
+const SHRINK_ABOVE: usize = 4096;
+
 struct Kept<T> {
     seq: u64,
     weight: usize,
@@ -294,6 +298,11 @@ impl<T: Clone> Sender<T> {
         self.kept.len()
     }
 
+    /// Room for kept envelopes (the store's capacity): given back after a backlog.
+    pub fn kept_capacity(&self) -> usize {
+        self.kept.capacity()
+    }
+
     /// What the kept envelopes weigh (their bytes and the bookkeeping around them).
     pub fn kept_bytes(&self) -> usize {
         self.kept_bytes
@@ -326,6 +335,12 @@ impl<T: Clone> Sender<T> {
                     self.pop();
                 }
             }
+        }
+        // A backlog (receivers away while a NATS node restarted, say) grows the store
+        // to its size; once it is acknowledged, the room goes back, so a process does
+        // not keep its worst moment's memory for the rest of the run.
+        if self.kept.capacity() > SHRINK_ABOVE && self.kept.len() < self.kept.capacity() / 4 {
+            self.kept.shrink_to(self.kept.len() * 2);
         }
     }
 
