@@ -99,13 +99,17 @@ run ddm-nats "$bin" bench ddm "${nats[@]}" --subscribers 1,4,16 --json "$out/ddm
 run bus-send "$bin" bench bus send "${nats[@]}" --count $bus_n --json "$out/bus-send.json"
 run bus-send-receive "$bin" bench bus send-receive "${nats[@]}" --subscribers 1,9 --service agreed --count $bus_n --json "$out/bus-send-receive.json"
 run bus-send-receive-fifo "$bin" bench bus send-receive "${nats[@]}" --subscribers 1,9 --service fifo --count $bus_n --json "$out/bus-send-receive-fifo.json"
-run bus-throughput "$bin" bench bus throughput "${nats[@]}" --subscribers 1,5 --service fifo --count $((bus_n * 5)) --json "$out/bus-throughput.json"
+run bus-throughput "$bin" bench bus throughput "${nats[@]}" --processes --subscribers 1,5,10 --service agreed --count $((bus_n * 5)) --json "$out/bus-throughput.json"
 
 # The target generator's update rate (DASE's Tables 1-5), threads and processes.
 run tg-inproc "$bin" bench tg --aircraft 400,1000 --nodes 1,2 --seconds $tg_s --runs $tg_runs --json "$out/tg-inproc.json"
 run tg-nats "$bin" bench tg "${nats[@]}" --aircraft 400,1000 --nodes 1,2 --seconds $tg_s --runs $tg_runs --json "$out/tg-nats.json"
 run tg-nats-stand-in "$bin" bench tg "${nats[@]}" --aircraft 400,1000 --nodes 1,2 --seconds $tg_s --runs $tg_runs --model stand-in --stand-in-us 5 --json "$out/tg-nats-stand-in.json"
 run tg-10000 "$bin" bench tg --aircraft 10000 --nodes 1,2 --seconds $tg_s --runs $tg_runs --json "$out/tg-10000.json"
+# DASE's two hosts as two network namespaces (root only).
+if [ "$(id -u)" = 0 ]; then
+    run tg-two-hosts "$bin" bench tg --transport nats --hosts 2 --aircraft 400,1000 --nodes 1,2 --seconds $tg_s --runs $tg_runs --json "$out/tg-two-hosts.json"
+fi
 
 # The ATM TestBed day: 1A (fastest), 1C (credit window 1), 4A (NATS, bundling).
 day=(layouts/atm-testbed-day.toml ${hours:+--hours $hours})
