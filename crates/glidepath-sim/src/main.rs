@@ -99,6 +99,10 @@ struct Args {
     /// With --flow: whether a sender crashes (drawn per seed when absent).
     #[arg(long, value_enum, requires = "flow")]
     crash: Option<Draw>,
+    /// With --flow: whether a receiver stops reading for a while, its inbox full
+    /// (drawn per seed when absent).
+    #[arg(long, value_enum, requires = "flow")]
+    busy: Option<Draw>,
     /// With --flow: whether senders send to cells only some receivers read, with
     /// accounts (the NATS backend's DDM cells; drawn per seed when absent).
     #[arg(long, value_enum, requires = "flow")]
@@ -372,6 +376,7 @@ fn flow_config(args: &Args, seed: u64) -> FlowSimConfig {
     let draw = |d: Option<Draw>| d.map(|d| matches!(d, Draw::Always));
     cfg.partition = draw(args.partition);
     cfg.crash = draw(args.crash);
+    cfg.busy = draw(args.busy);
     cfg.cells = draw(args.cells);
     cfg.verbose = args.verbose;
     cfg
@@ -428,7 +433,7 @@ fn flow_main(args: &Args) -> ExitCode {
     let t = total.into_inner().expect("not poisoned");
     println!(
         "flow: {} seeds passed ({}..{}), {} events, {} messages published, {} delivered, {} packets; \
-         faults injected: {} losses, {} duplicates, {} reorders, {} partitions ({} packets cut), {} crashes; \
+         faults injected: {} losses, {} duplicates, {} reorders, {} partitions ({} packets cut), {} crashes, {} busy periods; \
          {} retransmitted, {} duplicates dropped, {} lost in {} holes given up ({} by overflow, {} at the sender's word, {} such words), \
          {} before first contact, {} crash tails, {} receivers given up, {} credit waits; \
          {} cell accounts, {} envelopes passed over on them, {} of the lost sent to cells their receiver does not read; \
@@ -446,6 +451,7 @@ fn flow_main(args: &Args) -> ExitCode {
         t.partitions,
         t.faults.partition_drops,
         t.crashes,
+        t.busy_periods,
         t.retransmitted,
         t.duplicates_dropped,
         t.lost,

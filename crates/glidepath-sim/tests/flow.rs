@@ -115,6 +115,24 @@ fn a_partition_that_heals_gives_up_no_receiver_and_everyone_catches_up() {
 }
 
 #[test]
+fn a_receiver_that_stops_reading_is_waited_for_not_given_up() {
+    // A full inbox: the receiver reads nothing for 10 ms to 3 s (up to three times)
+    // while what is sent to it waits, and its acknowledgements say it is busy.
+    let (t, _) = batch(3_000, 60, |cfg| {
+        cfg.busy = Some(true);
+        cfg.crash = Some(false);
+        cfg.partition = Some(false);
+    });
+    println!("flow, busy receivers: {t:?}");
+    assert!(t.busy_periods >= 60, "{t:?}");
+    assert_eq!(t.receivers_given_up, 0, "a busy receiver is not a lost one");
+    assert!(
+        t.credit_waits > 0,
+        "senders waited for the busy receiver's credit"
+    );
+}
+
+#[test]
 fn a_tail_lost_to_a_receiver_its_sender_learnt_of_late_is_accounted_for() {
     // Seed 1129 once ended in a deadlock: a partition cut a receiver's first
     // acknowledgements, its sender trimmed what the other receiver had, and the tail

@@ -4,8 +4,9 @@
 //!
 //! Each seed draws how many senders and receivers there are (1 to 4 each), the
 //! window, how much each sender publishes and how fast, and whether a partition cuts
-//! some links for a while (then heals) and whether a sender crashes. Every packet may
-//! be lost, duplicated or held back. Senders and receivers run the production timers
+//! some links for a while (then heals), whether a sender crashes and whether a receiver
+//! stops reading for a while (its inbox full: what reaches it waits, and its
+//! acknowledgements say it is busy). Every packet may be lost, duplicated or held back. Senders and receivers run the production timers
 //! (their ticks every 20 and 10 ms, as the NATS driver's).
 //!
 //! After every step it checks:
@@ -55,6 +56,9 @@ pub struct FlowSimConfig {
     pub partition: Option<bool>,
     /// Whether a sender crashes; drawn per seed when `None`.
     pub crash: Option<bool>,
+    /// Whether a receiver stops reading for a while (its inbox full); drawn per seed
+    /// when `None`.
+    pub busy: Option<bool>,
     /// Whether senders send some envelopes to cells that only some receivers read,
     /// and account for them (the NATS backend's DDM cells); drawn per seed when
     /// `None`.
@@ -80,6 +84,7 @@ impl FlowSimConfig {
             faults: DEFAULT_FAULTS,
             partition: None,
             crash: None,
+            busy: None,
             cells: None,
             max_virtual_ns: 600_000_000_000,
             verbose: false,
@@ -95,6 +100,7 @@ impl FlowSimConfig {
         for (name, v) in [
             ("partition", self.partition),
             ("crash", self.crash),
+            ("busy", self.busy),
             ("cells", self.cells),
         ] {
             if let Some(v) = v {
@@ -124,6 +130,8 @@ pub struct FlowOutcome {
     pub controls: u64,
     pub faults: FaultCounts,
     pub partitions: u64,
+    /// Periods a receiver spent not reading.
+    pub busy_periods: u64,
     pub crashes: u64,
     /// Envelopes counted lost by receivers (holes given up), and in how many holes.
     pub lost: u64,
@@ -171,6 +179,7 @@ impl FlowOutcome {
         self.faults.reorders += o.faults.reorders;
         self.faults.partition_drops += o.faults.partition_drops;
         self.partitions += o.partitions;
+        self.busy_periods += o.busy_periods;
         self.crashes += o.crashes;
         self.lost += o.lost;
         self.holes += o.holes;
@@ -267,6 +276,10 @@ struct SimReceiver {
     cells: u8,
     /// Per sender: the cells each `seq` arrived on, until an account covers it.
     arrivals: Vec<std::collections::BTreeMap<u64, u8>>,
+    /// Not reading (a full inbox): data, accounts and notices for it wait in `parked`,
+    /// as messages wait in a subscription nobody reads.
+    busy: bool,
+    parked: VecDeque<Event>,
 }
 
 /// One traced event, kept as data and written out only on failure or `--verbose`.

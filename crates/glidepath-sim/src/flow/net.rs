@@ -23,6 +23,10 @@ pub(crate) enum Event {
     ReceiverTick(usize),
     /// Sender `0` stops for good.
     Crash(usize),
+    /// Receiver `0` stops reading (its inbox is full): what reaches it waits.
+    Busy(usize),
+    /// Receiver `0` reads again.
+    Unbusy(usize),
     /// An envelope (or a retransmission of one) reaches a receiver.
     Data {
         from: usize,

@@ -54,6 +54,8 @@ impl FlowSim {
                 tracks: vec![Track::default(); n_senders],
                 cells: if cells { rng.gen_range(0..16) } else { 0 },
                 arrivals: vec![Default::default(); n_senders],
+                busy: false,
+                parked: VecDeque::new(),
             })
             .collect();
         let partition = cfg.partition.unwrap_or_else(|| rng.gen_bool(0.3)).then(|| {
@@ -90,12 +92,29 @@ impl FlowSim {
         if let Some((s, at)) = crash {
             net.at(at, Event::Crash(s));
         }
+        // A busy receiver, drawn apart so that every other draw of a seed stays as it
+        // was: one to three periods of 10 ms to 3 s without reading.
+        let mut busy_rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x0b05_7000_0000_0001);
+        let mut busy_periods = 0;
+        if cfg.busy.unwrap_or_else(|| busy_rng.gen_bool(0.3)) {
+            let r = busy_rng.gen_range(0..n_receivers);
+            let mut at = 0;
+            for _ in 0..busy_rng.gen_range(1..=3) {
+                at += busy_rng.gen_range(5_000_000..400_000_000);
+                let until = at + busy_rng.gen_range(10_000_000..3_000_000_000);
+                net.at(at, Event::Busy(r));
+                net.at(until, Event::Unbusy(r));
+                busy_periods += 1;
+                at = until;
+            }
+        }
         let out = FlowOutcome {
             seed: cfg.seed,
             senders: n_senders,
             receivers: n_receivers,
             window_envelopes: window.envelopes,
             partitions: u64::from(net.partition.is_some()),
+            busy_periods,
             ..FlowOutcome::default()
         };
         let mut sim = FlowSim {
@@ -153,7 +172,28 @@ impl FlowSim {
     }
 
     fn step(&mut self, event: Event) {
+        // What reaches a receiver that is not reading waits for it.
+        if let Event::Data { to, .. } | Event::Account { to, .. } | Event::Gone { to, .. } = event {
+            if self.receivers[to].busy {
+                self.receivers[to].parked.push_back(event);
+                return;
+            }
+        }
         match event {
+            Event::Busy(r) => {
+                self.receivers[r].busy = true;
+                self.receivers[r].protocol.set_busy(true);
+            }
+            Event::Unbusy(r) => {
+                self.receivers[r].busy = false;
+                self.receivers[r].protocol.set_busy(false);
+                while let Some(e) = self.receivers[r].parked.pop_front() {
+                    self.step(e);
+                    if self.receivers[r].busy {
+                        break;
+                    }
+                }
+            }
             Event::Publish(s) => {
                 self.senders[s].publish_queued = false;
                 self.publish(s);
