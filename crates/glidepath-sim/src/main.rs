@@ -103,6 +103,9 @@ struct Args {
     /// (drawn per seed when absent).
     #[arg(long, value_enum, requires = "flow")]
     busy: Option<Draw>,
+    /// With --flow: whether a receiver dies (drawn per seed when absent).
+    #[arg(long, value_enum, requires = "flow")]
+    lost_receiver: Option<Draw>,
     /// With --flow: whether senders send to cells only some receivers read, with
     /// accounts (the NATS backend's DDM cells; drawn per seed when absent).
     #[arg(long, value_enum, requires = "flow")]
@@ -377,6 +380,7 @@ fn flow_config(args: &Args, seed: u64) -> FlowSimConfig {
     cfg.partition = draw(args.partition);
     cfg.crash = draw(args.crash);
     cfg.busy = draw(args.busy);
+    cfg.lost_receiver = draw(args.lost_receiver);
     cfg.cells = draw(args.cells);
     cfg.verbose = args.verbose;
     cfg
@@ -433,7 +437,7 @@ fn flow_main(args: &Args) -> ExitCode {
     let t = total.into_inner().expect("not poisoned");
     println!(
         "flow: {} seeds passed ({}..{}), {} events, {} messages published, {} delivered, {} packets; \
-         faults injected: {} losses, {} duplicates, {} reorders, {} partitions ({} packets cut), {} crashes, {} busy periods; \
+         faults injected: {} losses, {} duplicates, {} reorders, {} partitions ({} packets cut), {} crashes, {} busy periods, {} receivers dead; \
          {} retransmitted, {} duplicates dropped, {} lost in {} holes given up ({} by overflow, {} at the sender's word, {} such words), \
          {} before first contact, {} crash tails, {} receivers given up, {} credit waits; \
          {} cell accounts, {} envelopes passed over on them, {} of the lost sent to cells their receiver does not read; \
@@ -452,6 +456,7 @@ fn flow_main(args: &Args) -> ExitCode {
         t.faults.partition_drops,
         t.crashes,
         t.busy_periods,
+        t.receivers_lost,
         t.retransmitted,
         t.duplicates_dropped,
         t.lost,

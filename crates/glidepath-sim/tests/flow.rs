@@ -19,8 +19,8 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 /// Runs `seeds` seeds from `start` through `adjust`, checking that every envelope of
 /// every sender is accounted for at every receiver: delivered once, counted lost in a
-/// hole given up, before the receiver's first contact, or after a crashed sender's
-/// last word.
+/// hole given up, before the receiver's first contact, after a crashed sender's last
+/// word, or after a dead receiver's last.
 fn batch(
     start: u64,
     seeds: u64,
@@ -36,7 +36,12 @@ fn batch(
         let o = run_flow(&cfg).unwrap_or_else(|f| panic!("{f}"));
         assert_eq!(
             o.published * o.receivers as u64,
-            o.delivered + o.skipped + o.lost + o.before_first_contact + o.crash_tails,
+            o.delivered
+                + o.skipped
+                + o.lost
+                + o.before_first_contact
+                + o.crash_tails
+                + o.lost_receiver_tails,
             "seed {seed}: every envelope must be accounted for at every receiver: {o:?}"
         );
         if o.crashes == 0 {
@@ -102,6 +107,7 @@ fn a_partition_that_heals_gives_up_no_receiver_and_everyone_catches_up() {
     let (t, runs) = batch(2_000, 60, |cfg| {
         cfg.partition = Some(true);
         cfg.crash = Some(false);
+        cfg.lost_receiver = Some(false);
     });
     println!("flow, partitions: {t:?}");
     assert_eq!(t.partitions, 60);
@@ -122,6 +128,7 @@ fn a_receiver_that_stops_reading_is_waited_for_not_given_up() {
         cfg.busy = Some(true);
         cfg.crash = Some(false);
         cfg.partition = Some(false);
+        cfg.lost_receiver = Some(false);
     });
     println!("flow, busy receivers: {t:?}");
     assert!(t.busy_periods >= 60, "{t:?}");
@@ -129,6 +136,26 @@ fn a_receiver_that_stops_reading_is_waited_for_not_given_up() {
     assert!(
         t.credit_waits > 0,
         "senders waited for the busy receiver's credit"
+    );
+}
+
+#[test]
+fn a_receiver_that_dies_is_given_up_and_the_others_get_everything() {
+    let (t, runs) = batch(4_000, 60, |cfg| {
+        cfg.lost_receiver = Some(true);
+        cfg.crash = Some(false);
+        cfg.partition = Some(false);
+        cfg.busy = Some(false);
+    });
+    println!("flow, dead receivers: {t:?}");
+    // Seeds with one receiver have none to lose, and a run may settle before its
+    // receiver's death comes.
+    let with_more = runs.iter().filter(|o| o.receivers > 1).count() as u64;
+    assert!(t.receivers_lost <= with_more, "{t:?}");
+    assert!(t.receivers_lost > 20, "{t:?}");
+    assert!(
+        t.receivers_given_up > 0,
+        "senders gave dead receivers up instead of waiting for them: {t:?}"
     );
 }
 

@@ -179,17 +179,18 @@ impl FlowSim {
             .all(|s| s.crashed || (s.published == s.total && s.protocol.all_acknowledged()));
         senders_done
             && self.receivers.iter().all(|rec| {
-                !rec.busy
-                    && rec.parked.is_empty()
-                    && self.senders.iter().enumerate().all(|(s, sender)| {
-                        let t = &rec.tracks[s];
-                        if sender.crashed {
-                            rec.protocol.pending_len(s) == 0
-                        } else {
-                            // Never heard of it at all: everything came before first contact.
-                            t.first.is_none() || t.upto == sender.total
-                        }
-                    })
+                rec.lost
+                    || (!rec.busy
+                        && rec.parked.is_empty()
+                        && self.senders.iter().enumerate().all(|(s, sender)| {
+                            let t = &rec.tracks[s];
+                            if sender.crashed {
+                                rec.protocol.pending_len(s) == 0
+                            } else {
+                                // Never heard of it at all: everything came before first contact.
+                                t.first.is_none() || t.upto == sender.total
+                            }
+                        }))
             })
     }
 }

@@ -6,7 +6,8 @@
 //! window, how much each sender publishes and how fast, and whether a partition cuts
 //! some links for a while (then heals), whether a sender crashes and whether a receiver
 //! stops reading for a while (its inbox full: what reaches it waits, and its
-//! acknowledgements say it is busy). Every packet may be lost, duplicated or held back. Senders and receivers run the production timers
+//! acknowledgements say it is busy), and whether a receiver dies (its senders must give
+//! it up and go on). Every packet may be lost, duplicated or held back. Senders and receivers run the production timers
 //! (their ticks every 20 and 10 ms, as the NATS driver's).
 //!
 //! After every step it checks:
@@ -59,6 +60,9 @@ pub struct FlowSimConfig {
     /// Whether a receiver stops reading for a while (its inbox full); drawn per seed
     /// when `None`.
     pub busy: Option<bool>,
+    /// Whether a receiver dies (its senders must give it up and go on); drawn per seed
+    /// when `None`.
+    pub lost_receiver: Option<bool>,
     /// Whether senders send some envelopes to cells that only some receivers read,
     /// and account for them (the NATS backend's DDM cells); drawn per seed when
     /// `None`.
@@ -85,6 +89,7 @@ impl FlowSimConfig {
             partition: None,
             crash: None,
             busy: None,
+            lost_receiver: None,
             cells: None,
             max_virtual_ns: 600_000_000_000,
             verbose: false,
@@ -101,6 +106,7 @@ impl FlowSimConfig {
             ("partition", self.partition),
             ("crash", self.crash),
             ("busy", self.busy),
+            ("lost-receiver", self.lost_receiver),
             ("cells", self.cells),
         ] {
             if let Some(v) = v {
@@ -132,6 +138,9 @@ pub struct FlowOutcome {
     pub partitions: u64,
     /// Periods a receiver spent not reading.
     pub busy_periods: u64,
+    /// Receivers that died, and what their senders published after the last each had.
+    pub receivers_lost: u64,
+    pub lost_receiver_tails: u64,
     pub crashes: u64,
     /// Envelopes counted lost by receivers (holes given up), and in how many holes.
     pub lost: u64,
@@ -180,6 +189,8 @@ impl FlowOutcome {
         self.faults.partition_drops += o.faults.partition_drops;
         self.partitions += o.partitions;
         self.busy_periods += o.busy_periods;
+        self.receivers_lost += o.receivers_lost;
+        self.lost_receiver_tails += o.lost_receiver_tails;
         self.crashes += o.crashes;
         self.lost += o.lost;
         self.holes += o.holes;
@@ -280,6 +291,8 @@ struct SimReceiver {
     /// as messages wait in a subscription nobody reads.
     busy: bool,
     parked: VecDeque<Event>,
+    /// Gone for good: nothing reaches it, and nothing is owed to it.
+    lost: bool,
 }
 
 /// One traced event, kept as data and written out only on failure or `--verbose`.

@@ -27,6 +27,8 @@ pub(crate) enum Event {
     Busy(usize),
     /// Receiver `0` reads again.
     Unbusy(usize),
+    /// Receiver `0` is gone for good (its process died): it reads and answers nothing.
+    ReceiverLost(usize),
     /// An envelope (or a retransmission of one) reaches a receiver.
     Data {
         from: usize,

@@ -56,6 +56,7 @@ impl FlowSim {
                 arrivals: vec![Default::default(); n_senders],
                 busy: false,
                 parked: VecDeque::new(),
+                lost: false,
             })
             .collect();
         let partition = cfg.partition.unwrap_or_else(|| rng.gen_bool(0.3)).then(|| {
@@ -107,6 +108,17 @@ impl FlowSim {
                 busy_periods += 1;
                 at = until;
             }
+        }
+        // A receiver that dies, with more than one receiver (so something is still
+        // delivered), from the same separate stream.
+        let lost_receiver =
+            n_receivers > 1 && cfg.lost_receiver.unwrap_or_else(|| busy_rng.gen_bool(0.15));
+        if lost_receiver {
+            let r = busy_rng.gen_range(0..n_receivers);
+            net.at(
+                busy_rng.gen_range(1_000_000..300_000_000),
+                Event::ReceiverLost(r),
+            );
         }
         let out = FlowOutcome {
             seed: cfg.seed,
@@ -172,7 +184,19 @@ impl FlowSim {
     }
 
     fn step(&mut self, event: Event) {
-        // What reaches a receiver that is not reading waits for it.
+        // Nothing reaches a receiver that is gone; what reaches one that is not reading
+        // waits for it.
+        if let Event::Data { to, .. }
+        | Event::Account { to, .. }
+        | Event::Gone { to, .. }
+        | Event::ReceiverTick(to)
+        | Event::Busy(to)
+        | Event::Unbusy(to) = event
+        {
+            if self.receivers[to].lost {
+                return;
+            }
+        }
         if let Event::Data { to, .. } | Event::Account { to, .. } | Event::Gone { to, .. } = event {
             if self.receivers[to].busy {
                 self.receivers[to].parked.push_back(event);
@@ -180,6 +204,11 @@ impl FlowSim {
             }
         }
         match event {
+            Event::ReceiverLost(r) => {
+                self.receivers[r].lost = true;
+                self.receivers[r].parked.clear();
+                self.out.receivers_lost += 1;
+            }
             Event::Busy(r) => {
                 self.receivers[r].busy = true;
                 self.receivers[r].protocol.set_busy(true);
@@ -571,6 +600,10 @@ impl FlowSim {
             for (s, sender) in self.senders.iter().enumerate() {
                 let t = rec.tracks[s];
                 match t.first {
+                    Some(first) if rec.lost => {
+                        self.out.before_first_contact += first.saturating_sub(1);
+                        self.out.lost_receiver_tails += sender.published.saturating_sub(t.upto);
+                    }
                     Some(first) => {
                         self.out.before_first_contact += first.saturating_sub(1);
                         self.out.crash_tails += sender.published.saturating_sub(t.upto);
