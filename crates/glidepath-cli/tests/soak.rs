@@ -25,6 +25,13 @@ use glidepath::{
     Bytes, Callback, Federate, JoinOptions, ResignAction, Rti, RtiConfig, TransportKind,
 };
 
+/// The federates of this process allocate as the `glidepath` binary's processes do
+/// (jemalloc; `src/main.rs`): the soak measures what a federate keeps, not how one
+/// allocator or another holds on to pages freed after a burst.
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn seconds() -> u64 {
     std::env::var("GLIDEPATH_SOAK_SECS")
         .ok()
