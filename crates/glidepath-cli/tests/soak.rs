@@ -260,10 +260,27 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
         }
         let peak = t.samples.iter().map(|s| s.1).max().unwrap_or(rss2);
         let growth = (rss2 as f64 / rss as f64 - 1.0) * 100.0;
+        // The same, steadied: the median of five samples at each end, so that a burst
+        // caught by one sample (and freed by the next) does not pass for growth.
+        let after: Vec<u64> = t
+            .samples
+            .iter()
+            .filter(|(at, _, _)| *at >= t.since + warm)
+            .map(|s| s.1)
+            .collect();
+        let median5 = |w: &[u64]| {
+            let mut w = w.to_vec();
+            w.sort_unstable();
+            w[w.len() / 2]
+        };
+        let k = after.len().min(5);
+        let (steady_from, steady_to) = (median5(&after[..k]), median5(&after[after.len() - k..]));
+        let steady = (steady_to as f64 / steady_from as f64 - 1.0) * 100.0;
         let (from, to) = (from.as_secs(), to.as_secs());
         eprintln!(
             "soak: {:<18} (pid {}) {from:>5}..{to:>5} s: resident {rss:>7} KiB -> {rss2:>7} KiB \
-             ({growth:+.1} %, peak {peak} KiB), open files {fds} -> {fds2}",
+             ({growth:+.1} %; medians of five {steady_from} -> {steady_to} KiB, {steady:+.1} %; \
+             peak {peak} KiB), open files {fds} -> {fds2}",
             t.name, t.pid
         );
         // The whole series too, so that a plateau can be told from a leak.
@@ -273,7 +290,7 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
             .map(|(at, rss, fds)| format!("[{:.1},{rss},{fds}]", at.as_secs_f64()))
             .collect();
         json_rows.push(format!(
-            r#"{{"process":"{}","pid":{},"from_s":{from},"to_s":{to},"rss_kib_start":{rss},"rss_kib_end":{rss2},"rss_kib_peak":{peak},"rss_growth_pct":{growth:.2},"fds_start":{fds},"fds_end":{fds2},"samples_s_kib_fds":[{}]}}"#,
+            r#"{{"process":"{}","pid":{},"from_s":{from},"to_s":{to},"rss_kib_start":{rss},"rss_kib_end":{rss2},"rss_kib_peak":{peak},"rss_growth_pct":{growth:.2},"rss_growth_median5_pct":{steady:.2},"fds_start":{fds},"fds_end":{fds2},"samples_s_kib_fds":[{}]}}"#,
             t.name,
             t.pid,
             series.join(",")
