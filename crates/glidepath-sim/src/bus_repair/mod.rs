@@ -228,8 +228,6 @@ struct Sim {
     tags: u64,
     out: RepairOutcome,
     notes: Notes,
-    /// A failure found where no `Result` could carry it (finishing a repair).
-    pending: Option<RepairFailure>,
 }
 
 impl Sim {
@@ -410,7 +408,7 @@ impl Sim {
                     "node {n} asks {} senders for anything newer",
                     senders.len()
                 ));
-                self.next_sender(n, senders);
+                self.next_sender(n, senders)?;
                 continue;
             }
             let Some(frame) = node.inbox.pop_front() else {
@@ -431,7 +429,7 @@ impl Sim {
                         fetch: Fetch::new(from, Some(to)),
                         frame,
                     });
-                    self.ask(n);
+                    self.ask(n)?;
                 }
                 Arrival::Lost(k) => {
                     return Err(self.fail(format!("an unnumbered level lost {k}: frame {frame:?}")))
@@ -442,9 +440,13 @@ impl Sim {
     }
 
     /// Starts the repair from the next sender in `senders`, if any.
-    fn next_sender(&mut self, n: usize, mut senders: Vec<(MemberId, u64)>) {
+    fn next_sender(
+        &mut self,
+        n: usize,
+        mut senders: Vec<(MemberId, u64)>,
+    ) -> Result<(), RepairFailure> {
         if senders.is_empty() {
-            return;
+            return Ok(());
         }
         let (sender, from) = senders.remove(0);
         self.out.repairs += 1;
@@ -453,7 +455,7 @@ impl Sim {
             fetch: Fetch::new(from, None),
             rest: senders,
         });
-        self.ask(n);
+        self.ask(n)
     }
 
     fn fetch_of(&mut self, n: usize) -> Option<(MemberId, &mut Fetch)> {
@@ -465,14 +467,13 @@ impl Sim {
     }
 
     /// Sends node `n`'s next request, or finishes its repair.
-    fn ask(&mut self, n: usize) {
+    fn ask(&mut self, n: usize) -> Result<(), RepairFailure> {
         let group = self.group.clone();
         let Some((sender, fetch)) = self.fetch_of(n) else {
-            return;
+            return Ok(());
         };
         let Some(text) = fetch.request(&group) else {
-            self.finish(n);
-            return;
+            return self.finish(n);
         };
         self.tags += 1;
         let tag = self.tags;
@@ -495,6 +496,7 @@ impl Sim {
                 },
             );
         }
+        Ok(())
     }
 
     fn answer(&mut self, to: usize, from: usize, tag: u64, text: &str) {
@@ -520,21 +522,21 @@ impl Sim {
         );
     }
 
-    fn reply(&mut self, n: usize, tag: u64, body: Option<Bytes>) {
+    fn reply(&mut self, n: usize, tag: u64, body: Option<Bytes>) -> Result<(), RepairFailure> {
         if self.nodes[n].waiting != Some(tag) {
-            return; // a reply to a try given up on
+            return Ok(()); // a reply to a try given up on
         }
         self.nodes[n].waiting = None;
         match body {
             Some(body) => {
                 self.fetch_of(n).expect("waiting").1.on_reply(body);
-                self.ask(n);
+                self.ask(n)
             }
             None => self.failed_try(n, true),
         }
     }
 
-    fn failed_try(&mut self, n: usize, no_responders: bool) {
+    fn failed_try(&mut self, n: usize, no_responders: bool) -> Result<(), RepairFailure> {
         self.out.failed_tries += 1;
         let (_, fetch) = self.fetch_of(n).expect("waiting");
         if no_responders {
@@ -543,28 +545,19 @@ impl Sim {
             fetch.on_no_answer();
         }
         if fetch.is_done() {
-            self.finish(n);
-        } else {
-            let wait = fetch.retry_after_ns();
-            self.at(self.now + wait, Event::Retry { node: n });
+            return self.finish(n);
         }
+        let wait = fetch.retry_after_ns();
+        self.at(self.now + wait, Event::Retry { node: n });
+        Ok(())
     }
 
     /// Node `n`'s repair is done: hand out what it brought, account for the rest.
-    fn finish(&mut self, n: usize) {
+    fn finish(&mut self, n: usize) -> Result<(), RepairFailure> {
         let repairing = self.nodes[n].repairing.take().expect("repairing");
-        let (sender, fetch, then) = match repairing {
-            Repairing::Gap {
-                sender,
-                fetch,
-                frame,
-            } => (sender, fetch, Ok(frame)),
-            Repairing::Senders {
-                sender,
-                fetch,
-                rest,
-            } => (sender, fetch, Err(rest)),
-        };
+        let (Repairing::Gap { sender, fetch, .. } | Repairing::Senders { sender, fetch, .. }) =
+            &repairing;
+        let sender = *sender;
         self.note(format!(
             "node {n}'s repair from {sender} done: {} recovered, {} lost, next {}",
             fetch.frames.len(),
@@ -574,16 +567,14 @@ impl Sim {
         self.out.recovered += fetch.frames.len() as u64;
         self.out.counted_lost += fetch.lost;
         *self.nodes[n].lost.entry(sender).or_default() += fetch.lost;
-        let mut result = Ok(());
         for f in &fetch.frames {
-            result = result.and(self.hand_out(n, f));
+            self.hand_out(n, f)?;
         }
         self.nodes[n].order.repaired(sender, fetch.next);
-        match then {
-            Ok(frame) => result = result.and(self.hand_out(n, &frame)),
-            Err(rest) => self.next_sender(n, rest),
+        match repairing {
+            Repairing::Gap { frame, .. } => self.hand_out(n, &frame),
+            Repairing::Senders { rest, .. } => self.next_sender(n, rest),
         }
-        self.pending = result.err().or(self.pending.take());
     }
 
     fn step(&mut self, e: Event, actions_end: u64) -> Result<(), RepairFailure> {
@@ -637,28 +628,25 @@ impl Sim {
                 body,
             } => {
                 if self.nodes[to].epoch == epoch && self.nodes[to].alive {
-                    self.reply(to, tag, body);
+                    self.reply(to, tag, body)?;
                     self.read(to)?;
                 }
             }
             Event::Timeout { node, tag } => {
                 if self.nodes[node].alive && self.nodes[node].waiting == Some(tag) {
                     self.nodes[node].waiting = None;
-                    self.failed_try(node, false);
+                    self.failed_try(node, false)?;
                     self.read(node)?;
                 }
             }
             Event::Retry { node } => {
                 if self.nodes[node].alive {
-                    self.ask(node);
+                    self.ask(node)?;
                     self.read(node)?;
                 }
             }
         }
-        match self.pending.take() {
-            Some(f) => Err(f),
-            None => Ok(()),
-        }
+        Ok(())
     }
 }
 
@@ -706,7 +694,6 @@ pub fn run_bus_repair(cfg: &RepairSimConfig) -> Result<RepairOutcome, RepairFail
             ..Default::default()
         },
         notes: Notes::new(cfg.verbose),
-        pending: None,
     };
     sim.note(format!(
         "{count} nodes, windows of {}",
