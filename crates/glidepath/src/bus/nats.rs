@@ -260,30 +260,23 @@ impl Backend for NatsBackend {
     }
 
     fn publish(&self, group: &Subject, frame: DataFrame) -> Result<(), BusError> {
-        let subject = match frame.level {
+        match frame.level {
             ServiceLevel::Unreliable | ServiceLevel::Reliable | ServiceLevel::Fifo => {
-                format!("gpbus.{group}.d.{}", frame.subject)
+                let subject = format!("gpbus.{group}.d.{}", frame.subject);
+                let bytes = Bytes::from(frame.encode());
+                if frame.level != ServiceLevel::Unreliable {
+                    // Kept before it goes: a receiver that misses it can still have it.
+                    self.sent.keep(group, frame.seq, bytes.clone());
+                }
+                block_on(self.client.publish(subject, bytes)).map_err(err)
             }
             ServiceLevel::Causal | ServiceLevel::Agreed | ServiceLevel::Safe => {
                 self.ensure_stream(group)?;
-                format!("gpbus.{group}.s.m.{}", frame.subject)
+                let subject = format!("gpbus.{group}.s.m.{}", frame.subject);
+                let bytes = Bytes::from(frame.encode());
+                block_on(self.acks.publish(&self.js, subject, bytes)).map_err(err)
             }
-        };
-        let reliable = matches!(frame.level, ServiceLevel::Reliable | ServiceLevel::Fifo);
-        let frame_is_sequenced = matches!(
-            frame.level,
-            ServiceLevel::Causal | ServiceLevel::Agreed | ServiceLevel::Safe
-        );
-        let seq = frame.seq;
-        let bytes = Bytes::from(frame.encode());
-        if reliable {
-            // Kept before it goes: a receiver that misses it can still have it.
-            self.sent.keep(group, seq, bytes.clone());
         }
-        if frame_is_sequenced {
-            return block_on(self.acks.publish(&self.js, subject, bytes)).map_err(err);
-        }
-        block_on(self.client.publish(subject, bytes)).map_err(err)
     }
 
     fn join(&self, group: &Subject) -> Result<(), BusError> {
