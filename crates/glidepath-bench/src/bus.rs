@@ -404,6 +404,33 @@ fn fill(
     r.mbit_per_s = r.rate_per_s * r.size_bytes as f64 * 8.0 / 1e6;
 }
 
+/// Publishes the warm-up and then `opts.count` measured messages: `send(i)` sends
+/// message `i` and says how long its call took. In send-receive it waits after each
+/// until all `n` subscribers have it. Returns the measured calls' times (ns) and when
+/// the first measured message went (monotonic ns).
+fn publish_all(
+    opts: &BusBenchOptions,
+    n: usize,
+    received: &Arrivals,
+    mut send: impl FnMut(i32) -> anyhow::Result<Duration>,
+) -> anyhow::Result<(Vec<u64>, u64)> {
+    let mut send_ns = Vec::with_capacity(opts.count);
+    let mut started_ns = monotonic_now_ns();
+    for i in -WARMUP..opts.count as i32 {
+        if i == 0 {
+            started_ns = monotonic_now_ns();
+        }
+        let took = send(i)?;
+        if i >= 0 {
+            send_ns.push(took.as_nanos() as u64);
+        }
+        if opts.variant == BusVariant::SendReceive {
+            received.wait_for(((i + WARMUP + 1) as usize * n) as u64);
+        }
+    }
+    Ok((send_ns, started_ns))
+}
+
 fn measure(
     opts: &BusBenchOptions,
     group: &Subject,
@@ -438,29 +465,18 @@ fn measure(
         Subscribers::Threads(handles)
     };
     subscribers.go()?;
-    let mut send = Recorder::new();
-    let mut send_samples_us = Vec::with_capacity(opts.count);
-    let mut started_ns = monotonic_now_ns();
-    for i in -WARMUP..opts.count as i32 {
-        if i == 0 {
-            started_ns = monotonic_now_ns();
-        }
+    let (send_ns, started_ns) = publish_all(opts, n, &received, |i| {
         let m = template.clone().with("i", i);
         let t0 = Instant::now();
         publisher.publish(&subject, &m, opts.level)?;
-        if i >= 0 {
-            let ns = t0.elapsed().as_nanos() as u64;
-            send.record(ns);
-            send_samples_us.push(ns as f64 / 1e3);
-        }
-        if opts.variant == BusVariant::SendReceive {
-            received.wait_for(((i + WARMUP + 1) as usize * n) as u64);
-        }
-    }
+        Ok(t0.elapsed())
+    })?;
     let reports = subscribers.reports()?;
     if opts.variant == BusVariant::Send {
+        let mut send = Recorder::new();
+        send_ns.iter().for_each(|&ns| send.record(ns));
         r.set_latency_ns(&send);
-        r.samples_us = send_samples_us;
+        r.samples_us = send_ns.iter().map(|&ns| ns as f64 / 1e3).collect();
         r.received = opts.count as u64;
         r.elapsed_s = monotonic_now_ns().saturating_sub(started_ns) as f64 / 1e9;
         r.rate_per_s = r.received as f64 / r.elapsed_s;
@@ -516,12 +532,7 @@ fn measure_raw(
         Subscribers::Threads(handles)
     };
     subscribers.go()?;
-    let mut send = Recorder::new();
-    let mut started_ns = monotonic_now_ns();
-    for i in -WARMUP..opts.count as i32 {
-        if i == 0 {
-            started_ns = monotonic_now_ns();
-        }
+    let (send_ns, started_ns) = publish_all(opts, n, &received, |i| {
         let m = template.clone().with("i", i);
         // Encoded before the stamp, as the bus encodes before it stamps its frame.
         let mut xml = Vec::with_capacity(size);
@@ -531,17 +542,14 @@ fn measure_raw(
         bytes.extend_from_slice(&xml);
         let t0 = Instant::now();
         rt.block_on(publisher.publish(nats_subject.to_string(), Bytes::from(bytes)))?;
-        if i >= 0 {
-            send.record(t0.elapsed().as_nanos() as u64);
-        }
-        if opts.variant == BusVariant::SendReceive {
-            received.wait_for(((i + WARMUP + 1) as usize * n) as u64);
-        }
-    }
+        Ok(t0.elapsed())
+    })?;
     rt.block_on(publisher.flush())?;
     let reports = subscribers.reports()?;
     let mut r = result(opts, size, n);
     if opts.variant == BusVariant::Send {
+        let mut send = Recorder::new();
+        send_ns.iter().for_each(|&ns| send.record(ns));
         r.set_latency_ns(&send);
         r.received = opts.count as u64;
         r.rate_per_s =
