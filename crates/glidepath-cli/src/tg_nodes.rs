@@ -169,18 +169,13 @@ impl TwoHosts {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
         lab.start(nats)?;
+        // Built first, so that its Drop removes everything if the server never listens.
         let hosts = TwoHosts { lab, store };
-        let addr = std::net::SocketAddr::from((Lab::address(Host::Server), HOSTS_NATS_PORT));
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while hosts
-            .inside(move || std::net::TcpStream::connect(addr).map_err(Into::into))
-            .is_err()
-        {
-            if std::time::Instant::now() > deadline {
-                anyhow::bail!("nats-server does not listen on {addr} after 20 s");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        glidepath_netlab::experiment::wait_for_port(
+            hosts.lab.namespace(Host::Server),
+            std::net::SocketAddr::from((Lab::address(Host::Server), HOSTS_NATS_PORT)),
+        )
+        .context("waiting for nats-server on the first host")?;
         Ok(hosts)
     }
 

@@ -457,7 +457,8 @@ pub fn in_namespace<T: Send + 'static>(
     .map_err(Into::into)
 }
 
-fn wait_for_port(ns: &str, addr: SocketAddr) -> anyhow::Result<()> {
+/// Waits up to 20 s until something inside namespace `ns` listens on `addr`.
+pub fn wait_for_port(ns: &str, addr: SocketAddr) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         if in_namespace(ns, move || TcpStream::connect(addr)).is_ok() {
