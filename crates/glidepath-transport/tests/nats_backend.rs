@@ -161,11 +161,17 @@ fn the_executive_server_answers_garbage_with_an_error_and_carries_on() {
         "{body}"
     );
     assert_eq!(bed.executive.malformed_requests(), 2);
+    // An empty request is the presence probe a starting server sends: answered
+    // empty, without an error and without counting it as malformed.
+    let probe = raw.request(EXEC_SUBJECT, b"");
+    assert!(probe.payload.is_empty(), "{:?}", probe.payload);
+    assert!(probe.headers.is_none(), "{:?}", probe.headers);
+    assert_eq!(bed.executive.malformed_requests(), 2);
     let transport = NatsTransport::connect(&bed.url()).unwrap();
     let endpoint = transport.open_endpoint().unwrap();
     create(&endpoint, "still-serving");
     assert_eq!(bed.executive.malformed_requests(), 2);
-    assert_eq!(bed.executive.requests(), 3);
+    assert_eq!(bed.executive.requests(), 4);
 }
 
 #[test]

@@ -395,6 +395,12 @@ impl Host {
             malformed(counters, message.payload.len(), &"no reply subject");
             return;
         };
+        // An empty request asks whether an executive answers here (a server starting
+        // looks before it serves): answered empty, nothing applied, not malformed.
+        if message.payload.is_empty() {
+            let _ = client.publish(reply_to, Bytes::new()).await;
+            return;
+        }
         let body = match self.codec.open(&message.payload) {
             Ok(body) => body,
             Err(Refused::Rejected(e)) => {
