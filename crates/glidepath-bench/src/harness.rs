@@ -102,9 +102,12 @@ pub struct BenchOptions {
     /// For `shm`: join this system instead of hosting one of the run's own (how a
     /// child process of `processes` finds its parent's).
     pub shm_name: Option<String>,
-    /// Run as the latency suite's ponger in this federation (the child process of
-    /// `processes`), instead of measuring.
-    pub ponger_of: Option<String>,
+    /// Run as one federate of this federation (a child process of `processes`,
+    /// `harness::MemberProcess`), instead of measuring: the latency suite's ponger,
+    /// the time-advance suite's federate `member_index`.
+    pub member_of: Option<String>,
+    /// Which of the suite's federates the child process is (`member_of`).
+    pub member_index: usize,
 }
 
 impl Default for BenchOptions {
@@ -130,7 +133,8 @@ impl Default for BenchOptions {
             lookahead: 1.0,
             processes: false,
             shm_name: None,
-            ponger_of: None,
+            member_of: None,
+            member_index: 0,
         }
     }
 }
@@ -578,7 +582,9 @@ pub fn recv_with<T>(rx: &Receiver<T>, wait: WaitStrategy, max_wait: Duration) ->
     rx.recv_timeout(left).ok()
 }
 
+mod member_process;
 mod raw_nats;
+pub use member_process::{say, say_ready, MemberProcess};
 pub use raw_nats::{settle, RawNats};
 
 /// Length of a [`stamp`]: sequence number and send time, little-endian.

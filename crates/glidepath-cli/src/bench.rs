@@ -101,17 +101,21 @@ pub struct BenchArgs {
     #[arg(long)]
     background_load: bool,
     /// Run the ponger as a process of its own, as other RTIs' figures are measured
-    /// (latency; nats or shm); bus throughput: every subscriber, the raw NATS peer's
+    /// (latency; nats or shm); timeadv: every federate but the first in a process of
+    /// its own (nats or shm); bus throughput: every subscriber, the raw NATS peer's
     /// too, as a process of its own, as the paper did (nats).
     #[arg(long)]
     processes: bool,
     /// The shared-memory system to join instead of hosting one (shm).
     #[arg(long, value_name = "NAME", hide = true)]
     shm_name: Option<String>,
-    /// Be the latency suite's ponger in this federation (how `--processes` runs its
-    /// child).
+    /// Be one federate of this federation (how `--processes` runs its children): the
+    /// latency suite's ponger, the time-advance suite's federate `--member-index`.
     #[arg(long, value_name = "FEDERATION", hide = true)]
-    ponger_of: Option<String>,
+    member_of: Option<String>,
+    /// Which of the suite's federates this child process is (with `--member-of`).
+    #[arg(long, value_name = "I", hide = true, requires = "member_of")]
+    member_index: Option<usize>,
     /// Be one bus subscriber of `bench bus throughput --processes` in this group (how
     /// it runs its children).
     #[arg(
@@ -352,8 +356,16 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
     o.background_load = args.background_load;
     o.processes = args.processes;
     o.shm_name = args.shm_name.clone();
-    o.ponger_of = args.ponger_of.clone();
+    o.member_of = args.member_of.clone();
+    o.member_index = args.member_index.unwrap_or(0);
     processes_cross(args, o.transport.name(), "nats or shm")?;
+    if args.processes && !["latency", "timeadv"].contains(&args.suite.as_str()) {
+        bail!(
+            "--processes: the {} suite runs its federates as threads of one process only; \
+             latency, timeadv, bus throughput and tg (over nats) run them as processes",
+            args.suite
+        );
+    }
     if !glidepath_bench::suites::SUITES.contains(&args.suite.as_str()) {
         bail!(
             "unknown suite `{}`; the suites are: {}",

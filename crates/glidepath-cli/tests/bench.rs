@@ -280,12 +280,51 @@ fn latency_and_throughput_run_over_shm_with_the_ponger_in_its_own_process() {
     assert!(results.iter().all(|r| r["transport"] == "shm"));
 }
 
+/// The time-advance suite with every federate but the first in a process of its own,
+/// next to raw NATS: each child reports its run, and every grant of every federate
+/// is counted.
+#[test]
+fn timeadv_runs_its_federates_as_processes_over_nats() {
+    let nats = nats_server();
+    let url = nats.url();
+    let results = run_suite(
+        "timeadv-nats-processes",
+        &[
+            "timeadv",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &url,
+            "--processes",
+            "--federates",
+            "3",
+            "--count",
+            "100",
+        ],
+    );
+    assert_eq!(results.len(), 1);
+    let r = &results[0];
+    assert_eq!(r["variant"], "tar, 3 processes");
+    assert_eq!(r["federates"], 3);
+    assert_eq!(r["received"], 300, "{r}");
+    assert_eq!(r["lost"], 0, "{r}");
+    assert!(r["total_rate_per_s"].as_f64().unwrap() > 0.0, "{r}");
+}
+
 #[test]
 fn processes_need_a_transport_that_crosses_them() {
     let (ok, _, err) = run(&["bench", "latency", "--processes"]);
     assert!(!ok);
     assert!(
         err.contains("--processes needs --transport nats or shm"),
+        "{err}"
+    );
+    // A suite that runs its federates as threads only says so, rather than
+    // measuring threads under a flag that promises processes.
+    let (ok, _, err) = run(&["bench", "throughput", "--transport", "shm", "--processes"]);
+    assert!(!ok);
+    assert!(
+        err.contains("the throughput suite runs its federates as threads of one process only"),
         "{err}"
     );
     let (ok, _, err) = run(&["bench", "fanout", "--transport", "shm", "--raw"]);

@@ -32,8 +32,8 @@ use futures::StreamExt;
 use glidepath::{Callback, InteractionClassHandle, ParameterHandle, WaitStrategy};
 
 use crate::harness::{
-    busy_work, mbit_per_s, payload, rate, recv_with, settle, Bench, BenchOptions, Member, Progress,
-    RawNats, TransportChoice, RECEIVE_TIMEOUT,
+    self, busy_work, mbit_per_s, payload, rate, recv_with, settle, Bench, BenchOptions, Member,
+    MemberProcess, Progress, RawNats, TransportChoice, RECEIVE_TIMEOUT,
 };
 use crate::result::BenchResult;
 use glidepath::stats::Recorder;
@@ -83,7 +83,7 @@ pub fn run(
     opts: &BenchOptions,
     progress: &dyn Progress,
 ) -> anyhow::Result<Vec<BenchResult>> {
-    if let Some(federation) = &opts.ponger_of {
+    if let Some(federation) = &opts.member_of {
         serve_ponger(bench, federation, opts)?;
         return Ok(Vec::new());
     }
@@ -109,7 +109,20 @@ pub fn run(
     // Every ping of every size goes to the one ponger process.
     let remote = if opts.processes {
         let total = sizes.len() as u64 * (warmup(count) + count);
-        Some(PongerProcess::spawn(bench, opts, &federation, total)?)
+        let args = [
+            "--count".to_string(),
+            total.to_string(),
+            "--compute-us".to_string(),
+            opts.compute_us.to_string(),
+        ];
+        Some(MemberProcess::spawn(
+            bench,
+            opts,
+            "latency",
+            &federation,
+            1,
+            &args,
+        )?)
     } else {
         None
     };
@@ -275,108 +288,19 @@ fn echo(ponger: &Member, c: &Classes, total: u64, compute_us: u64) -> anyhow::Re
     Ok(())
 }
 
-/// `--ponger-of FEDERATION`: this process is the ponger of a `--processes` run. Says
+/// `--member-of FEDERATION`: this process is the ponger of a `--processes` run. Says
 /// `READY` on standard output once it is subscribed, echoes `--count` pings, resigns.
 fn serve_ponger(bench: &Bench, federation: &str, opts: &BenchOptions) -> anyhow::Result<()> {
-    use std::io::Write;
     let ponger = bench.join(federation, "ponger")?;
     let c = Classes::lookup(&ponger)?;
     ponger.publish_interaction_class(c.pong)?;
     ponger.subscribe_interaction_class(c.ping)?;
-    println!("READY");
-    std::io::stdout().flush()?;
+    harness::say_ready()?;
     echo(&ponger, &c, opts.count, opts.compute_us)?;
     ponger
         .federate
         .resign(glidepath::ResignAction::DeleteObjects)
         .context("resigning the ponger")
-}
-
-/// The ponger of `--processes`: this program again, as `glidepath bench latency
-/// --ponger-of FEDERATION`, joined to this run's federation on the same transport.
-struct PongerProcess {
-    child: std::process::Child,
-}
-
-impl PongerProcess {
-    fn spawn(
-        bench: &Bench,
-        opts: &BenchOptions,
-        federation: &str,
-        total: u64,
-    ) -> anyhow::Result<PongerProcess> {
-        use std::io::BufRead;
-        let wait = match opts.wait {
-            WaitStrategy::SpinPark { spin } => format!("spin-park:{}", spin.as_micros()),
-            other => other.name().to_string(),
-        };
-        let mut command = std::process::Command::new(std::env::current_exe()?);
-        command.args(["bench", "latency", "--transport", opts.transport.name()]);
-        command.args(["--ponger-of", federation, "--count", &total.to_string()]);
-        command.args([
-            "--wait",
-            &wait,
-            "--process-model",
-            opts.process_model_name(),
-        ]);
-        command.args(["--compute-us", &opts.compute_us.to_string()]);
-        match opts.transport {
-            TransportChoice::Nats => command.args(["--nats-url", &opts.nats_url]),
-            TransportChoice::Shm => command.args([
-                "--shm-name",
-                bench.shm_system().context("an shm run has a system")?,
-            ]),
-            TransportChoice::Inproc => bail!("--processes needs nats or shm"),
-        };
-        command
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit());
-        let mut child = command.spawn().context("starting the ponger process")?;
-        let stdout = child.stdout.take().context("the ponger's output")?;
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        thread::spawn(move || {
-            let mut ready = Some(tx);
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if line.trim_end().ends_with("READY") {
-                    if let Some(tx) = ready.take() {
-                        let _ = tx.send(());
-                    }
-                }
-            }
-        });
-        let process = PongerProcess { child };
-        rx.recv_timeout(RECEIVE_TIMEOUT * 3)
-            .map_err(|_| anyhow!("the ponger process did not get ready"))?;
-        Ok(process)
-    }
-
-    /// Waits for the ponger to resign and end.
-    fn finish(mut self) -> anyhow::Result<()> {
-        let deadline = Instant::now() + RECEIVE_TIMEOUT * 2;
-        loop {
-            if let Some(status) = self.child.try_wait()? {
-                anyhow::ensure!(status.success(), "the ponger process failed: {status}");
-                return Ok(());
-            }
-            if Instant::now() >= deadline {
-                bail!("the ponger process did not end");
-            }
-            thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for PongerProcess {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -21,10 +21,8 @@
 //! participant subscribes (no echo), for `nats`. glidepath's grant costs the same
 //! one status message per federate and step, so the ratio is its overhead.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Barrier;
 use std::thread;
-use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 use bytes::Bytes;
@@ -34,7 +32,8 @@ use glidepath::{Callback, LogicalTime, WaitStrategy};
 
 use super::throughput::{latencies, raw_subject, send_with};
 use crate::harness::{
-    self, Bench, BenchOptions, Member, Progress, RawNats, TransportChoice, RECEIVE_TIMEOUT,
+    self, Bench, BenchOptions, Member, MemberProcess, Progress, RawNats, TransportChoice,
+    RECEIVE_TIMEOUT,
 };
 use crate::result::BenchResult;
 
@@ -45,19 +44,18 @@ const DEFAULT_FEDERATES: usize = 8;
 /// that keeps an in-process run above a tenth of a second at the target rate.
 const DEFAULT_STEPS: u64 = 2000;
 
-/// How long a federate that is ready polls for callbacks while it waits for the
-/// others: short, because in the evoked model with a spinning wait strategy it only
-/// answers the others' enabling handshakes while it evokes.
-const READY_POLL: Duration = Duration::from_millis(1);
-
 /// Runs the suite for `--federates` federates with `--lookahead`.
 pub fn run(
     bench: &Bench,
     opts: &BenchOptions,
     progress: &dyn Progress,
 ) -> anyhow::Result<Vec<BenchResult>> {
-    let n = opts.federates_or(DEFAULT_FEDERATES);
     let steps = opts.count_or(DEFAULT_STEPS);
+    if let Some(federation) = &opts.member_of {
+        serve_member(bench, federation, opts, steps)?;
+        return Ok(Vec::new());
+    }
+    let n = opts.federates_or(DEFAULT_FEDERATES);
     let lookahead = opts.lookahead;
     if n < 2 {
         bail!("timeadv needs at least 2 federates (--federates), got {n}");
@@ -66,10 +64,21 @@ pub fn run(
         bail!("timeadv needs a finite, non-negative lookahead, got {lookahead}");
     }
     let available = lookahead == 0.0;
-    let variant = if available { "tara" } else { "tar" };
+    let request = if available { "tara" } else { "tar" };
+    // Across processes the raw peer still runs as threads of this one.
+    let variant = if opts.processes {
+        format!("{request}, {n} processes")
+    } else {
+        request.to_string()
+    };
     let label = format!("timeadv {n} federates, lookahead {lookahead}, {steps} steps");
     progress.stage(&label);
-    let measured = glidepath_run(bench, n, steps, lookahead, progress).context(label.clone())?;
+    let measured = if opts.processes {
+        glidepath_processes(bench, opts, n, steps, lookahead, progress)
+    } else {
+        glidepath_run(bench, n, steps, lookahead, progress)
+    }
+    .context(label.clone())?;
     let raw = if opts.raw {
         progress.stage(&format!("{label} (raw all-to-all peer)"));
         let raw = match opts.transport {
@@ -88,7 +97,7 @@ pub fn run(
         None
     };
 
-    let mut r = opts.result("timeadv", variant);
+    let mut r = opts.result("timeadv", &variant);
     let expected = steps * n as u64;
     r.federates = n as u64;
     r.count = expected;
@@ -129,10 +138,10 @@ impl Measured {
     /// latest end.
     fn combine(runs: Vec<Run>) -> Measured {
         let mut m = Measured::default();
-        let first = runs.iter().map(|r| r.start).min();
-        let last = runs.iter().map(|r| r.end).max();
+        let first = runs.iter().map(|r| r.start_ns).min();
+        let last = runs.iter().map(|r| r.end_ns).max();
         if let (Some(first), Some(last)) = (first, last) {
-            m.elapsed_s = last.saturating_duration_since(first).as_secs_f64();
+            m.elapsed_s = last.saturating_sub(first) as f64 / 1e9;
         }
         for r in runs {
             m.grants += r.steps;
@@ -142,13 +151,50 @@ impl Measured {
     }
 }
 
-/// One participant's run.
-#[derive(Debug)]
+/// One participant's run, its clock in [`harness::now_ns`] (comparable across the
+/// processes of one host).
+#[derive(Debug, PartialEq)]
 struct Run {
-    start: Instant,
-    end: Instant,
+    start_ns: u64,
+    end_ns: u64,
     steps: u64,
     latency_ns: Vec<u64>,
+}
+
+impl Run {
+    /// The line a child process says for its run: `RUN START END STEPS LATENCY,…`.
+    fn line(&self) -> String {
+        let latencies: Vec<String> = self.latency_ns.iter().map(u64::to_string).collect();
+        format!(
+            "RUN {} {} {} {}",
+            self.start_ns,
+            self.end_ns,
+            self.steps,
+            latencies.join(",")
+        )
+    }
+
+    /// Reads a child's `RUN` line.
+    fn parse(line: &str) -> anyhow::Result<Run> {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let [_, start, end, steps, latencies] = fields[..] else {
+            bail!("a time-advance process said `{line}`, not `RUN START END STEPS LATENCIES`");
+        };
+        let number = |what: &str, v: &str| {
+            v.parse::<u64>()
+                .with_context(|| format!("a time-advance process's {what} `{v}`"))
+        };
+        Ok(Run {
+            start_ns: number("start", start)?,
+            end_ns: number("end", end)?,
+            steps: number("steps", steps)?,
+            latency_ns: latencies
+                .split(',')
+                .filter(|v| !v.is_empty())
+                .map(|v| number("latency", v))
+                .collect::<anyhow::Result<_>>()?,
+        })
+    }
 }
 
 // ----- glidepath --------------------------------------------------------------------
@@ -163,17 +209,15 @@ fn glidepath_run(
     let federation = bench.new_federation("timeadv")?;
     let mut members = Vec::new();
     for i in 0..n {
-        members.push(bench.join(&federation, &format!("timeadv-{i}"))?);
+        members.push(bench.join(&federation, &member_name(i))?);
     }
-    let ready = AtomicUsize::new(0);
     let runs = thread::scope(|s| {
         let handles: Vec<_> = members
             .iter()
             .enumerate()
             .map(|(i, member)| {
-                let ready = &ready;
                 let shown = (i == 0).then_some(progress);
-                s.spawn(move || advance(member, n, steps, lookahead, ready, shown))
+                s.spawn(move || advance(member, i == 0, steps, lookahead, shown))
             })
             .collect();
         handles
@@ -191,16 +235,107 @@ fn glidepath_run(
     Ok(Measured::combine(runs))
 }
 
-/// One federate: becomes regulating and constrained, waits until all are, then
-/// requests `steps` advances of `lookahead` each, timing request to grant.
-fn advance(
-    member: &Member,
+/// `--processes`: federate 0 in this process, every other one in a process of its
+/// own (`harness::MemberProcess`, which runs [`serve_member`]), each reporting its
+/// run when it ends.
+fn glidepath_processes(
+    bench: &Bench,
+    opts: &BenchOptions,
     n: usize,
     steps: u64,
     lookahead: f64,
-    ready: &AtomicUsize,
+    progress: &dyn Progress,
+) -> anyhow::Result<Measured> {
+    let federation = bench.new_federation("timeadv")?;
+    let args = [
+        "--count".to_string(),
+        steps.to_string(),
+        "--lookahead".to_string(),
+        lookahead.to_string(),
+    ];
+    let children = (1..n)
+        .map(|i| MemberProcess::spawn(bench, opts, "timeadv", &federation, i, &args))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    // Every child has joined (it said so): the start point includes them all.
+    let member = bench.join(&federation, &member_name(0))?;
+    let mut runs = Vec::new();
+    let mut failure = None;
+    match advance(&member, true, steps, lookahead, Some(progress)) {
+        Ok(run) => runs.push(run),
+        Err(e) => failure = Some(e),
+    }
+    // The children resign before the federation can be destroyed.
+    for child in children {
+        match child.finish() {
+            Ok(said) => {
+                for line in said.iter().filter(|l| l.starts_with("RUN ")) {
+                    runs.push(Run::parse(line)?);
+                }
+            }
+            Err(e) => {
+                failure.get_or_insert(e);
+            }
+        }
+    }
+    let finished = bench.finish(&federation, vec![member]);
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    finished?;
+    if runs.len() != n {
+        bail!(
+            "{} of {n} time-advancing federates reported their run",
+            runs.len()
+        );
+    }
+    Ok(Measured::combine(runs))
+}
+
+/// `--member-of FEDERATION`: this process is federate `--member-index` of a
+/// `--processes` run. Joins, says `READY`, advances like the others, says its `RUN`,
+/// resigns.
+fn serve_member(
+    bench: &Bench,
+    federation: &str,
+    opts: &BenchOptions,
+    steps: u64,
+) -> anyhow::Result<()> {
+    let member = bench.join(federation, &member_name(opts.member_index))?;
+    harness::say_ready()?;
+    let run = advance(&member, false, steps, opts.lookahead, None)?;
+    harness::say(&run.line())?;
+    member
+        .federate
+        .resign(glidepath::ResignAction::DeleteObjects)
+        .context("resigning")
+}
+
+fn member_name(i: usize) -> String {
+    format!("timeadv-{i}")
+}
+
+/// The synchronization point every federate reaches once it is regulating and
+/// constrained; the clock starts when the federation is synchronized on it.
+const START_POINT: &str = "timeadv-start";
+
+/// One federate: becomes regulating and constrained, reaches the start point (which
+/// federate 0, `registers`, registered for all once all had joined), then requests
+/// `steps` advances of `lookahead` each, timing request to grant. Every wait evokes,
+/// so a federate that is ready still answers the handshakes of those still enabling.
+fn advance(
+    member: &Member,
+    registers: bool,
+    steps: u64,
+    lookahead: f64,
     progress: Option<&dyn Progress>,
 ) -> anyhow::Result<Run> {
+    if registers {
+        member.register_federation_synchronization_point(START_POINT, Bytes::new())?;
+    }
+    member.wait_for("the start point's announcement", |cb| {
+        matches!(cb, Callback::AnnounceSynchronizationPoint { label, .. } if label == START_POINT)
+            .then_some(())
+    })?;
     member.enable_time_regulation(lookahead)?;
     member.wait_for("time regulation enabled", |cb| {
         matches!(cb, Callback::TimeRegulationEnabled { .. }).then_some(())
@@ -209,30 +344,21 @@ fn advance(
     member.wait_for("time constrained enabled", |cb| {
         matches!(cb, Callback::TimeConstrainedEnabled { .. }).then_some(())
     })?;
-    // A barrier would stop this federate evoking, and with the spinning evoked model
-    // it must evoke to answer the handshakes of federates still enabling.
-    ready.fetch_add(1, Ordering::AcqRel);
-    let deadline = Instant::now() + RECEIVE_TIMEOUT;
-    while ready.load(Ordering::Acquire) < n {
-        if Instant::now() > deadline {
-            bail!(
-                "{}: only {} of {n} federates became regulating and constrained within {:?}",
-                member.name(),
-                ready.load(Ordering::Acquire),
-                RECEIVE_TIMEOUT
-            );
+    member.synchronization_point_achieved(START_POINT)?;
+    member.wait_for("every federate at the start point", |cb| match cb {
+        Callback::FederationSynchronized { label, failed } if label == START_POINT => {
+            Some(if failed.is_empty() {
+                Ok(())
+            } else {
+                Err(anyhow!("federates {failed:?} failed the start point"))
+            })
         }
-        if let Some(cb) = member.next_callback(READY_POLL) {
-            bail!(
-                "{}: unexpected {cb:?} before the first request",
-                member.name()
-            );
-        }
-    }
+        _ => None,
+    })??;
     let step = if lookahead > 0.0 { lookahead } else { 1.0 };
     let mut now = member.query_logical_time().as_f64();
     let mut latency_ns = Vec::with_capacity(usize::try_from(steps).unwrap_or(0));
-    let start = Instant::now();
+    let start_ns = harness::now_ns();
     for k in 1..=steps {
         let target = now + step;
         let asked = harness::now_ns();
@@ -257,8 +383,8 @@ fn advance(
         }
     }
     Ok(Run {
-        start,
-        end: Instant::now(),
+        start_ns,
+        end_ns: harness::now_ns(),
         steps,
         latency_ns,
     })
@@ -308,7 +434,7 @@ fn raw_channel_run(
                     let mut counts = StepCounts::default();
                     let mut latency_ns = Vec::with_capacity(usize::try_from(steps).unwrap_or(0));
                     go.wait();
-                    let start = Instant::now();
+                    let start_ns = harness::now_ns();
                     for k in 1..=steps {
                         let asked = harness::now_ns();
                         for (j, (tx, _)) in inboxes.iter().enumerate() {
@@ -334,8 +460,8 @@ fn raw_channel_run(
                         }
                     }
                     Ok(Run {
-                        start,
-                        end: Instant::now(),
+                        start_ns,
+                        end_ns: harness::now_ns(),
                         steps,
                         latency_ns,
                     })
@@ -375,7 +501,7 @@ fn raw_nats_run(raw: &RawNats, n: usize, steps: u64) -> anyhow::Result<Measured>
                     let mut counts = StepCounts::default();
                     let mut latency_ns = Vec::with_capacity(usize::try_from(steps).unwrap_or(0));
                     go.wait().await;
-                    let start = Instant::now();
+                    let start_ns = harness::now_ns();
                     for k in 1..=steps {
                         let asked = harness::now_ns();
                         client
@@ -403,13 +529,13 @@ fn raw_nats_run(raw: &RawNats, n: usize, steps: u64) -> anyhow::Result<Measured>
                         counts.advance();
                         latency_ns.push(harness::now_ns().saturating_sub(asked));
                     }
-                    let end = Instant::now();
+                    let end_ns = harness::now_ns();
                     // The last step's message may still sit in the client's buffer,
                     // and a slower peer needs it.
                     client.flush().await?;
                     Ok::<_, anyhow::Error>(Run {
-                        start,
-                        end,
+                        start_ns,
+                        end_ns,
                         steps,
                         latency_ns,
                     })
@@ -437,6 +563,21 @@ mod tests {
         assert_eq!((c.current, c.next), (1, 1));
         c.advance();
         assert_eq!((c.current, c.next), (1, 0));
+    }
+
+    #[test]
+    fn a_childs_run_line_reads_back_and_a_garbled_one_is_refused() {
+        let run = Run {
+            start_ns: 17,
+            end_ns: 99,
+            steps: 3,
+            latency_ns: vec![5, 6, 7],
+        };
+        assert_eq!(Run::parse(&run.line()).unwrap(), run);
+        let e = Run::parse("RUN 1 2 x 5").unwrap_err().to_string();
+        assert!(e.contains("steps `x`"), "{e}");
+        let e = Run::parse("RUN 1 2").unwrap_err().to_string();
+        assert!(e.contains("not `RUN START END STEPS LATENCIES`"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,146 @@
+//! A suite's federate in a process of its own (`--processes`): this program again,
+//! as `glidepath bench SUITE --member-of FEDERATION --member-index I …`, joined to the
+//! run's federation on the same transport, as the peers' figures across processes are
+//! measured.
+//!
+//! The child's standard output is the protocol: `READY` once it has joined and
+//! declared what it needs, then any lines the suite reports (each starting with a
+//! word of the suite's choosing), then it exits 0 once it has resigned.
+
+use std::io::{BufRead, Write};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context};
+use crossbeam_channel::Receiver;
+use glidepath::WaitStrategy;
+
+use super::{Bench, BenchOptions, TransportChoice, RECEIVE_TIMEOUT};
+
+/// Says, on this process's standard output, that the child has joined and is ready
+/// (the parent waits for it before going on).
+pub fn say_ready() -> anyhow::Result<()> {
+    say("READY")
+}
+
+/// Writes one protocol line on standard output and flushes it.
+pub fn say(line: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}")?;
+    out.flush().context("writing to the parent process")
+}
+
+/// One child process of a `--processes` run.
+pub struct MemberProcess {
+    child: Child,
+    what: String,
+    /// The child's output lines after `READY`.
+    lines: Receiver<String>,
+}
+
+impl MemberProcess {
+    /// Starts `glidepath bench SUITE --member-of FEDERATION --member-index INDEX` with
+    /// this run's transport, wait strategy and process model, plus `args`, and waits
+    /// until it says it is ready.
+    pub fn spawn(
+        bench: &Bench,
+        opts: &BenchOptions,
+        suite: &str,
+        federation: &str,
+        index: usize,
+        args: &[String],
+    ) -> anyhow::Result<MemberProcess> {
+        let what = format!("the {suite} suite's process {index}");
+        let wait = match opts.wait {
+            WaitStrategy::SpinPark { spin } => format!("spin-park:{}", spin.as_micros()),
+            other => other.name().to_string(),
+        };
+        let mut command = Command::new(std::env::current_exe()?);
+        command.args(["bench", suite, "--transport", opts.transport.name()]);
+        command.args([
+            "--member-of",
+            federation,
+            "--member-index",
+            &index.to_string(),
+        ]);
+        command.args([
+            "--wait",
+            &wait,
+            "--process-model",
+            opts.process_model_name(),
+        ]);
+        command.args(args);
+        match opts.transport {
+            // In the environment, not on a command line `ps` shows (it may hold a
+            // password); the security flags' variables are inherited as they are.
+            TransportChoice::Nats => command.env("GLIDEPATH_NATS_URL", &opts.nats_url),
+            TransportChoice::Shm => command.args([
+                "--shm-name",
+                bench.shm_system().context("an shm run has a system")?,
+            ]),
+            TransportChoice::Inproc => bail!("--processes needs nats or shm"),
+        };
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("starting {what}"))?;
+        let stdout = child.stdout.take().context("the child's output")?;
+        let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+        let (lines_tx, lines) = crossbeam_channel::unbounded();
+        thread::spawn(move || {
+            let mut ready = Some(ready_tx);
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let line = line.trim_end().to_string();
+                if ready.is_some() && line.ends_with("READY") {
+                    if let Some(tx) = ready.take() {
+                        let _ = tx.send(());
+                    }
+                } else if ready.is_none() && lines_tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let process = MemberProcess { child, what, lines };
+        ready_rx
+            .recv_timeout(RECEIVE_TIMEOUT * 3)
+            .map_err(|_| anyhow!("{} did not get ready", process.what))?;
+        Ok(process)
+    }
+
+    /// Waits for the child to resign and end; returns the lines it said after
+    /// `READY`.
+    pub fn finish(mut self) -> anyhow::Result<Vec<String>> {
+        let deadline = Instant::now() + RECEIVE_TIMEOUT * 2;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                anyhow::ensure!(status.success(), "{} failed: {status}", self.what);
+                // The reader thread ends with the child's output.
+                let mut said = Vec::new();
+                while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+                    said.push(line);
+                }
+                return Ok(said);
+            }
+            if Instant::now() >= deadline {
+                bail!("{} did not end", self.what);
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for MemberProcess {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
