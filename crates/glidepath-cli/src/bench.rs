@@ -102,7 +102,7 @@ pub struct BenchArgs {
     background_load: bool,
     /// Run the ponger as a process of its own, as other RTIs' figures are measured
     /// (latency; nats or shm); timeadv: every federate but the first in a process of
-    /// its own (nats or shm); bus throughput: every subscriber, the raw NATS peer's
+    /// its own; throughput: every receiver (nats or shm); bus throughput: every subscriber, the raw NATS peer's
     /// too, as a process of its own, as the paper did (nats).
     #[arg(long)]
     processes: bool,
@@ -359,10 +359,11 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
     o.member_of = args.member_of.clone();
     o.member_index = args.member_index.unwrap_or(0);
     processes_cross(args, o.transport.name(), "nats or shm")?;
-    if args.processes && !["latency", "timeadv"].contains(&args.suite.as_str()) {
+    if args.processes && !["latency", "timeadv", "throughput"].contains(&args.suite.as_str()) {
         bail!(
             "--processes: the {} suite runs its federates as threads of one process only; \
-             latency, timeadv, bus throughput and tg (over nats) run them as processes",
+             latency, timeadv, throughput, bus throughput and tg (over nats) run them as \
+             processes",
             args.suite
         );
     }

@@ -278,6 +278,37 @@ fn latency_and_throughput_run_over_shm_with_the_ponger_in_its_own_process() {
         ],
     );
     assert!(results.iter().all(|r| r["transport"] == "shm"));
+    // Receivers as processes: two for the sender variant (1→2), one for the
+    // receiver variant (2→1); every update counted by the process that got it.
+    let results = run_suite(
+        "throughput-shm-processes",
+        &[
+            "throughput",
+            "--transport",
+            "shm",
+            "--processes",
+            "--subscribers",
+            "2",
+            "--size",
+            "100",
+            "--count",
+            "20000",
+        ],
+    );
+    assert_eq!(results.len(), 2);
+    for r in &results {
+        assert!(
+            r["variant"]
+                .as_str()
+                .unwrap()
+                .ends_with(", receivers as processes"),
+            "{r}"
+        );
+        assert_eq!(r["lost"], 0, "{r}");
+        assert_eq!(r["received"], r["count"], "{r}");
+        assert!(r["rate_per_s"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    assert_eq!(results[0]["count"], 40000);
 }
 
 /// The time-advance suite with every federate but the first in a process of its own,
@@ -321,10 +352,10 @@ fn processes_need_a_transport_that_crosses_them() {
     );
     // A suite that runs its federates as threads only says so, rather than
     // measuring threads under a flag that promises processes.
-    let (ok, _, err) = run(&["bench", "throughput", "--transport", "shm", "--processes"]);
+    let (ok, _, err) = run(&["bench", "fanout", "--transport", "shm", "--processes"]);
     assert!(!ok);
     assert!(
-        err.contains("the throughput suite runs its federates as threads of one process only"),
+        err.contains("the fanout suite runs its federates as threads of one process only"),
         "{err}"
     );
     let (ok, _, err) = run(&["bench", "fanout", "--transport", "shm", "--raw"]);

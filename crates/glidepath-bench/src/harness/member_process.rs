@@ -37,6 +37,9 @@ pub struct MemberProcess {
     what: String,
     /// The child's output lines after `READY`.
     lines: Receiver<String>,
+    /// Lines read while waiting for others ([`MemberProcess::expect`]), kept for
+    /// [`MemberProcess::finish`].
+    said: Vec<String>,
 }
 
 impl MemberProcess {
@@ -107,22 +110,49 @@ impl MemberProcess {
                 }
             }
         });
-        let process = MemberProcess { child, what, lines };
+        let process = MemberProcess {
+            child,
+            what,
+            lines,
+            said: Vec::new(),
+        };
         ready_rx
             .recv_timeout(RECEIVE_TIMEOUT * 3)
             .map_err(|_| anyhow!("{} did not get ready", process.what))?;
         Ok(process)
     }
 
+    /// Waits until the child has said `count` lines starting with `word` (keeping
+    /// the others for [`MemberProcess::finish`]).
+    pub fn expect(&mut self, word: &str, count: usize) -> anyhow::Result<()> {
+        let deadline = Instant::now() + RECEIVE_TIMEOUT;
+        let mut heard = 0;
+        while heard < count {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.lines.recv_timeout(left).map_err(|_| {
+                anyhow!(
+                    "{} said `{word}` {heard} of {count} times within {RECEIVE_TIMEOUT:?}",
+                    self.what
+                )
+            })?;
+            if line.starts_with(word) {
+                heard += 1;
+            } else {
+                self.said.push(line);
+            }
+        }
+        Ok(())
+    }
+
     /// Waits for the child to resign and end; returns the lines it said after
-    /// `READY`.
+    /// `READY` (but those [`MemberProcess::expect`] waited for).
     pub fn finish(mut self) -> anyhow::Result<Vec<String>> {
         let deadline = Instant::now() + RECEIVE_TIMEOUT * 2;
         loop {
             if let Some(status) = self.child.try_wait()? {
                 anyhow::ensure!(status.success(), "{} failed: {status}", self.what);
                 // The reader thread ends with the child's output.
-                let mut said = Vec::new();
+                let mut said = std::mem::take(&mut self.said);
                 while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
                     said.push(line);
                 }

@@ -38,7 +38,8 @@ use futures::StreamExt;
 use glidepath::{AttributeHandle, Callback, ObjectInstanceHandle};
 
 use crate::harness::{
-    self, Bench, BenchOptions, Member, Progress, RawNats, TransportChoice, RECEIVE_TIMEOUT,
+    self, Bench, BenchOptions, Member, MemberProcess, Progress, RawNats, TransportChoice,
+    RECEIVE_TIMEOUT,
 };
 use crate::result::BenchResult;
 use glidepath::stats::Recorder;
@@ -71,6 +72,9 @@ pub fn run(
     opts: &BenchOptions,
     progress: &dyn Progress,
 ) -> anyhow::Result<Vec<BenchResult>> {
+    if let Some(federation) = &opts.member_of {
+        return serve_receiver(bench, federation, opts).map(|()| Vec::new());
+    }
     let sizes = opts.sizes_or(DEFAULT_SIZES);
     let peers = opts.peers("throughput", "receiver (and one sender)")?;
     let raw_nats = match (opts.raw, opts.transport) {
@@ -88,7 +92,7 @@ pub fn run(
                     variant.shape(n)
                 );
                 progress.stage(&label);
-                let measured = glidepath_run(bench, variant, size, count, n, progress)
+                let measured = glidepath_run(bench, opts, variant, size, count, n, progress)
                     .with_context(|| label.clone())?;
                 let raw = if opts.raw {
                     progress.stage(&format!("{label} (raw peer)"));
@@ -105,7 +109,12 @@ pub fn run(
                 } else {
                     None
                 };
-                results.push(row(opts, variant, size, n, &measured, raw.as_ref()));
+                let mut r = row(opts, variant, size, n, &measured, raw.as_ref());
+                if opts.processes {
+                    // The raw peer still runs as threads of this process.
+                    r.variant = format!("{}, receivers as processes", r.variant);
+                }
+                results.push(r);
             }
         }
     }
@@ -181,6 +190,49 @@ pub(crate) struct Receipt {
 }
 
 impl Receipt {
+    /// The line a receiver process says for its receipt: `RECEIPT RECEIVED
+    /// DUPLICATED FIRST LAST LATENCY,…`, the instants in [`harness::now_ns`] (0 when
+    /// none), which is comparable across the processes of one host.
+    fn line(&self) -> String {
+        let ns = |at: Option<Instant>| at.map_or(0, ns_of_instant);
+        let latencies: Vec<String> = self.latency_ns.iter().map(u64::to_string).collect();
+        format!(
+            "RECEIPT {} {} {} {} {}",
+            self.received,
+            self.duplicated,
+            ns(self.first),
+            ns(self.last),
+            latencies.join(",")
+        )
+    }
+
+    /// Reads a receiver process's `RECEIPT` line.
+    fn parse(line: &str) -> anyhow::Result<Receipt> {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let [_, received, duplicated, first, last, latencies] = fields[..] else {
+            anyhow::bail!(
+                "a receiver process said `{line}`, not `RECEIPT RECEIVED DUPLICATED FIRST LAST LATENCIES`"
+            );
+        };
+        let number = |what: &str, v: &str| {
+            v.parse::<u64>()
+                .with_context(|| format!("a receiver process's {what} `{v}`"))
+        };
+        let at =
+            |what: &str, v: &str| number(what, v).map(|ns| (ns != 0).then(|| instant_of_ns(ns)));
+        Ok(Receipt {
+            received: number("count", received)?,
+            duplicated: number("duplicates", duplicated)?,
+            first: at("first receipt", first)?,
+            last: at("last receipt", last)?,
+            latency_ns: latencies
+                .split(',')
+                .filter(|v| !v.is_empty())
+                .map(|v| number("latency", v))
+                .collect::<anyhow::Result<_>>()?,
+        })
+    }
+
     /// Counts one message sent at `sent_ns`; reads the clock for every
     /// [`SAMPLE_EVERY`]th and the last. Returns whether it read the clock (a good
     /// moment to report progress).
@@ -197,6 +249,27 @@ impl Receipt {
             self.last = Some(Instant::now());
         }
         sampled
+    }
+}
+
+/// An instant of this process as [`harness::now_ns`] reads it.
+fn ns_of_instant(at: Instant) -> u64 {
+    let (now, now_ns) = (Instant::now(), harness::now_ns());
+    match at.checked_duration_since(now) {
+        Some(ahead) => now_ns.saturating_add(ahead.as_nanos() as u64),
+        None => now_ns.saturating_sub(now.duration_since(at).as_nanos() as u64),
+    }
+}
+
+/// The instant of this process at [`harness::now_ns`] `ns` (read in another process
+/// of this host).
+fn instant_of_ns(ns: u64) -> Instant {
+    let (now, now_ns) = (Instant::now(), harness::now_ns());
+    if ns <= now_ns {
+        now.checked_sub(std::time::Duration::from_nanos(now_ns - ns))
+            .unwrap_or(now)
+    } else {
+        now + std::time::Duration::from_nanos(ns - now_ns)
     }
 }
 
@@ -299,6 +372,7 @@ struct Source {
 
 fn glidepath_run(
     bench: &Bench,
+    opts: &BenchOptions,
     variant: Variant,
     size: usize,
     count: u64,
@@ -307,8 +381,32 @@ fn glidepath_run(
 ) -> anyhow::Result<Measured> {
     let federation = bench.new_federation("throughput")?;
     let shares = variant.shares(count, n);
+    let expected_each: u64 = match variant {
+        Variant::Sender => count,
+        Variant::Receiver => shares.iter().sum(),
+    };
+    // `--processes`: every receiver a process of its own, subscribed before the
+    // senders join.
+    let mut children = Vec::new();
+    if opts.processes {
+        let args = ["--count".to_string(), expected_each.to_string()];
+        for i in 0..variant.receivers(n) {
+            children.push(MemberProcess::spawn(
+                bench,
+                opts,
+                "throughput",
+                &federation,
+                i,
+                &args,
+            )?);
+        }
+    }
     let mut receivers = Vec::new();
-    for i in 0..variant.receivers(n) {
+    for i in 0..if opts.processes {
+        0
+    } else {
+        variant.receivers(n)
+    } {
         let m = bench.join(&federation, &format!("receiver-{i}"))?;
         let class = m.object_class_handle("BenchObject")?;
         let attribute = m.attribute_handle(class, "payload")?;
@@ -339,10 +437,9 @@ fn glidepath_run(
             })?;
         }
     }
-    let expected_each: u64 = match variant {
-        Variant::Sender => count,
-        Variant::Receiver => shares.iter().sum(),
-    };
+    for child in &mut children {
+        child.expect("DISCOVERED", senders.len())?;
+    }
     let payload = harness::payload(size);
     let go = Barrier::new(senders.len() + receivers.len());
     let (start, receipts) = thread::scope(|s| -> anyhow::Result<_> {
@@ -379,12 +476,20 @@ fn glidepath_run(
                 Err(e) => failure = Some(e),
             }
         }
-        let receipts = receiving
+        let mut receipts = receiving
             .into_iter()
             .map(|h| h.join().map_err(|_| anyhow!("a receiver thread panicked")))
             .collect::<anyhow::Result<Vec<_>>>()?;
         if let Some(e) = failure {
             return Err(e.context("sending updates"));
+        }
+        for child in children {
+            let said = child.finish()?;
+            let line = said
+                .iter()
+                .find(|l| l.starts_with("RECEIPT "))
+                .context("a receiver process ended without its receipt")?;
+            receipts.push(Receipt::parse(line)?);
         }
         Ok((start, receipts))
     })?;
@@ -399,6 +504,29 @@ fn glidepath_run(
         .collect();
     bench.finish(&federation, members)?;
     Ok(measured)
+}
+
+/// `--member-of FEDERATION`: this process is receiver `--member-index` of a
+/// `--processes` run. Joins and subscribes, says `READY`; says `DISCOVERED` for each
+/// sender's object it discovers (the parent starts sending once it has heard them
+/// all); counts `--count` reflections, says its `RECEIPT`, resigns.
+fn serve_receiver(bench: &Bench, federation: &str, opts: &BenchOptions) -> anyhow::Result<()> {
+    let member = bench.join(federation, &format!("receiver-{}", opts.member_index))?;
+    let class = member.object_class_handle("BenchObject")?;
+    let attribute = member.attribute_handle(class, "payload")?;
+    member.subscribe_object_class_attributes(class, &[attribute])?;
+    harness::say_ready()?;
+    let receipt = receive_updates_saying(&member, opts.count, None, &mut |cb| {
+        if matches!(cb, Callback::DiscoverObjectInstance { .. }) {
+            harness::say("DISCOVERED")?;
+        }
+        Ok(())
+    })?;
+    harness::say(&receipt.line())?;
+    member
+        .federate
+        .resign(glidepath::ResignAction::DeleteObjects)
+        .context("resigning")
 }
 
 /// Sends `count` updates as fast as the service takes them, then flushes what a
@@ -422,6 +550,17 @@ fn send_updates(
 
 /// Counts reflections until `expected` arrived or nothing came for [`RECEIVE_TIMEOUT`].
 fn receive_updates(member: &Member, expected: u64, progress: Option<&dyn Progress>) -> Receipt {
+    receive_updates_saying(member, expected, progress, &mut |_| Ok(()))
+        .expect("ignoring other callbacks cannot fail")
+}
+
+/// [`receive_updates`], handing every other callback to `other`.
+fn receive_updates_saying(
+    member: &Member,
+    expected: u64,
+    progress: Option<&dyn Progress>,
+    other: &mut dyn FnMut(&Callback) -> anyhow::Result<()>,
+) -> anyhow::Result<Receipt> {
     let mut receipt = Receipt::default();
     let duplicates_before = member.stats().out_of_order;
     while receipt.received < expected {
@@ -433,13 +572,13 @@ fn receive_updates(member: &Member, expected: u64, progress: Option<&dyn Progres
                     }
                 }
             }
-            Some(_) => {}
+            Some(cb) => other(&cb)?,
             None => break,
         }
     }
     // The core drops (and counts) any envelope not newer than its sender's last one.
     receipt.duplicated = member.stats().out_of_order - duplicates_before;
-    receipt
+    Ok(receipt)
 }
 
 mod raw;
@@ -557,6 +696,32 @@ mod tests {
     use super::*;
     use glidepath::WaitStrategy;
     use std::time::Duration;
+
+    #[test]
+    fn a_receivers_receipt_line_reads_back_and_a_garbled_one_is_refused() {
+        let first = Instant::now();
+        let receipt = Receipt {
+            received: 9,
+            duplicated: 1,
+            first: Some(first),
+            last: Some(first + Duration::from_millis(5)),
+            latency_ns: vec![3, 4],
+        };
+        let back = Receipt::parse(&receipt.line()).unwrap();
+        assert_eq!((back.received, back.duplicated), (9, 1));
+        assert_eq!(back.latency_ns, vec![3, 4]);
+        // The instants go through the clock both processes share: the span survives.
+        let span = back.last.unwrap() - back.first.unwrap();
+        assert!(
+            span.abs_diff(Duration::from_millis(5)) < Duration::from_micros(50),
+            "{span:?}"
+        );
+        let none = Receipt::parse("RECEIPT 0 0 0 0 ").unwrap();
+        assert_eq!((none.first, none.last), (None, None));
+        let e = Receipt::parse("RECEIPT 1 x 0 0 ").unwrap_err().to_string();
+        assert!(e.contains("duplicates `x`"), "{e}");
+        assert!(Receipt::parse("RECEIPT 1").is_err());
+    }
 
     #[test]
     fn shares_add_up_to_the_count() {
