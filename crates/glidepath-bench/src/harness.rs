@@ -108,6 +108,9 @@ pub struct BenchOptions {
     pub member_of: Option<String>,
     /// Which of the suite's federates the child process is (`member_of`).
     pub member_index: usize,
+    /// What the child process does, where a suite has more than one part (`fanout`:
+    /// `send-receive` or `throughput`).
+    pub member_role: Option<String>,
 }
 
 impl Default for BenchOptions {
@@ -135,6 +138,7 @@ impl Default for BenchOptions {
             shm_name: None,
             member_of: None,
             member_index: 0,
+            member_role: None,
         }
     }
 }
@@ -611,6 +615,27 @@ pub fn read_stamp(bytes: &[u8]) -> Option<(u64, u64)> {
 /// taken on any thread of this process compare.
 pub fn now_ns() -> u64 {
     glidepath::monotonic_now_ns()
+}
+
+/// An instant of this process as [`now_ns`] reads it.
+pub fn ns_of_instant(at: Instant) -> u64 {
+    let (now, at_ns) = (Instant::now(), now_ns());
+    match at.checked_duration_since(now) {
+        Some(ahead) => at_ns.saturating_add(ahead.as_nanos() as u64),
+        None => at_ns.saturating_sub(now.duration_since(at).as_nanos() as u64),
+    }
+}
+
+/// The instant of this process at [`now_ns`] `ns` (read in another process
+/// of this host).
+pub fn instant_of_ns(ns: u64) -> Instant {
+    let (now, at_ns) = (Instant::now(), now_ns());
+    if ns <= at_ns {
+        now.checked_sub(std::time::Duration::from_nanos(at_ns - ns))
+            .unwrap_or(now)
+    } else {
+        now + std::time::Duration::from_nanos(ns - at_ns)
+    }
 }
 
 /// A payload of `size` bytes (content irrelevant, but not all zero so compression

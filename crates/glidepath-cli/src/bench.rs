@@ -100,10 +100,10 @@ pub struct BenchArgs {
     /// Add a federate flooding best-effort traffic during the measurement (latency).
     #[arg(long)]
     background_load: bool,
-    /// Run the ponger as a process of its own, as other RTIs' figures are measured
-    /// (latency; nats or shm); timeadv: every federate but the first in a process of
-    /// its own; throughput: every receiver (nats or shm); bus throughput: every subscriber, the raw NATS peer's
-    /// too, as a process of its own, as the paper did (nats).
+    /// Run federates as processes of their own, as other RTIs' figures are measured
+    /// (nats or shm): latency's ponger, every timeadv federate but the first, every
+    /// receiver of throughput and fanout, every loopback repeater; bus throughput:
+    /// every subscriber, the raw NATS peer's too, as the paper did (nats).
     #[arg(long)]
     processes: bool,
     /// The shared-memory system to join instead of hosting one (shm).
@@ -116,6 +116,10 @@ pub struct BenchArgs {
     /// Which of the suite's federates this child process is (with `--member-of`).
     #[arg(long, value_name = "I", hide = true, requires = "member_of")]
     member_index: Option<usize>,
+    /// What this child process does where a suite has several parts (with
+    /// `--member-of`; fanout: send-receive or throughput).
+    #[arg(long, value_name = "ROLE", hide = true, requires = "member_of")]
+    member_role: Option<String>,
     /// Be one bus subscriber of `bench bus throughput --processes` in this group (how
     /// it runs its children).
     #[arg(
@@ -358,12 +362,16 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
     o.shm_name = args.shm_name.clone();
     o.member_of = args.member_of.clone();
     o.member_index = args.member_index.unwrap_or(0);
+    o.member_role = args.member_role.clone();
     processes_cross(args, o.transport.name(), "nats or shm")?;
-    if args.processes && !["latency", "timeadv", "throughput"].contains(&args.suite.as_str()) {
+    if args.processes
+        && !["latency", "timeadv", "throughput", "fanout", "loopback"]
+            .contains(&args.suite.as_str())
+    {
         bail!(
             "--processes: the {} suite runs its federates as threads of one process only; \
-             latency, timeadv, throughput, bus throughput and tg (over nats) run them as \
-             processes",
+             latency, timeadv, throughput, fanout, loopback, bus throughput and tg (over \
+             nats) run them as processes",
             args.suite
         );
     }

@@ -312,10 +312,11 @@ fn latency_and_throughput_run_over_shm_with_the_ponger_in_its_own_process() {
 }
 
 /// The time-advance suite with every federate but the first in a process of its own,
-/// next to raw NATS: each child reports its run, and every grant of every federate
-/// is counted.
+/// fanout with every subscriber in one and loopback with every repeater in one, next
+/// to raw NATS: each child reports what it measured, and every grant, delivery and
+/// reply is counted.
 #[test]
-fn timeadv_runs_its_federates_as_processes_over_nats() {
+fn timeadv_fanout_and_loopback_run_their_federates_as_processes_over_nats() {
     let nats = nats_server();
     let url = nats.url();
     let results = run_suite(
@@ -340,6 +341,57 @@ fn timeadv_runs_its_federates_as_processes_over_nats() {
     assert_eq!(r["received"], 300, "{r}");
     assert_eq!(r["lost"], 0, "{r}");
     assert!(r["total_rate_per_s"].as_f64().unwrap() > 0.0, "{r}");
+    let results = run_suite(
+        "fanout-nats-processes",
+        &[
+            "fanout",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &url,
+            "--processes",
+            "--subscribers",
+            "2",
+            "--size",
+            "100",
+            "--count",
+            "100",
+        ],
+    );
+    // Send-only (no subscriber, in this process), send-receive and throughput.
+    assert_eq!(results.len(), 3);
+    for r in &results[1..] {
+        assert!(
+            r["variant"]
+                .as_str()
+                .unwrap()
+                .ends_with(", subscribers as processes"),
+            "{r}"
+        );
+        assert_eq!(r["received"], 200, "{r}");
+        assert_eq!(r["lost"], 0, "{r}");
+    }
+    let results = run_suite(
+        "loopback-nats-processes",
+        &[
+            "loopback",
+            "--transport",
+            "nats",
+            "--nats-url",
+            &url,
+            "--processes",
+            "--subscribers",
+            "2",
+            "--size",
+            "100",
+            "--count",
+            "200",
+        ],
+    );
+    assert_eq!(results.len(), 1);
+    let r = &results[0];
+    assert_eq!(r["variant"], "master, repeaters as processes", "{r}");
+    assert_eq!(r["lost"], 0, "{r}");
 }
 
 #[test]
@@ -352,10 +404,10 @@ fn processes_need_a_transport_that_crosses_them() {
     );
     // A suite that runs its federates as threads only says so, rather than
     // measuring threads under a flag that promises processes.
-    let (ok, _, err) = run(&["bench", "fanout", "--transport", "shm", "--processes"]);
+    let (ok, _, err) = run(&["bench", "ddm", "--transport", "shm", "--processes"]);
     assert!(!ok);
     assert!(
-        err.contains("the fanout suite runs its federates as threads of one process only"),
+        err.contains("the ddm suite runs its federates as threads of one process only"),
         "{err}"
     );
     let (ok, _, err) = run(&["bench", "fanout", "--transport", "shm", "--raw"]);

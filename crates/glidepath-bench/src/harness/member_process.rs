@@ -125,23 +125,34 @@ impl MemberProcess {
     /// Waits until the child has said `count` lines starting with `word` (keeping
     /// the others for [`MemberProcess::finish`]).
     pub fn expect(&mut self, word: &str, count: usize) -> anyhow::Result<()> {
-        let deadline = Instant::now() + RECEIVE_TIMEOUT;
-        let mut heard = 0;
-        while heard < count {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self.lines.recv_timeout(left).map_err(|_| {
+        for heard in 0..count {
+            self.next_line(word).map_err(|_| {
                 anyhow!(
                     "{} said `{word}` {heard} of {count} times within {RECEIVE_TIMEOUT:?}",
                     self.what
                 )
             })?;
-            if line.starts_with(word) {
-                heard += 1;
-            } else {
-                self.said.push(line);
-            }
         }
         Ok(())
+    }
+
+    /// The child's next line starting with `word`, waiting for it at most
+    /// [`RECEIVE_TIMEOUT`]; other lines are kept for [`MemberProcess::finish`].
+    pub fn next_line(&mut self, word: &str) -> anyhow::Result<String> {
+        if let Some(i) = self.said.iter().position(|l| l.starts_with(word)) {
+            return Ok(self.said.remove(i));
+        }
+        let deadline = Instant::now() + RECEIVE_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.lines.recv_timeout(left).map_err(|_| {
+                anyhow!("{} said no `{word}` within {RECEIVE_TIMEOUT:?}", self.what)
+            })?;
+            if line.starts_with(word) {
+                return Ok(line);
+            }
+            self.said.push(line);
+        }
     }
 
     /// Waits for the child to resign and end; returns the lines it said after

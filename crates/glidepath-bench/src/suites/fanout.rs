@@ -63,6 +63,9 @@ pub fn run(
     opts: &BenchOptions,
     progress: &dyn Progress,
 ) -> anyhow::Result<Vec<BenchResult>> {
+    if let Some(federation) = &opts.member_of {
+        return processes::serve_subscriber(bench, federation, opts).map(|()| Vec::new());
+    }
     let count = opts.count_or(DEFAULT_COUNT);
     crate::harness::no_raw_shm(opts, "fanout")?;
     let raw = match (opts.raw, opts.transport) {
@@ -256,8 +259,15 @@ fn delivered(
 ) -> anyhow::Result<()> {
     let federation = bench.new_federation(&format!("fanout-{}-{subscribers}", variant.name()))?;
     let publisher = bench.join(&federation, "publisher")?;
+    // `--processes`: the subscribers are processes of their own, subscribed before the
+    // publisher registers its instance.
+    let mut children = if opts.processes {
+        processes::spawn_subscribers(bench, opts, &federation, subscribers, variant, count)?
+    } else {
+        Vec::new()
+    };
     let mut subs = Vec::with_capacity(subscribers);
-    for k in 0..subscribers {
+    for k in 0..if opts.processes { 0 } else { subscribers } {
         let s = bench.join(&federation, &format!("subscriber-{k}"))?;
         let class = s.object_class_handle("BenchObject")?;
         let attribute = s.attribute_handle(class, "payload")?;
@@ -272,11 +282,33 @@ fn delivered(
             "fanout {} {size} B x{subscribers}",
             variant.name()
         ));
-        let (c, elapsed_s) = glidepath_round(
-            &publisher, &subs, instance, attribute, opts, size, count, base, variant, progress,
-        )?;
+        let (c, elapsed_s) = if opts.processes {
+            processes::round(
+                &publisher,
+                &mut children,
+                instance,
+                attribute,
+                size,
+                count,
+                base,
+                variant,
+                progress,
+            )?
+        } else {
+            glidepath_round(
+                &publisher, &subs, instance, attribute, opts, size, count, base, variant, progress,
+            )?
+        };
         base += count;
-        let mut r = opts.result("fanout", variant.name());
+        let mut r = if opts.processes {
+            // The raw peer still runs as threads of this process.
+            opts.result(
+                "fanout",
+                &format!("{}, subscribers as processes", variant.name()),
+            )
+        } else {
+            opts.result("fanout", variant.name())
+        };
         r.size_bytes = size as u64;
         r.federates = 1 + subscribers as u64;
         r.subscribers = subscribers as u64;
@@ -302,10 +334,16 @@ fn delivered(
         }
         results.push(r);
     }
+    // The subscriber processes resign before the federation can be destroyed.
+    for child in children {
+        child.finish()?;
+    }
     let mut members = vec![publisher];
     members.extend(subs);
     bench.finish(&federation, members)
 }
+
+mod processes;
 
 /// One size of send-receive or throughput through glidepath.
 #[allow(clippy::too_many_arguments)]
@@ -330,35 +368,14 @@ fn glidepath_round(
             .map(|sub| {
                 let (done, ack_tx) = (&done, ack_tx.clone());
                 s.spawn(move || {
-                    let mut tracker = SeqTracker::new(count);
-                    let mut c = Collected::default();
-                    let mut idle_since: Option<Instant> = None;
-                    while c.received < count {
-                        let cb = sub.next_callback(Duration::from_millis(50));
-                        let Some(cb) = cb else {
-                            let finished = done.load(Ordering::Acquire);
-                            let idle = *idle_since.get_or_insert_with(Instant::now);
-                            if finished && idle.elapsed() >= LINGER {
-                                break;
-                            }
-                            continue;
-                        };
-                        idle_since = None;
-                        if let Callback::ReflectAttributeValues { tag, .. } = cb {
-                            let now = now_ns();
-                            if let Some((seq, sent)) = read_stamp(&tag) {
-                                match seq.checked_sub(base) {
-                                    Some(i) if i < count => c.delivery(&mut tracker, i, sent, now),
-                                    _ => tracker.duplicated += 1,
-                                }
-                            }
-                            if variant == Variant::SendReceive {
-                                let _ = ack_tx.send(());
-                            }
+                    let gave_up = |idle: Duration| done.load(Ordering::Acquire) && idle >= LINGER;
+                    let mut ack = || {
+                        if variant == Variant::SendReceive {
+                            let _ = ack_tx.send(());
                         }
-                    }
-                    c.finish(&tracker);
-                    c
+                        Ok(())
+                    };
+                    collect(sub, count, base, &gave_up, &mut ack)
                 })
             })
             .collect();
@@ -393,7 +410,7 @@ fn glidepath_round(
         for r in receivers {
             all.merge(
                 r.join()
-                    .map_err(|_| anyhow!("a subscriber thread panicked"))?,
+                    .map_err(|_| anyhow!("a subscriber thread panicked"))??,
             );
         }
         sending?;
@@ -403,6 +420,41 @@ fn glidepath_round(
         progress.set(count, count);
         Ok((all, elapsed_s))
     })
+}
+
+/// One subscriber's deliveries of one size: `count` updates numbered from `base`,
+/// until all came or `gave_up` says so after a time without any; `ack` after each.
+fn collect(
+    sub: &Member,
+    count: u64,
+    base: u64,
+    gave_up: &dyn Fn(Duration) -> bool,
+    ack: &mut dyn FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<Collected> {
+    let mut tracker = SeqTracker::new(count);
+    let mut c = Collected::default();
+    let mut idle_since: Option<Instant> = None;
+    while c.received < count {
+        let Some(cb) = sub.next_callback(Duration::from_millis(50)) else {
+            if gave_up(idle_since.get_or_insert_with(Instant::now).elapsed()) {
+                break;
+            }
+            continue;
+        };
+        idle_since = None;
+        if let Callback::ReflectAttributeValues { tag, .. } = cb {
+            let now = now_ns();
+            if let Some((seq, sent)) = read_stamp(&tag) {
+                match seq.checked_sub(base) {
+                    Some(i) if i < count => c.delivery(&mut tracker, i, sent, now),
+                    _ => tracker.duplicated += 1,
+                }
+            }
+            ack()?;
+        }
+    }
+    c.finish(&tracker);
+    Ok(c)
 }
 
 /// The raw peer of `inproc` send-only: handing a message to a queue nobody reads

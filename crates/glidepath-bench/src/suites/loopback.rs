@@ -34,8 +34,8 @@ use glidepath::{Callback, WaitStrategy};
 
 use super::throughput::{latencies, raw_subject, send_with, stamped};
 use crate::harness::{
-    self, Bench, BenchOptions, Member, Progress, RawNats, SeqTracker, TransportChoice,
-    RECEIVE_TIMEOUT,
+    self, Bench, BenchOptions, Member, MemberProcess, Progress, RawNats, SeqTracker,
+    TransportChoice, RECEIVE_TIMEOUT,
 };
 use crate::result::BenchResult;
 
@@ -59,6 +59,9 @@ pub fn run(
 ) -> anyhow::Result<Vec<BenchResult>> {
     let sizes = opts.sizes_or(DEFAULT_SIZES);
     let count = opts.count_or(DEFAULT_COUNT);
+    if let Some(federation) = &opts.member_of {
+        return serve_repeater(bench, federation, opts, count).map(|()| Vec::new());
+    }
     let repeaters = opts.peers("loopback", "repeater")?;
     harness::no_raw_shm(opts, "loopback")?;
     let raw_nats = match (opts.raw, opts.transport) {
@@ -70,8 +73,8 @@ pub fn run(
         for &n in &repeaters {
             let label = format!("loopback {size} B, 1 master, {n} repeaters");
             progress.stage(&label);
-            let measured =
-                glidepath_run(bench, size, count, n, progress).with_context(|| label.clone())?;
+            let measured = glidepath_run(bench, opts, size, count, n, progress)
+                .with_context(|| label.clone())?;
             let raw = if opts.raw {
                 progress.stage(&format!("{label} (raw peer)"));
                 Some(
@@ -84,7 +87,12 @@ pub fn run(
             } else {
                 None
             };
-            results.push(row(opts, size, count, n, &measured, raw.as_ref()));
+            let mut r = row(opts, size, count, n, &measured, raw.as_ref());
+            if opts.processes {
+                // The raw peer still runs as threads of this process.
+                r.variant = format!("{}, repeaters as processes", r.variant);
+            }
+            results.push(r);
         }
     }
     Ok(results)
@@ -186,6 +194,7 @@ impl Replies {
 
 fn glidepath_run(
     bench: &Bench,
+    opts: &BenchOptions,
     size: usize,
     count: u64,
     n: usize,
@@ -198,19 +207,32 @@ fn glidepath_run(
     let reply = master.interaction_class_handle("BenchInteraction")?;
     let reply_payload = master.parameter_handle(reply, "payload")?;
     master.subscribe_interaction_class(reply)?;
+    // `--processes`: every repeater a process of its own ([`serve_repeater`]).
+    let mut children = Vec::new();
+    if opts.processes {
+        let args = ["--count".to_string(), count.to_string()];
+        for i in 0..n {
+            children.push(MemberProcess::spawn(
+                bench,
+                opts,
+                "loopback",
+                &federation,
+                i,
+                &args,
+            )?);
+        }
+    }
     let mut repeaters = Vec::new();
-    for i in 0..n {
-        let r = bench.join(&federation, &format!("repeater-{i}"))?;
-        r.subscribe_object_class_attributes(class, &[attribute])?;
-        r.publish_interaction_class(reply)?;
-        repeaters.push(r);
+    for i in 0..if opts.processes { 0 } else { n } {
+        repeaters.push(join_repeater(bench, &federation, i)?);
     }
     master.publish_object_class_attributes(class, &[attribute])?;
     let instance = master.register_object_instance(class)?;
     for r in &repeaters {
-        r.wait_for("discovery of the master's object", |cb| {
-            matches!(cb, Callback::DiscoverObjectInstance { .. }).then_some(())
-        })?;
+        wait_for_master(r)?;
+    }
+    for child in &mut children {
+        child.expect("DISCOVERED", 1)?;
     }
     let payload = harness::payload(size);
     let measured = thread::scope(|s| -> anyhow::Result<Measured> {
@@ -260,12 +282,53 @@ fn glidepath_run(
             h.join()
                 .map_err(|_| anyhow!("a repeater thread panicked"))??;
         }
+        for child in children {
+            child.finish()?;
+        }
         outcome.context("master")?;
         Ok(replies.m)
     })?;
     let members = std::iter::once(master).chain(repeaters).collect();
     bench.finish(&federation, members)?;
     Ok(measured)
+}
+
+/// Joins repeater `i`: subscribes the master's updates, publishes the replies.
+fn join_repeater(bench: &Bench, federation: &str, i: usize) -> anyhow::Result<Member> {
+    let r = bench.join(federation, &format!("repeater-{i}"))?;
+    let class = r.object_class_handle("BenchObject")?;
+    let attribute = r.attribute_handle(class, "payload")?;
+    r.subscribe_object_class_attributes(class, &[attribute])?;
+    r.publish_interaction_class(r.interaction_class_handle("BenchInteraction")?)?;
+    Ok(r)
+}
+
+/// Waits until the repeater discovered the master's object.
+fn wait_for_master(r: &Member) -> anyhow::Result<()> {
+    r.wait_for("discovery of the master's object", |cb| {
+        matches!(cb, Callback::DiscoverObjectInstance { .. }).then_some(())
+    })
+}
+
+/// `--member-of FEDERATION`: this process is repeater `--member-index` of a
+/// `--processes` run. Joins, says `READY`; says `DISCOVERED` once it knows the
+/// master's object; reflects `--count` updates back; resigns.
+fn serve_repeater(
+    bench: &Bench,
+    federation: &str,
+    opts: &BenchOptions,
+    count: u64,
+) -> anyhow::Result<()> {
+    let r = join_repeater(bench, federation, opts.member_index)?;
+    harness::say_ready()?;
+    wait_for_master(&r)?;
+    harness::say("DISCOVERED")?;
+    let reply = r.interaction_class_handle("BenchInteraction")?;
+    let reply_payload = r.parameter_handle(reply, "payload")?;
+    repeat(&r, count, reply, reply_payload)?;
+    r.federate
+        .resign(glidepath::ResignAction::DeleteObjects)
+        .context("resigning")
 }
 
 /// A repeater: reflects every update back as an interaction with the same payload

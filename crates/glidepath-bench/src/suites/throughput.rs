@@ -194,7 +194,7 @@ impl Receipt {
     /// DUPLICATED FIRST LAST LATENCY,…`, the instants in [`harness::now_ns`] (0 when
     /// none), which is comparable across the processes of one host.
     fn line(&self) -> String {
-        let ns = |at: Option<Instant>| at.map_or(0, ns_of_instant);
+        let ns = |at: Option<Instant>| at.map_or(0, harness::ns_of_instant);
         let latencies: Vec<String> = self.latency_ns.iter().map(u64::to_string).collect();
         format!(
             "RECEIPT {} {} {} {} {}",
@@ -218,8 +218,9 @@ impl Receipt {
             v.parse::<u64>()
                 .with_context(|| format!("a receiver process's {what} `{v}`"))
         };
-        let at =
-            |what: &str, v: &str| number(what, v).map(|ns| (ns != 0).then(|| instant_of_ns(ns)));
+        let at = |what: &str, v: &str| {
+            number(what, v).map(|ns| (ns != 0).then(|| harness::instant_of_ns(ns)))
+        };
         Ok(Receipt {
             received: number("count", received)?,
             duplicated: number("duplicates", duplicated)?,
@@ -249,27 +250,6 @@ impl Receipt {
             self.last = Some(Instant::now());
         }
         sampled
-    }
-}
-
-/// An instant of this process as [`harness::now_ns`] reads it.
-fn ns_of_instant(at: Instant) -> u64 {
-    let (now, now_ns) = (Instant::now(), harness::now_ns());
-    match at.checked_duration_since(now) {
-        Some(ahead) => now_ns.saturating_add(ahead.as_nanos() as u64),
-        None => now_ns.saturating_sub(now.duration_since(at).as_nanos() as u64),
-    }
-}
-
-/// The instant of this process at [`harness::now_ns`] `ns` (read in another process
-/// of this host).
-fn instant_of_ns(ns: u64) -> Instant {
-    let (now, now_ns) = (Instant::now(), harness::now_ns());
-    if ns <= now_ns {
-        now.checked_sub(std::time::Duration::from_nanos(now_ns - ns))
-            .unwrap_or(now)
-    } else {
-        now + std::time::Duration::from_nanos(ns - now_ns)
     }
 }
 
