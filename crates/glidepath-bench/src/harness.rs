@@ -588,7 +588,7 @@ pub fn recv_with<T>(rx: &Receiver<T>, wait: WaitStrategy, max_wait: Duration) ->
 
 mod member_process;
 mod raw_nats;
-pub use member_process::{say, say_ready, MemberProcess};
+pub use member_process::{list, say, say_ready, MemberProcess, Said};
 pub use raw_nats::{settle, RawNats};
 
 /// Length of a [`stamp`]: sequence number and send time, little-endian.

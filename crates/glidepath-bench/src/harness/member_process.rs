@@ -185,3 +185,62 @@ impl Drop for MemberProcess {
         }
     }
 }
+
+/// A line a child process said: its first word, then fields separated by single
+/// spaces as `layout` names them (`"RUN START END STEPS LATENCIES"`), read with
+/// errors that name the child and the field.
+pub struct Said<'a> {
+    who: &'a str,
+    layout: &'a str,
+    fields: Vec<&'a str>,
+}
+
+impl<'a> Said<'a> {
+    /// Splits `line`, said by `who` (for errors), checking it has `layout`'s fields.
+    pub fn parse(line: &'a str, who: &'a str, layout: &'a str) -> anyhow::Result<Said<'a>> {
+        let fields: Vec<&str> = line.split(' ').collect();
+        if fields.len() != layout.split(' ').count()
+            || fields.first().copied() != layout.split(' ').next()
+        {
+            bail!("{who} said `{line}`, not `{layout}`");
+        }
+        Ok(Said {
+            who,
+            layout,
+            fields,
+        })
+    }
+
+    /// Field `i` (counting the word as 0) as a number.
+    pub fn number(&self, i: usize) -> anyhow::Result<u64> {
+        let v = self.fields[i];
+        v.parse()
+            .with_context(|| format!("{}'s {} `{v}`", self.who, self.name(i)))
+    }
+
+    /// Field `i` as a comma-separated list of numbers (empty for none).
+    pub fn numbers(&self, i: usize) -> anyhow::Result<Vec<u64>> {
+        self.fields[i]
+            .split(',')
+            .filter(|v| !v.is_empty())
+            .map(|v| {
+                v.parse()
+                    .with_context(|| format!("{}'s {} `{v}`", self.who, self.name(i)))
+            })
+            .collect()
+    }
+
+    fn name(&self, i: usize) -> String {
+        self.layout
+            .split(' ')
+            .nth(i)
+            .unwrap_or("field")
+            .to_lowercase()
+    }
+}
+
+/// Numbers as [`Said::numbers`] reads them: comma-separated.
+pub fn list(values: impl IntoIterator<Item = u64>) -> String {
+    let values: Vec<String> = values.into_iter().map(|v| v.to_string()).collect();
+    values.join(",")
+}

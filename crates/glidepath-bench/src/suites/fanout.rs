@@ -381,30 +381,11 @@ fn glidepath_round(
             .collect();
         drop(ack_tx);
         let started = Instant::now();
-        let sending = (|| -> anyhow::Result<()> {
-            for i in 0..count {
-                publisher
-                    .update_attribute_values(
-                        instance,
-                        [(attribute, body.clone())],
-                        stamp(base + i, now_ns()),
-                    )
-                    .context("publisher: updating")?;
-                if variant == Variant::SendReceive {
-                    for _ in 0..subs.len() {
-                        if recv_with(&ack_rx, opts.wait, RECEIVE_TIMEOUT).is_none() {
-                            // A subscriber missed it: the rest counts as lost.
-                            return Ok(());
-                        }
-                    }
-                }
-                if i.is_multiple_of(256) {
-                    progress.set(i, count);
-                }
-            }
-            publisher.flush().context("publisher: flushing")?;
-            Ok(())
-        })();
+        let mut acked =
+            || (0..subs.len()).all(|_| recv_with(&ack_rx, opts.wait, RECEIVE_TIMEOUT).is_some());
+        let sending = publish_all(
+            publisher, instance, attribute, &body, count, base, variant, progress, &mut acked,
+        );
         done.store(true, Ordering::Release);
         let mut all = Collected::default();
         for r in receivers {
@@ -420,6 +401,40 @@ fn glidepath_round(
         progress.set(count, count);
         Ok((all, elapsed_s))
     })
+}
+
+/// The publisher's side of one size: `count` updates numbered from `base`, each
+/// stamped with its send time; in send-receive each waits until `acked` says every
+/// subscriber has it (false: one missed it, and the rest counts as lost). Flushes at
+/// the end, so a bundle still being gathered is part of the measured time.
+#[allow(clippy::too_many_arguments)]
+fn publish_all(
+    publisher: &Member,
+    instance: ObjectInstanceHandle,
+    attribute: AttributeHandle,
+    body: &Bytes,
+    count: u64,
+    base: u64,
+    variant: Variant,
+    progress: &dyn Progress,
+    acked: &mut dyn FnMut() -> bool,
+) -> anyhow::Result<()> {
+    for i in 0..count {
+        publisher
+            .update_attribute_values(
+                instance,
+                [(attribute, body.clone())],
+                stamp(base + i, now_ns()),
+            )
+            .context("publisher: updating")?;
+        if variant == Variant::SendReceive && !acked() {
+            break;
+        }
+        if i.is_multiple_of(256) {
+            progress.set(i, count);
+        }
+    }
+    publisher.flush().context("publisher: flushing")
 }
 
 /// One subscriber's deliveries of one size: `count` updates numbered from `base`,

@@ -177,6 +177,9 @@ impl Variant {
     }
 }
 
+/// What a receiver process says at the end.
+const RECEIPT_LINE: &str = "RECEIPT RECEIVED DUPLICATED FIRST LAST LATENCIES";
+
 /// What one receiver saw.
 #[derive(Debug, Default)]
 pub(crate) struct Receipt {
@@ -190,47 +193,34 @@ pub(crate) struct Receipt {
 }
 
 impl Receipt {
-    /// The line a receiver process says for its receipt: `RECEIPT RECEIVED
-    /// DUPLICATED FIRST LAST LATENCY,…`, the instants in [`harness::now_ns`] (0 when
-    /// none), which is comparable across the processes of one host.
+    /// The line a receiver process says for its receipt ([`RECEIPT_LINE`]), the
+    /// instants in [`harness::now_ns`] (0 when none), which is comparable across the
+    /// processes of one host.
     fn line(&self) -> String {
         let ns = |at: Option<Instant>| at.map_or(0, harness::ns_of_instant);
-        let latencies: Vec<String> = self.latency_ns.iter().map(u64::to_string).collect();
         format!(
             "RECEIPT {} {} {} {} {}",
             self.received,
             self.duplicated,
             ns(self.first),
             ns(self.last),
-            latencies.join(",")
+            harness::list(self.latency_ns.iter().copied())
         )
     }
 
     /// Reads a receiver process's `RECEIPT` line.
     fn parse(line: &str) -> anyhow::Result<Receipt> {
-        let fields: Vec<&str> = line.split(' ').collect();
-        let [_, received, duplicated, first, last, latencies] = fields[..] else {
-            anyhow::bail!(
-                "a receiver process said `{line}`, not `RECEIPT RECEIVED DUPLICATED FIRST LAST LATENCIES`"
-            );
-        };
-        let number = |what: &str, v: &str| {
-            v.parse::<u64>()
-                .with_context(|| format!("a receiver process's {what} `{v}`"))
-        };
-        let at = |what: &str, v: &str| {
-            number(what, v).map(|ns| (ns != 0).then(|| harness::instant_of_ns(ns)))
+        let said = harness::Said::parse(line, "a receiver process", RECEIPT_LINE)?;
+        let at = |i| {
+            said.number(i)
+                .map(|ns| (ns != 0).then(|| harness::instant_of_ns(ns)))
         };
         Ok(Receipt {
-            received: number("count", received)?,
-            duplicated: number("duplicates", duplicated)?,
-            first: at("first receipt", first)?,
-            last: at("last receipt", last)?,
-            latency_ns: latencies
-                .split(',')
-                .filter(|v| !v.is_empty())
-                .map(|v| number("latency", v))
-                .collect::<anyhow::Result<_>>()?,
+            received: said.number(1)?,
+            duplicated: said.number(2)?,
+            first: at(3)?,
+            last: at(4)?,
+            latency_ns: said.numbers(5)?,
         })
     }
 
@@ -699,7 +689,7 @@ mod tests {
         let none = Receipt::parse("RECEIPT 0 0 0 0 ").unwrap();
         assert_eq!((none.first, none.last), (None, None));
         let e = Receipt::parse("RECEIPT 1 x 0 0 ").unwrap_err().to_string();
-        assert!(e.contains("duplicates `x`"), "{e}");
+        assert!(e.contains("duplicated `x`"), "{e}");
         assert!(Receipt::parse("RECEIPT 1").is_err());
     }
 

@@ -162,40 +162,31 @@ struct Run {
 }
 
 impl Run {
-    /// The line a child process says for its run: `RUN START END STEPS LATENCY,…`.
+    /// The line a child process says for its run.
     fn line(&self) -> String {
-        let latencies: Vec<String> = self.latency_ns.iter().map(u64::to_string).collect();
         format!(
             "RUN {} {} {} {}",
             self.start_ns,
             self.end_ns,
             self.steps,
-            latencies.join(",")
+            harness::list(self.latency_ns.iter().copied())
         )
     }
 
     /// Reads a child's `RUN` line.
     fn parse(line: &str) -> anyhow::Result<Run> {
-        let fields: Vec<&str> = line.split(' ').collect();
-        let [_, start, end, steps, latencies] = fields[..] else {
-            bail!("a time-advance process said `{line}`, not `RUN START END STEPS LATENCIES`");
-        };
-        let number = |what: &str, v: &str| {
-            v.parse::<u64>()
-                .with_context(|| format!("a time-advance process's {what} `{v}`"))
-        };
+        let said = harness::Said::parse(line, "a time-advance process", RUN_LINE)?;
         Ok(Run {
-            start_ns: number("start", start)?,
-            end_ns: number("end", end)?,
-            steps: number("steps", steps)?,
-            latency_ns: latencies
-                .split(',')
-                .filter(|v| !v.is_empty())
-                .map(|v| number("latency", v))
-                .collect::<anyhow::Result<_>>()?,
+            start_ns: said.number(1)?,
+            end_ns: said.number(2)?,
+            steps: said.number(3)?,
+            latency_ns: said.numbers(4)?,
         })
     }
 }
+
+/// What a time-advance process says at the end: its clock in [`harness::now_ns`].
+const RUN_LINE: &str = "RUN START END STEPS LATENCIES";
 
 // ----- glidepath --------------------------------------------------------------------
 

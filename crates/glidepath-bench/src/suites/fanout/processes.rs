@@ -13,10 +13,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use glidepath::{AttributeHandle, ObjectInstanceHandle};
 
-use super::{collect, Collected, Variant, DEFAULT_COUNT, DEFAULT_SIZES};
+use super::{collect, publish_all, Collected, Variant, DEFAULT_COUNT, DEFAULT_SIZES};
 use crate::harness::{
-    self, now_ns, payload, stamp, Bench, BenchOptions, Member, MemberProcess, Progress,
-    RECEIVE_TIMEOUT,
+    self, payload, Bench, BenchOptions, Member, MemberProcess, Progress, RECEIVE_TIMEOUT,
 };
 use glidepath::stats::Recorder;
 
@@ -63,27 +62,10 @@ pub(super) fn round(
 ) -> anyhow::Result<(Collected, f64)> {
     let body = payload(size);
     let started = Instant::now();
-    'sending: for i in 0..count {
-        publisher
-            .update_attribute_values(
-                instance,
-                [(attribute, body.clone())],
-                stamp(base + i, now_ns()),
-            )
-            .context("publisher: updating")?;
-        if variant == Variant::SendReceive {
-            for child in children.iter_mut() {
-                if child.expect("ACK", 1).is_err() {
-                    // A subscriber missed it: the rest counts as lost.
-                    break 'sending;
-                }
-            }
-        }
-        if i.is_multiple_of(256) {
-            progress.set(i, count);
-        }
-    }
-    publisher.flush().context("publisher: flushing")?;
+    let mut acked = || children.iter_mut().all(|c| c.expect("ACK", 1).is_ok());
+    publish_all(
+        publisher, instance, attribute, &body, count, base, variant, progress, &mut acked,
+    )?;
     let mut all = Collected::default();
     for child in children.iter_mut() {
         all.merge(Collected::parse(&child.next_line("COLLECTED")?)?);
@@ -132,54 +114,43 @@ pub(super) fn serve_subscriber(
 }
 
 impl Collected {
-    /// `COLLECTED RECEIVED DUPLICATED LAST SAMPLE,…`: the last delivery's instant
-    /// and the samples in nanoseconds on [`now_ns`] (0 when none).
+    /// [`COLLECTED_LINE`]: the last delivery's instant and the samples in
+    /// nanoseconds on [`harness::now_ns`] (0 when none).
     fn line(&self) -> String {
-        let samples: Vec<String> = self
-            .samples_us
-            .iter()
-            .map(|us| ((us * 1000.0).round() as u64).to_string())
-            .collect();
         format!(
             "COLLECTED {} {} {} {}",
             self.received,
             self.duplicated,
             self.last_at.map_or(0, harness::ns_of_instant),
-            samples.join(",")
+            harness::list(
+                self.samples_us
+                    .iter()
+                    .map(|us| (us * 1000.0).round() as u64)
+            )
         )
     }
 
     /// Reads a subscriber process's `COLLECTED` line.
     fn parse(line: &str) -> anyhow::Result<Collected> {
-        let fields: Vec<&str> = line.split(' ').collect();
-        let [_, received, duplicated, last, samples] = fields[..] else {
-            bail!(
-                "a subscriber process said `{line}`, not `COLLECTED RECEIVED DUPLICATED LAST SAMPLES`"
-            );
-        };
-        let number = |what: &str, v: &str| {
-            v.parse::<u64>()
-                .with_context(|| format!("a subscriber process's {what} `{v}`"))
-        };
-        let samples_ns: Vec<u64> = samples
-            .split(',')
-            .filter(|v| !v.is_empty())
-            .map(|v| number("sample", v))
-            .collect::<anyhow::Result<_>>()?;
+        let said = harness::Said::parse(line, "a subscriber process", COLLECTED_LINE)?;
+        let samples_ns = said.numbers(4)?;
         let mut latency_ns = Recorder::new();
         for &ns in &samples_ns {
             latency_ns.record(ns);
         }
-        let last = number("last delivery", last)?;
+        let last = said.number(3)?;
         Ok(Collected {
             latency_ns,
             samples_us: samples_ns.iter().map(|&ns| ns as f64 / 1000.0).collect(),
-            received: number("count", received)?,
-            duplicated: number("duplicates", duplicated)?,
+            received: said.number(1)?,
+            duplicated: said.number(2)?,
             last_at: (last != 0).then(|| harness::instant_of_ns(last)),
         })
     }
 }
+
+/// What a subscriber process says after each size.
+const COLLECTED_LINE: &str = "COLLECTED RECEIVED DUPLICATED LAST SAMPLES";
 
 #[cfg(test)]
 mod tests {
@@ -202,7 +173,7 @@ mod tests {
             .err()
             .expect("a garbled sample is refused")
             .to_string();
-        assert!(e.contains("sample `x`"), "{e}");
+        assert!(e.contains("samples `x`"), "{e}");
         assert!(Collected::parse("COLLECTED 1").is_err());
     }
 }
