@@ -92,6 +92,16 @@ run throughput-nats-bundled "$bin" bench throughput "${nats[@]}" --size 100 --co
 run throughput-shm "$bin" bench throughput --transport shm --size 100 --count $n_thr --subscribers 1 --raw --json "$out/throughput-shm.json"
 run timeadv-inproc "$bin" bench timeadv --federates 8 --json "$out/timeadv-inproc.json"
 run timeadv-nats "$bin" bench timeadv "${nats[@]}" --federates 8 --json "$out/timeadv-nats.json"
+# The same across processes (`--processes`), as other RTIs' figures are measured.
+run latency-nats-processes "$bin" bench latency "${nats[@]}" --processes --size 200 --count $((n_lat / 4)) --raw --repeat 3 --json "$out/latency-nats-processes.json"
+run latency-shm-processes "$bin" bench latency --transport shm --processes --size 200 --count $n_lat --raw --repeat 3 --json "$out/latency-shm-processes.json"
+run latency-shm-spin-processes "$bin" bench latency --transport shm --processes --wait spin --size 200 --count $n_lat --raw --repeat 3 --json "$out/latency-shm-spin-processes.json"
+run throughput-nats-processes "$bin" bench throughput "${nats[@]}" --processes --size 100 --count $n_nats --subscribers 1 --raw --json "$out/throughput-nats-processes.json"
+run throughput-shm-processes "$bin" bench throughput --transport shm --processes --size 100 --count $n_thr --subscribers 1 --raw --json "$out/throughput-shm-processes.json"
+run timeadv-nats-2-processes "$bin" bench timeadv "${nats[@]}" --processes --federates 2 --raw --repeat 3 --json "$out/timeadv-nats-2-processes.json"
+run timeadv-shm-2-processes "$bin" bench timeadv --transport shm --processes --federates 2 --json "$out/timeadv-shm-2-processes.json"
+run fanout-nats-9-processes "$bin" bench fanout "${nats[@]}" --processes --subscribers 9 --size 100 --raw --json "$out/fanout-nats-9-processes.json"
+run loopback-nats-processes "$bin" bench loopback "${nats[@]}" --processes --subscribers 2 --size 100 --raw --json "$out/loopback-nats-processes.json"
 run ddm-inproc "$bin" bench ddm --subscribers 1,4,16 --json "$out/ddm-inproc.json"
 run ddm-nats "$bin" bench ddm "${nats[@]}" --subscribers 1,4,16 --json "$out/ddm-nats.json"
 
