@@ -89,26 +89,7 @@ pub struct BusOutcome {
 }
 
 /// A violated guarantee, with the seed that replays it.
-#[derive(Clone, Debug)]
-pub struct BusFailure {
-    pub seed: u64,
-    pub message: String,
-    pub trace: Vec<String>,
-}
-
-impl std::fmt::Display for BusFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        crate::trace::write_failure(
-            f,
-            format_args!("bus seed {} failed: {}", self.seed, self.message),
-            format_args!(
-                "cargo run -p glidepath-sim -- --bus --seed {} --verbose",
-                self.seed
-            ),
-            &self.trace,
-        )
-    }
-}
+pub type BusFailure = crate::ProtocolFailure;
 
 enum Event {
     /// A frame reaches the sequencer.
@@ -184,8 +165,13 @@ fn change(kind: MembershipKind, member: MemberId) -> Frame {
 impl Sim {
     fn fail(&self, message: String) -> BusFailure {
         BusFailure {
+            simulator: "bus",
             seed: self.cfg.seed,
             message,
+            replay: format!(
+                "cargo run -p glidepath-sim -- --bus --seed {} --verbose",
+                self.cfg.seed
+            ),
             trace: self.notes.last(30),
         }
     }

@@ -54,6 +54,7 @@ use trace::{Trace, TraceEvent};
 pub use fom::sim_fom;
 pub use glidepath_core::TimeRepresentation;
 pub use save::{run_save_restore, SaveOutcome};
+pub use trace::ProtocolFailure;
 
 /// What to simulate.
 #[derive(Clone, Debug)]

@@ -9,8 +9,32 @@ use glidepath_core::{Body, Callback, Envelope};
 /// How many events a failure report shows.
 const TRACE_EVENTS: usize = 60;
 
-/// One traced event, kept as data: formatting every event of a long run would cost
-/// more than running it.
+/// A violated guarantee found by one of the protocol simulators (`flow`, `bus`,
+/// `bus-repair`), with the command that replays its seed and the last events.
+#[derive(Clone, Debug)]
+pub struct ProtocolFailure {
+    /// Which simulator: `flow`, `bus` or `bus-repair`.
+    pub simulator: &'static str,
+    pub seed: u64,
+    pub message: String,
+    pub replay: String,
+    pub trace: Vec<String>,
+}
+
+impl std::fmt::Display for ProtocolFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write_failure(
+            f,
+            format_args!(
+                "{} seed {} failed: {}",
+                self.simulator, self.seed, self.message
+            ),
+            format_args!("{}", self.replay),
+            &self.trace,
+        )
+    }
+}
+
 /// Writes a failed seed's report: what failed, the command that replays it, and the
 /// last events (every simulator's failure prints this way).
 pub(crate) fn write_failure(
@@ -28,6 +52,8 @@ pub(crate) fn write_failure(
     Ok(())
 }
 
+/// One traced event, kept as data: formatting every event of a long run would cost
+/// more than running it.
 pub(crate) enum TraceEvent {
     Deliver { to: usize, envelope: Envelope },
     Callback { node: usize, callback: Callback },

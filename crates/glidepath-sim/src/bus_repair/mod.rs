@@ -116,26 +116,7 @@ impl RepairOutcome {
 }
 
 /// A violated guarantee, with the seed that replays it.
-#[derive(Clone, Debug)]
-pub struct RepairFailure {
-    pub seed: u64,
-    pub message: String,
-    pub trace: Vec<String>,
-}
-
-impl std::fmt::Display for RepairFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        crate::trace::write_failure(
-            f,
-            format_args!("bus-repair seed {} failed: {}", self.seed, self.message),
-            format_args!(
-                "cargo run -p glidepath-sim -- --bus-repair --seed {} --verbose",
-                self.seed
-            ),
-            &self.trace,
-        )
-    }
-}
+pub type RepairFailure = crate::ProtocolFailure;
 
 enum Event {
     /// A frame published by `from` reaches the server, if `from`'s connection is still
@@ -233,8 +214,13 @@ struct Sim {
 impl Sim {
     fn fail(&self, message: String) -> RepairFailure {
         RepairFailure {
+            simulator: "bus-repair",
             seed: self.cfg.seed,
             message,
+            replay: format!(
+                "cargo run -p glidepath-sim -- --bus-repair --seed {} --verbose",
+                self.cfg.seed
+            ),
             trace: self.notes.last(40),
         }
     }

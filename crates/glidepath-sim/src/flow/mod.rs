@@ -211,24 +211,7 @@ impl FlowOutcome {
 }
 
 /// A violated invariant (or deadlock), with the command that replays it.
-#[derive(Clone, Debug)]
-pub struct FlowFailure {
-    pub seed: u64,
-    pub message: String,
-    pub replay: String,
-    pub trace: Vec<String>,
-}
-
-impl std::fmt::Display for FlowFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        crate::trace::write_failure(
-            f,
-            format_args!("flow seed {} failed: {}", self.seed, self.message),
-            format_args!("{}", self.replay),
-            &self.trace,
-        )
-    }
-}
+pub type FlowFailure = crate::ProtocolFailure;
 
 /// Runs one seeded flow simulation, checking every invariant after every step.
 pub fn run_flow(config: &FlowSimConfig) -> Result<FlowOutcome, FlowFailure> {

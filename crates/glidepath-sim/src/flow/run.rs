@@ -669,6 +669,7 @@ impl FlowSim {
 
     pub(super) fn fail(&self, message: String) -> FlowFailure {
         FlowFailure {
+            simulator: "flow",
             seed: self.cfg.seed,
             message,
             replay: self.cfg.replay_command(),
