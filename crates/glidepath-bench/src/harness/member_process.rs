@@ -73,11 +73,28 @@ impl MemberProcess {
             "--process-model",
             opts.process_model_name(),
         ]);
+        // The publishing settings the parent was given, so both sides send alike.
+        for (flag, value) in [
+            ("--bundle-bytes", opts.bundle_bytes.map(|v| v as u64)),
+            ("--bundle-time-us", opts.bundle_time_us),
+            (
+                "--reliable-window",
+                opts.reliable_window_envelopes.map(|v| v as u64),
+            ),
+            ("--ddm-cells", opts.ddm_cells.map(|v| v as u64)),
+        ] {
+            if let Some(value) = value {
+                command.args([flag, &value.to_string()]);
+            }
+        }
         command.args(args);
         match opts.transport {
-            // In the environment, not on a command line `ps` shows (it may hold a
-            // password); the security flags' variables are inherited as they are.
-            TransportChoice::Nats => command.env("GLIDEPATH_NATS_URL", &opts.nats_url),
+            // The URL and this run's credentials in the environment, not on a command
+            // line `ps` shows (they may hold a password).
+            TransportChoice::Nats => {
+                opts.rti_config().configure_child(&mut command);
+                command.env(glidepath::NATS_URL_ENV, &opts.nats_url)
+            }
             TransportChoice::Shm => command.args([
                 "--shm-name",
                 bench.shm_system().context("an shm run has a system")?,
