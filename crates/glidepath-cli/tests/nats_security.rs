@@ -97,6 +97,12 @@ fn bench_over_a_server_that_requires_a_password() {
     ]);
     let (ok, out, err) = run(&args, &[]);
     assert!(ok, "{out}\n{err}");
+    // The same with the ponger in a process of its own: the child gets the
+    // credentials too (in its environment, never on its command line).
+    args.push("--processes");
+    let (ok, out, err) = run(&args, &[]);
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("2 processes"), "{out}");
 
     // The same URL on the command line: refused before anything is tried, unprinted.
     let mut args = BENCH.to_vec();
