@@ -188,7 +188,6 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
     let churn_error = std::sync::Mutex::new(None::<String>);
     let started = Instant::now();
     let mut tracks: Vec<Track> = Vec::new();
-    let mut received = 0u64;
     let pids = |servers: &[FailoverServer], cluster: &NatsCluster| {
         let mut pids: Vec<(String, u32)> = vec![("test process".into(), std::process::id())];
         for (i, s) in servers.iter().enumerate() {
@@ -201,7 +200,7 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
     };
     let every = total / 50;
     let mut next_sample = Duration::ZERO;
-    thread::scope(|s| {
+    let received = thread::scope(|s| {
         // The publisher: reliable interactions, about 5,000 a second, numbered.
         s.spawn(|| {
             let mut n = 0u64;
@@ -245,9 +244,29 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
                 thread::sleep(Duration::from_millis(100));
             }
         });
-        // The receiver, and the events on the schedule.
-        // A node restarted every eighth of the run (every 3.75 min in 30), in turn;
-        // the active executive killed halfway.
+        // The receiver, on a thread of its own: it reads on while a node restarts or
+        // the executive fails over (the schedule's waits below would otherwise leave
+        // a backlog of seconds of interactions at every event).
+        let receiving = s.spawn(|| {
+            let mut expected = 1u64;
+            loop {
+                let Some(Callback::ReceiveInteraction { values, .. }) =
+                    receiver.next_callback(Duration::from_millis(20))
+                else {
+                    continue;
+                };
+                let v = &values[0].1;
+                if &v[..] == b"end" {
+                    return expected - 1;
+                }
+                let got = u64::from_be_bytes(v[..].try_into().unwrap());
+                assert_eq!(got, expected, "lost, duplicated or reordered");
+                expected += 1;
+            }
+        });
+        // The samples, and the events on the schedule: a node restarted every eighth
+        // of the run (every 3.75 min in 30), in turn; the active executive killed
+        // halfway.
         let mut events: Vec<(Duration, String)> = Vec::new();
         for k in 1..8u32 {
             if k == 4 {
@@ -259,50 +278,42 @@ fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
         events.push((total, "stop".into()));
         events.sort_by_key(|(at, _)| *at);
         events.reverse();
-        let mut expected = 1u64;
-        loop {
+        while !stop.load(Ordering::Relaxed) {
             if started.elapsed() >= next_sample {
                 sample_all(&mut tracks, started.elapsed(), pids(&servers, &cluster));
                 next_sample += every;
             }
-            if let Some((at, what)) = events.last().cloned() {
-                if started.elapsed() >= at {
-                    events.pop();
-                    eprintln!("soak: {:>6.1} s: {what}", started.elapsed().as_secs_f64());
-                    match what.as_str() {
-                        restart if restart.starts_with("restart node ") => {
-                            let node: usize = restart["restart node ".len()..].parse().unwrap();
-                            cluster.restart(node).unwrap();
-                        }
-                        "kill the active executive" => {
-                            servers[0].child.kill().unwrap();
-                            servers[0].child.wait().unwrap();
-                            servers[1].expect("active");
-                            eprintln!(
-                                "soak: {:>6.1} s: the standby is active",
-                                started.elapsed().as_secs_f64()
-                            );
-                        }
-                        _ => {
-                            sample_all(&mut tracks, started.elapsed(), pids(&servers, &cluster));
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                    }
-                }
+            let Some((at, what)) = events.last().cloned() else {
+                break;
+            };
+            if started.elapsed() < at {
+                // Only the clock is awaited here.
+                thread::sleep(Duration::from_millis(20));
+                continue;
             }
-            if let Some(Callback::ReceiveInteraction { values, .. }) =
-                receiver.next_callback(Duration::from_millis(20))
-            {
-                let v = &values[0].1;
-                if &v[..] == b"end" {
-                    break;
+            events.pop();
+            eprintln!("soak: {:>6.1} s: {what}", started.elapsed().as_secs_f64());
+            match what.as_str() {
+                restart if restart.starts_with("restart node ") => {
+                    let node: usize = restart["restart node ".len()..].parse().unwrap();
+                    cluster.restart(node).unwrap();
                 }
-                let got = u64::from_be_bytes(v[..].try_into().unwrap());
-                assert_eq!(got, expected, "lost, duplicated or reordered");
-                expected += 1;
-                received += 1;
+                "kill the active executive" => {
+                    servers[0].child.kill().unwrap();
+                    servers[0].child.wait().unwrap();
+                    servers[1].expect("active");
+                    eprintln!(
+                        "soak: {:>6.1} s: the standby is active",
+                        started.elapsed().as_secs_f64()
+                    );
+                }
+                _ => {
+                    sample_all(&mut tracks, started.elapsed(), pids(&servers, &cluster));
+                    stop.store(true, Ordering::Relaxed);
+                }
             }
         }
+        receiving.join().expect("the receiver")
     });
     let sent = sent.load(Ordering::Relaxed);
     assert_eq!(received, sent, "sent {sent}, received {received}");
