@@ -156,6 +156,9 @@ fn growth(values: &[u64]) -> (u64, u64, f64, u64, u64, f64) {
 
 #[test]
 fn soak_a_federation_over_a_cluster_with_churn_restarts_and_a_failover() {
+    // With jemalloc's background purging on, as `src/main.rs` turns it on.
+    #[cfg(feature = "jemalloc")]
+    tikv_jemalloc_ctl::background_thread::write(true).expect("jemalloc background threads");
     let total = Duration::from_secs(seconds());
     let mut cluster = NatsCluster::start(3, true).unwrap_or_else(|e| panic!("{e}"));
     let urls = cluster.url_list();
