@@ -335,12 +335,25 @@ fn init_logging() -> anyhow::Result<()> {
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// Turns on jemalloc's background threads, which give pages freed a while ago
+/// (`dirty_decay_ms`, 10 s) back to the system in every arena. Without them an arena
+/// purges only when a thread allocates in it again: after a burst (a NATS node
+/// restarting, a backlog caught up) the pages of arenas gone quiet stayed resident for
+/// good, and resident memory rose in steps while live bytes stayed flat (the soak,
+/// `docs/reliability.md`). Best effort: a jemalloc without them only purges later.
+#[cfg(feature = "jemalloc")]
+fn purge_in_background() {
+    let _ = tikv_jemalloc_ctl::background_thread::write(true);
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Err(e) = init_logging() {
         eprintln!("error: {e:#}");
         return ExitCode::FAILURE;
     }
+    #[cfg(feature = "jemalloc")]
+    purge_in_background();
     let result = match cli.command {
         Command::Fom {
             command: FomCommand::Check { files, verbose },
