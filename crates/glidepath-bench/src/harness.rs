@@ -104,7 +104,8 @@ pub struct BenchOptions {
     pub shm_name: Option<String>,
     /// Run as one federate of this federation (a child process of `processes`,
     /// `harness::MemberProcess`), instead of measuring: the latency suite's ponger,
-    /// the time-advance suite's federate `member_index`.
+    /// a time-advance federate, a throughput receiver, a fanout subscriber or a
+    /// loopback repeater, number `member_index`.
     pub member_of: Option<String>,
     /// Which of the suite's federates the child process is (`member_of`).
     pub member_index: usize,
@@ -406,9 +407,7 @@ impl Bench {
     /// Resigns every member (deleting their objects) and destroys the federation.
     pub fn finish(&self, federation: &str, members: Vec<Member>) -> anyhow::Result<()> {
         for m in members {
-            m.federate
-                .resign(ResignAction::DeleteObjects)
-                .with_context(|| format!("resigning {}", m.federate.name()))?;
+            m.resign()?;
         }
         self.rti
             .destroy_federation_execution(federation)
@@ -501,6 +500,13 @@ impl Deref for Member {
 }
 
 impl Member {
+    /// Resigns, deleting the federate's objects (how every suite's federate leaves).
+    pub fn resign(&self) -> anyhow::Result<()> {
+        self.federate
+            .resign(ResignAction::DeleteObjects)
+            .with_context(|| format!("resigning {}", self.federate.name()))
+    }
+
     /// The next callback within `max_wait`, or `None`. Evoked: the federate's own
     /// `next_callback` (which honours the wait strategy). Immediate: the forwarding
     /// channel, read with the same wait strategy.

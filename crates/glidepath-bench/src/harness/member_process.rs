@@ -13,10 +13,14 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 use glidepath::WaitStrategy;
 
 use super::{Bench, BenchOptions, TransportChoice, RECEIVE_TIMEOUT};
+
+/// How long the parent waits for a child's line or its end: a child that stops
+/// hearing anything gives up after [`RECEIVE_TIMEOUT`] and then reports, so twice that.
+const REPORT_WAIT: Duration = RECEIVE_TIMEOUT.saturating_mul(2);
 
 /// Says, on this process's standard output, that the child has joined and is ready
 /// (the parent waits for it before going on).
@@ -37,8 +41,8 @@ pub struct MemberProcess {
     what: String,
     /// The child's output lines after `READY`.
     lines: Receiver<String>,
-    /// Lines read while waiting for others ([`MemberProcess::expect`]), kept for
-    /// [`MemberProcess::finish`].
+    /// Lines read while waiting for others, kept for a later
+    /// [`MemberProcess::next_line`].
     said: Vec<String>,
 }
 
@@ -140,7 +144,7 @@ impl MemberProcess {
     }
 
     /// Waits until the child has said `count` lines starting with `word` (keeping
-    /// the others for [`MemberProcess::finish`]).
+    /// the others for a later [`MemberProcess::next_line`]).
     pub fn expect(&mut self, word: &str, count: usize) -> anyhow::Result<()> {
         for heard in 0..count {
             self.next_line(word).map_err(|_| {
@@ -154,16 +158,21 @@ impl MemberProcess {
     }
 
     /// The child's next line starting with `word`, waiting for it at most
-    /// [`RECEIVE_TIMEOUT`]; other lines are kept for [`MemberProcess::finish`].
+    /// [`REPORT_WAIT`]; other lines are kept for later calls.
     pub fn next_line(&mut self, word: &str) -> anyhow::Result<String> {
         if let Some(i) = self.said.iter().position(|l| l.starts_with(word)) {
             return Ok(self.said.remove(i));
         }
-        let deadline = Instant::now() + RECEIVE_TIMEOUT;
+        let deadline = Instant::now() + REPORT_WAIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let line = self.lines.recv_timeout(left).map_err(|_| {
-                anyhow!("{} said no `{word}` within {RECEIVE_TIMEOUT:?}", self.what)
+            let line = self.lines.recv_timeout(left).map_err(|e| match e {
+                RecvTimeoutError::Disconnected => {
+                    anyhow!("{} ended without saying `{word}`", self.what)
+                }
+                RecvTimeoutError::Timeout => {
+                    anyhow!("{} said no `{word}` within {REPORT_WAIT:?}", self.what)
+                }
             })?;
             if line.starts_with(word) {
                 return Ok(line);
@@ -172,19 +181,13 @@ impl MemberProcess {
         }
     }
 
-    /// Waits for the child to resign and end; returns the lines it said after
-    /// `READY` (but those [`MemberProcess::expect`] waited for).
-    pub fn finish(mut self) -> anyhow::Result<Vec<String>> {
-        let deadline = Instant::now() + RECEIVE_TIMEOUT * 2;
+    /// Waits for the child to resign and end.
+    pub fn finish(mut self) -> anyhow::Result<()> {
+        let deadline = Instant::now() + REPORT_WAIT;
         loop {
             if let Some(status) = self.child.try_wait()? {
                 anyhow::ensure!(status.success(), "{} failed: {status}", self.what);
-                // The reader thread ends with the child's output.
-                let mut said = std::mem::take(&mut self.said);
-                while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
-                    said.push(line);
-                }
-                return Ok(said);
+                return Ok(());
             }
             if Instant::now() >= deadline {
                 bail!("{} did not end", self.what);

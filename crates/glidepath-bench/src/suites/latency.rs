@@ -297,10 +297,7 @@ fn serve_ponger(bench: &Bench, federation: &str, opts: &BenchOptions) -> anyhow:
     ponger.subscribe_interaction_class(c.ping)?;
     harness::say_ready()?;
     echo(&ponger, &c, opts.count, opts.compute_us)?;
-    ponger
-        .federate
-        .resign(glidepath::ResignAction::DeleteObjects)
-        .context("resigning the ponger")
+    ponger.resign()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -454,10 +451,7 @@ impl Background {
             let member = t
                 .join()
                 .map_err(|_| anyhow!("a background-load thread panicked"))??;
-            member
-                .federate
-                .resign(glidepath::ResignAction::DeleteObjects)
-                .context("resigning a background-load federate")?;
+            member.resign()?;
         }
         Ok(())
     }

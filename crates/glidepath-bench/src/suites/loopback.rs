@@ -326,9 +326,7 @@ fn serve_repeater(
     let reply = r.interaction_class_handle("BenchInteraction")?;
     let reply_payload = r.parameter_handle(reply, "payload")?;
     repeat(&r, count, reply, reply_payload)?;
-    r.federate
-        .resign(glidepath::ResignAction::DeleteObjects)
-        .context("resigning")
+    r.resign()
 }
 
 /// A repeater: reflects every update back as an interaction with the same payload

@@ -453,13 +453,9 @@ fn glidepath_run(
         if let Some(e) = failure {
             return Err(e.context("sending updates"));
         }
-        for child in children {
-            let said = child.finish()?;
-            let line = said
-                .iter()
-                .find(|l| l.starts_with("RECEIPT "))
-                .context("a receiver process ended without its receipt")?;
-            receipts.push(Receipt::parse(line)?);
+        for mut child in children {
+            receipts.push(Receipt::parse(&child.next_line("RECEIPT ")?)?);
+            child.finish()?;
         }
         Ok((start, receipts))
     })?;
@@ -493,10 +489,7 @@ fn serve_receiver(bench: &Bench, federation: &str, opts: &BenchOptions) -> anyho
         Ok(())
     })?;
     harness::say(&receipt.line())?;
-    member
-        .federate
-        .resign(glidepath::ResignAction::DeleteObjects)
-        .context("resigning")
+    member.resign()
 }
 
 /// Sends `count` updates as fast as the service takes them, then flushes what a

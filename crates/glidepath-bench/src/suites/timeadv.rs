@@ -256,13 +256,13 @@ fn glidepath_processes(
         Err(e) => failure = Some(e),
     }
     // The children resign before the federation can be destroyed.
-    for child in children {
-        match child.finish() {
-            Ok(said) => {
-                for line in said.iter().filter(|l| l.starts_with("RUN ")) {
-                    runs.push(Run::parse(line)?);
-                }
-            }
+    for mut child in children {
+        let reported = child
+            .next_line("RUN ")
+            .and_then(|line| Run::parse(&line))
+            .and_then(|run| child.finish().map(|()| run));
+        match reported {
+            Ok(run) => runs.push(run),
             Err(e) => {
                 failure.get_or_insert(e);
             }
@@ -295,10 +295,7 @@ fn serve_member(
     harness::say_ready()?;
     let run = advance(&member, false, steps, opts.lookahead, None)?;
     harness::say(&run.line())?;
-    member
-        .federate
-        .resign(glidepath::ResignAction::DeleteObjects)
-        .context("resigning")
+    member.resign()
 }
 
 fn member_name(i: usize) -> String {

@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use glidepath::{AttributeHandle, ObjectInstanceHandle};
 
 use super::{collect, publish_all, Collected, Variant, DEFAULT_COUNT, DEFAULT_SIZES};
@@ -108,9 +108,7 @@ pub(super) fn serve_subscriber(
         harness::say(&c.line())?;
         base += count;
     }
-    sub.federate
-        .resign(glidepath::ResignAction::DeleteObjects)
-        .context("resigning")
+    sub.resign()
 }
 
 impl Collected {
