@@ -109,8 +109,9 @@ pub struct BenchArgs {
     /// The shared-memory system to join instead of hosting one (shm).
     #[arg(long, value_name = "NAME", hide = true)]
     shm_name: Option<String>,
-    /// Be one federate of this federation (how `--processes` runs its children): the
-    /// latency suite's ponger, the time-advance suite's federate `--member-index`.
+    /// Be one federate of this federation (how `--processes` runs its children),
+    /// number `--member-index`: latency's ponger, a timeadv federate, a throughput
+    /// receiver, a fanout subscriber or a loopback repeater.
     #[arg(long, value_name = "FEDERATION", hide = true)]
     member_of: Option<String>,
     /// Which of the suite's federates this child process is (with `--member-of`).
@@ -364,15 +365,13 @@ fn options(args: &BenchArgs) -> anyhow::Result<BenchOptions> {
     o.member_index = args.member_index.unwrap_or(0);
     o.member_role = args.member_role.clone();
     processes_cross(args, o.transport.name(), "nats or shm")?;
-    if args.processes
-        && !["latency", "timeadv", "throughput", "fanout", "loopback"]
-            .contains(&args.suite.as_str())
-    {
+    let process_suites = glidepath_bench::suites::PROCESS_SUITES;
+    if args.processes && !process_suites.contains(&args.suite.as_str()) {
         bail!(
             "--processes: the {} suite runs its federates as threads of one process only; \
-             latency, timeadv, throughput, fanout, loopback, bus throughput and tg (over \
-             nats) run them as processes",
-            args.suite
+             {}, bus throughput and tg (over nats) run them as processes",
+            args.suite,
+            process_suites.join(", ")
         );
     }
     if !glidepath_bench::suites::SUITES.contains(&args.suite.as_str()) {

@@ -25,6 +25,11 @@ pub const SUITES: &[&str] = &[
     "ddm",
 ];
 
+/// The suites that can run federates as processes of their own (`--processes`);
+/// `ddm` cannot (it counts messages and bytes, which a process boundary leaves as
+/// they are).
+pub const PROCESS_SUITES: &[&str] = &["latency", "throughput", "loopback", "timeadv", "fanout"];
+
 /// Runs the suite named `suite` on a fresh setup built from `opts`.
 pub fn run(
     suite: &str,
